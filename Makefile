@@ -1,0 +1,39 @@
+# Two commands on a fresh machine: `make demo` and `make test`; each creates .venv when it is missing.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+CORES ?= 2
+
+# nothing is ever fetched from a model or dataset hub at run time
+export HF_DATASETS_OFFLINE := 1
+export HF_HUB_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+
+.PHONY: setup demo test dry-run lint reanalyze-dataflex clean-demo
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/snakemake --profile workflows/profiles/default --cores $(CORES)
+
+dry-run: $(STAMP)
+	$(BIN)/snakemake --profile workflows/profiles/default --cores $(CORES) -n
+
+lint: $(STAMP)
+	$(BIN)/snakemake --lint
+
+test: $(STAMP)
+	$(BIN)/pytest -q
+
+clean-demo:
+	rm -rf results/demo .snakemake

@@ -1,0 +1,27 @@
+# armlab: config → data → base policy → one training and one evaluation job per (arm, seed) → scores.parquet → analysis
+from snakemake.utils import min_version
+
+from training.config import load_yaml_strict, validate_config
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+# Duplicate YAML keys are lost by the ordinary loader: re-read each config file strictly first.
+for _path in workflow.configfiles:
+    load_yaml_strict(_path)
+config.update(validate_config(config, source=", ".join(map(str, workflow.configfiles))))
+
+
+include: "workflows/rules/common.smk"
+include: "workflows/rules/data.smk"
+include: "workflows/rules/train.smk"
+include: "workflows/rules/eval.smk"
+
+
+rule all:
+    input:
+        f"{OUT}/scores.parquet",
+    default_target: True

@@ -1,0 +1,121 @@
+"""Every config error is rejected with a message naming the key, before any job runs."""
+
+import copy
+import subprocess
+
+import pytest
+import yaml
+
+from conftest import REPO, TINY
+from training.config import ConfigError, load_config, load_yaml_strict, resolve_arm, validate_config
+
+
+@pytest.fixture
+def raw():
+    return yaml.safe_load(TINY.read_text())
+
+
+def _rejects(raw, match):
+    with pytest.raises(ConfigError, match=match):
+        validate_config(raw, source="tiny.yaml")
+
+
+def test_default_and_tiny_configs_validate_with_defaults():
+    config = load_config([REPO / "config" / "config.yaml"])
+    assert config["experiment"] == "demo"
+    assert {"grpo", "dr_grpo", "rloo", "difffilter"} <= set(config["arms"])
+    assert len(config["benchmarks"]) == 12
+    assert {b["domain"] for b in config["benchmarks"].values()} == {"math", "logic", "science"}
+    assert config["recipe"]["loss_agg"] == "token-mean"  # a schema default
+
+
+def test_arms_resolve_as_overrides_of_the_recipe(tiny_config):
+    recipe = resolve_arm(tiny_config, "difffilter")
+    assert recipe["data_policy"] == {"name": "difffilter"}
+    assert recipe["estimator"] == {"name": "grpo"}
+    assert recipe["steps"] == tiny_config["recipe"]["steps"]
+
+
+def test_unknown_estimator(raw):
+    raw["arms"]["grpo"] = {"estimator": "ppo_magic"}
+    _rejects(raw, r"tiny\.yaml: arms\.grpo\.estimator: unknown estimator 'ppo_magic'")
+
+
+def test_unknown_data_policy(raw):
+    raw["arms"]["difffilter"] = {"data_policy": {"name": "oracle"}}
+    _rejects(raw, r"arms\.difffilter\.data_policy: unknown data policy 'oracle'")
+
+
+def test_bad_policy_parameter(raw):
+    raw["arms"]["difffilter"] = {"data_policy": {"name": "difffilter", "low": 0.9, "high": 0.1}}
+    _rejects(raw, r"arms\.difffilter\.data_policy: difffilter: need 0 <= low < high")
+    raw["arms"]["difffilter"] = {"data_policy": {"name": "difffilter", "band": 3}}
+    _rejects(raw, r"arms\.difffilter\.data_policy: .*band")
+
+
+def test_unknown_recipe_key_in_arm(raw):
+    raw["arms"]["grpo"] = {"stepz": 3}
+    _rejects(raw, r"arms\.grpo: Additional properties are not allowed \('stepz'")
+
+
+def test_comparison_arm_that_does_not_exist(raw):
+    raw["comparisons"][0]["arms"] = ["difffilter", "dapo"]
+    _rejects(raw, r"comparisons\[0\]\.arms: arm 'dapo' does not exist")
+
+
+def test_comparison_reference_that_does_not_exist(raw):
+    raw["comparisons"][0]["reference"] = "ppo"
+    _rejects(raw, r"comparisons\[0\]\.reference: arm 'ppo' does not exist")
+
+
+def test_duplicate_family_and_duplicate_arms_in_a_family(raw):
+    raw["comparisons"].append(copy.deepcopy(raw["comparisons"][0]))
+    _rejects(raw, r"comparisons\[1\]\.family: duplicate family name 'data_policies'")
+    raw["comparisons"] = [{"family": "f", "reference": "grpo", "arms": ["difffilter", "difffilter"]}]
+    _rejects(raw, r"comparisons\[0\]\.arms: duplicate arm names")
+
+
+def test_duplicate_arm_names_in_yaml(tmp_path):
+    path = tmp_path / "dup.yaml"
+    path.write_text(TINY.read_text().replace("  difffilter: {data_policy: difffilter}",
+                                             "  difffilter: {data_policy: difffilter}\n  grpo: {lr: 0.1}"))
+    with pytest.raises(ConfigError, match=r"dup\.yaml: line \d+: duplicate key 'grpo'"):
+        load_yaml_strict(path)
+
+
+@pytest.mark.parametrize("seeds, match", [
+    ([], r"seeds: \[\] should be non-empty"),
+    ([1, "two"], r"seeds\.1: 'two' is not of type 'integer'"),
+    ([1, 2.5], r"seeds\.1: 2\.5 is not of type 'integer'"),
+    ([1, 1], r"seeds: duplicate seeds"),
+])
+def test_bad_seeds(raw, seeds, match):
+    raw["seeds"] = seeds
+    _rejects(raw, match)
+
+
+def test_benchmark_without_domain(raw):
+    raw["benchmarks"]["add"] = {"params": {"digits": 1}}
+    _rejects(raw, r"benchmarks\.add: 'domain' is a required property")
+
+
+def test_unknown_task_family(raw):
+    raw["benchmarks"]["chess"] = {"domain": "logic"}
+    _rejects(raw, r"benchmarks\.chess\.task: unknown task family 'chess'")
+
+
+def test_reserved_base_arm(raw):
+    raw["arms"]["base"] = {}
+    _rejects(raw, r"arms\.base: the name 'base' is reserved")
+
+
+def test_snakemake_rejects_a_bad_config_before_any_job(tmp_path, raw, snakemake_bin):
+    raw["comparisons"][0]["reference"] = "ppo"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(raw))
+    proc = subprocess.run([snakemake_bin, "-s", str(REPO / "Snakefile"), "--configfile", str(bad),
+                           "--replace-workflow-config", "--cores", "1"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "comparisons[0].reference: arm 'ppo' does not exist" in proc.stdout + proc.stderr
+    assert not (tmp_path / "results").exists()

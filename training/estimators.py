@@ -1,0 +1,96 @@
+"""Advantage estimators: group rewards (groups, G) → advantages (groups, G).
+
+Every estimator has the signature ``fn(rewards, lengths, **params)``; ``lengths``
+(response lengths, same shape) is used only by rules that need it. Adding an
+estimator is one function and one ``ESTIMATORS`` entry. Rules and test vectors:
+``REFERENCE.md`` (Advantage estimators).
+"""
+
+from __future__ import annotations
+
+import torch
+
+GRPO_EPS = 1e-6
+
+
+def _group_stats(rewards: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Group mean and unbiased std; a singleton group gets mean 0, std 1 (verl's convention)."""
+    if rewards.shape[1] == 1:
+        return torch.zeros_like(rewards), torch.ones_like(rewards)
+    return rewards.mean(1, keepdim=True), rewards.std(1, keepdim=True, unbiased=True)
+
+
+def grpo(rewards, lengths=None, norm_std: bool = True, eps: float = GRPO_EPS):
+    """GRPO: (r − μ)/(σ + ε), unbiased σ — verl compute_grpo_outcome_advantage; ``norm_std=False`` is the std ablation."""
+    mean, std = _group_stats(rewards)
+    centred = rewards - mean
+    return centred / (std + eps) if norm_std else centred
+
+
+def dr_grpo(rewards, lengths=None):
+    """Dr. GRPO: r − μ, no std division — arXiv 2503.20783; verl norm_adv_by_std_in_grpo=False."""
+    return rewards - rewards.mean(1, keepdim=True)
+
+
+def rloo(rewards, lengths=None):
+    """RLOO: r_i − mean of the other G−1 rewards = G/(G−1)(r_i − μ) — verl rloo, TRL RLOOTrainer."""
+    G = rewards.shape[1]
+    if G < 2:
+        return torch.zeros_like(rewards)
+    return G / (G - 1) * (rewards - rewards.mean(1, keepdim=True))
+
+
+def reinforce_pp_baseline(rewards, lengths=None):
+    """REINFORCE++ with baseline: r − μ, then whitened over the whole batch — verl reinforce_plus_plus_baseline."""
+    centred = (rewards - rewards.mean(1, keepdim=True)).flatten()
+    var = centred.var(unbiased=True) if centred.numel() > 1 else torch.zeros(())
+    return ((centred - centred.mean()) / torch.sqrt(var + 1e-8)).view_as(rewards)
+
+
+def mc_grpo(rewards, lengths=None):
+    """MC-GRPO: r − median of the group (median baseline, robust at small G)."""
+    return rewards - rewards.quantile(0.5, dim=1, keepdim=True)
+
+
+def maxrl(rewards, lengths=None):
+    """MaxRL: (r − μ)/(μ + 1e-6) — "GRPO at 1B scale" study, arm maxrl."""
+    mean = rewards.mean(1, keepdim=True)
+    return (rewards - mean) / (mean + 1e-6)
+
+
+def opo(rewards, lengths):
+    """OPO: r_i − Σ L_j r_j / Σ L_j with response lengths L — verl opo; arXiv 2505.23585."""
+    lengths = lengths.to(rewards.dtype)
+    baseline = (lengths * rewards).sum(1, keepdim=True) / lengths.sum(1, keepdim=True).clamp(min=1)
+    return rewards - baseline
+
+
+def grpo_passk(rewards, lengths=None, norm_std: bool = False, eps: float = GRPO_EPS):
+    """Pass@k GRPO: only the group's best rollout gets r_max − r_second — verl grpo_passk; arXiv 2503.19595."""
+    advantages = torch.zeros_like(rewards)
+    if rewards.shape[1] < 2:
+        return advantages
+    top2 = rewards.topk(2, dim=1)
+    gap = top2.values[:, 0] - top2.values[:, 1]
+    if norm_std:
+        gap = gap / (rewards.std(1, unbiased=True) + eps)
+    advantages.scatter_(1, top2.indices[:, :1], gap[:, None])
+    return advantages
+
+
+ESTIMATORS = {
+    "grpo": grpo,
+    "dr_grpo": dr_grpo,
+    "rloo": rloo,
+    "reinforce_pp_baseline": reinforce_pp_baseline,
+    "mc_grpo": mc_grpo,
+    "maxrl": maxrl,
+    "opo": opo,
+    "grpo_passk": grpo_passk,
+}
+
+
+def compute_advantages(spec: dict, rewards: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Apply the estimator named in ``spec`` ({"name": ..., **params})."""
+    params = {k: v for k, v in spec.items() if k != "name"}
+    return ESTIMATORS[spec["name"]](rewards, lengths, **params)

@@ -1,0 +1,183 @@
+"""A tiny character-level causal transformer with KV-cache sampling.
+
+Prompts in a batch are left-padded: ``valid`` marks real tokens, positions count
+real tokens only, and every query may always attend to itself so that padded rows
+stay finite (they are masked out of every loss).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from training.tasks import EOS
+
+PAD = "\0"
+VOCAB = PAD + EOS + " " + "0123456789" + "abcdefghijklmnopqrstuvwxyz" + "ABCDEFGHIJKLMNOPQRSTUVWXYZ" + "+-*/%=<>?&|!().,:"
+STOI = {ch: i for i, ch in enumerate(VOCAB)}
+PAD_ID, EOS_ID = STOI[PAD], STOI[EOS]
+
+
+def encode(text: str) -> list[int]:
+    try:
+        return [STOI[ch] for ch in text]
+    except KeyError as err:
+        raise ValueError(f"character {err.args[0]!r} in {text!r} is not in the policy's vocabulary") from None
+
+
+def decode(ids) -> str:
+    return "".join(VOCAB[i] for i in ids)
+
+
+def left_pad(prompts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token ids (B, T) left-padded with PAD, and the mask of real tokens."""
+    encoded = [encode(p) for p in prompts]
+    width = max(map(len, encoded))
+    ids = torch.full((len(encoded), width), PAD_ID, dtype=torch.long)
+    for row, tokens in enumerate(encoded):
+        ids[row, width - len(tokens):] = torch.tensor(tokens)
+    return ids, ids != PAD_ID
+
+
+@dataclass
+class PolicyConfig:
+    d_model: int = 64
+    n_layer: int = 2
+    n_head: int = 4
+    max_len: int = 48
+    vocab_size: int = len(VOCAB)
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: PolicyConfig):
+        super().__init__()
+        self.n_head = cfg.n_head
+        self.ln1, self.ln2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
+        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
+        self.proj = nn.Linear(cfg.d_model, cfg.d_model)
+        self.mlp = nn.Sequential(nn.Linear(cfg.d_model, 4 * cfg.d_model), nn.GELU(), nn.Linear(4 * cfg.d_model, cfg.d_model))
+
+    def forward(self, x, mask, cache=None):
+        B, T, C = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(B, T, 3, self.n_head, C // self.n_head).permute(2, 0, 3, 1, 4)
+        if cache is not None:
+            k, v = torch.cat([cache[0], k], dim=2), torch.cat([cache[1], v], dim=2)
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask[:, None])
+        x = x + self.proj(y.transpose(1, 2).reshape(B, T, C))
+        return x + self.mlp(self.ln2(x)), (k, v)
+
+
+class CharTransformer(nn.Module):
+    def __init__(self, cfg: PolicyConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.tok = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.pos = nn.Embedding(cfg.max_len, cfg.d_model)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
+        self.ln_f = nn.LayerNorm(cfg.d_model)
+        self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        self.apply(self._init)
+
+    @staticmethod
+    def _init(module):
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, std=0.02)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            nn.init.zeros_(module.bias)
+
+    def forward(self, ids: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+        """Logits (B, T, V) for a full left-padded sequence."""
+        T = ids.shape[1]
+        positions = (valid.long().cumsum(1) - 1).clamp(min=0)
+        causal = torch.ones(T, T, dtype=torch.bool).tril()
+        mask = (causal[None] & valid[:, None, :]) | torch.eye(T, dtype=torch.bool)[None]
+        x = self.tok(ids) + self.pos(positions)
+        for block in self.blocks:
+            x, _ = block(x, mask)
+        return self.head(self.ln_f(x))
+
+    def _step(self, ids, positions, mask, caches):
+        x = self.tok(ids) + self.pos(positions)
+        new_caches = []
+        for block, cache in zip(self.blocks, caches):
+            x, kv = block(x, mask, cache)
+            new_caches.append(kv)
+        return self.head(self.ln_f(x[:, -1])), new_caches
+
+    @torch.no_grad()
+    def generate(self, prompt_ids, prompt_valid, max_new: int, temperature: float = 1.0,
+                 generator: torch.Generator | None = None, greedy: bool = False):
+        """Sample completions with a KV cache.
+
+        Returns (tokens (B, max_new), mask (B, max_new) of tokens up to and including EOS).
+        """
+        B, T = prompt_ids.shape
+        if T + max_new > self.cfg.max_len:
+            raise ValueError(f"prompt of {T} tokens + {max_new} new tokens exceeds max_len {self.cfg.max_len}")
+        positions = (prompt_valid.long().cumsum(1) - 1).clamp(min=0)
+        causal = torch.ones(T, T, dtype=torch.bool).tril()
+        mask = (causal[None] & prompt_valid[:, None, :]) | torch.eye(T, dtype=torch.bool)[None]
+        logits, caches = self._step(prompt_ids, positions, mask, [None] * len(self.blocks))
+        key_valid, next_pos = prompt_valid, positions[:, -1] + 1
+        tokens = torch.full((B, max_new), PAD_ID, dtype=torch.long)
+        active = torch.ones(B, dtype=torch.bool)
+        done = torch.zeros(B, dtype=torch.bool)
+        out_mask = torch.zeros(B, max_new, dtype=torch.bool)
+        for t in range(max_new):
+            if greedy:
+                token = logits.argmax(-1)
+            else:
+                probs = F.softmax(logits / temperature, dim=-1)
+                token = torch.multinomial(probs, 1, generator=generator).squeeze(1)
+            active = ~done
+            tokens[:, t] = torch.where(active, token, PAD_ID)
+            out_mask[:, t] = active
+            done = done | (token == EOS_ID)
+            if bool(done.all()) or t == max_new - 1:
+                break
+            key_valid = torch.cat([key_valid, torch.ones(B, 1, dtype=torch.bool)], dim=1)
+            logits, caches = self._step(tokens[:, t:t + 1], next_pos[:, None], key_valid[:, None, :], caches)
+            next_pos = next_pos + 1
+        return tokens, out_mask
+
+
+def completion_logprobs(model: CharTransformer, prompt_ids, prompt_valid, tokens, token_mask):
+    """Per-token log-probabilities (B, N) of the completion tokens, and the logits that produced them."""
+    ids = torch.cat([prompt_ids, tokens], dim=1)
+    valid = torch.cat([prompt_valid, token_mask], dim=1)
+    logits = model(ids[:, :-1], valid[:, :-1])[:, prompt_ids.shape[1] - 1:]
+    logp = torch.log_softmax(logits, dim=-1).gather(-1, tokens[..., None]).squeeze(-1)
+    return logp, logits
+
+
+def n_parameters(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def save_policy(model: CharTransformer, path) -> None:
+    from training.utils import atomic_path
+    with atomic_path(path) as tmp:
+        torch.save({"config": vars(model.cfg), "state_dict": model.state_dict()}, tmp)
+
+
+def load_policy(path) -> CharTransformer:
+    blob = torch.load(path, map_location="cpu", weights_only=True)
+    model = CharTransformer(PolicyConfig(**blob["config"]))
+    model.load_state_dict(blob["state_dict"])
+    return model
+
+
+def greedy_answers(model: CharTransformer, prompts: list[str], max_new: int, batch_size: int = 256) -> list[str]:
+    """Greedy completions (text before EOS) for a list of prompts."""
+    answers = []
+    for start in range(0, len(prompts), batch_size):
+        ids, valid = left_pad(prompts[start:start + batch_size])
+        tokens, mask = model.generate(ids, valid, max_new, greedy=True)
+        for row, row_mask in zip(tokens.tolist(), mask.tolist()):
+            text = decode(t for t, m in zip(row, row_mask) if m)
+            answers.append(text.split(EOS)[0])
+    return answers
+

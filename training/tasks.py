@@ -1,0 +1,187 @@
+"""Synthetic verifiable task families in three domains (math, logic, science).
+
+Each family is a generator ``(rng, **params) -> (question, answer)`` with
+difficulty knobs as keyword parameters, and an exact verifier. A prompt is the
+question text; the model answers with the answer text followed by ``EOS``.
+New families are one function and one ``TASKS`` entry.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+EOS = "\n"
+
+
+@dataclass(frozen=True)
+class TaskFamily:
+    domain: str
+    generate: Callable[..., tuple[str, str]]
+    verify: Callable[[str, str], float]
+    description: str
+
+
+def _digits(rng: np.random.Generator, n: int) -> int:
+    """A uniformly drawn non-negative integer with at most ``n`` digits."""
+    return int(rng.integers(0, 10**n))
+
+
+def verify_integer(answer: str, response: str) -> float:
+    """1.0 iff the response (whitespace stripped) is the integer ``answer``, written without sign tricks."""
+    text = response.strip()
+    return float(re.fullmatch(r"-?\d+", text) is not None and int(text) == int(answer))
+
+
+def verify_exact(answer: str, response: str) -> float:
+    """1.0 iff the response (whitespace stripped) equals ``answer`` exactly."""
+    return float(response.strip() == answer)
+
+
+# ---- math -------------------------------------------------------------------
+
+def gen_add(rng, digits: int = 2):
+    a, b = _digits(rng, digits), _digits(rng, digits)
+    return f"{a}+{b}=", str(a + b)
+
+
+def gen_sub(rng, digits: int = 2):
+    a, b = sorted((_digits(rng, digits), _digits(rng, digits)), reverse=True)
+    return f"{a}-{b}=", str(a - b)
+
+
+def gen_mul(rng, digits: int = 2):
+    a, b = int(rng.integers(2, 10)), _digits(rng, digits)
+    return f"{a}*{b}=", str(a * b)
+
+
+def gen_sum3(rng, digits: int = 1):
+    a, b, c = (_digits(rng, digits) for _ in range(3))
+    return f"{a}+{b}+{c}=", str(a + b + c)
+
+
+def gen_mod(rng, digits: int = 2):
+    a, b = _digits(rng, digits), int(rng.integers(2, 10))
+    return f"{a}%{b}=", str(a % b)
+
+
+# ---- logic ------------------------------------------------------------------
+
+def gen_boolexpr(rng, terms: int = 3, precedence: bool = False):
+    """T/F literals joined by & and |, evaluated left to right, or with & binding tighter when ``precedence``."""
+    values = rng.integers(0, 2, size=terms).astype(bool)
+    ops = rng.choice(["&", "|"], size=terms - 1)
+    text = "TF"[not values[0]] + "".join(op + "TF"[not v] for op, v in zip(ops, values[1:]))
+    if precedence:
+        result = any(all(c == "T" for c in conjunct) for conjunct in text.replace("&", "").split("|"))
+    else:
+        result = bool(values[0])
+        for op, value in zip(ops, values[1:]):
+            result = (result and value) if op == "&" else (result or value)
+    return f"{text}=", "T" if result else "F"
+
+
+def gen_sort(rng, length: int = 4):
+    xs = rng.integers(0, 10, size=length)
+    return "sort " + "".join(map(str, xs)) + "=", "".join(map(str, sorted(xs)))
+
+
+def gen_max(rng, length: int = 5):
+    xs = rng.integers(0, 10, size=length)
+    return "max " + "".join(map(str, xs)) + "=", str(int(xs.max()))
+
+
+def gen_reverse(rng, length: int = 4):
+    letters = rng.choice(list("abcdefghij"), size=length)
+    return "rev " + "".join(letters) + "=", "".join(letters[::-1])
+
+
+def gen_count(rng, length: int = 8):
+    """How often a given digit occurs in a string of digits."""
+    xs = rng.integers(0, 10, size=length)
+    target = int(rng.integers(0, 10))
+    return f"count {target} " + "".join(map(str, xs)) + "=", str(int((xs == target).sum()))
+
+
+def gen_second(rng, length: int = 6):
+    """The second-largest distinct digit of a string of digits (at least two distinct digits)."""
+    while True:
+        xs = rng.integers(0, 10, size=length)
+        distinct = sorted(set(xs.tolist()))
+        if len(distinct) >= 2:
+            return "second " + "".join(map(str, xs)) + "=", str(distinct[-2])
+
+
+def gen_parity(rng, length: int = 6):
+    """Parity (0 even, 1 odd) of the number of ones in a bit string."""
+    bits = rng.integers(0, 2, size=length)
+    return "parity " + "".join(map(str, bits)) + "=", str(int(bits.sum() % 2))
+
+
+# ---- science ----------------------------------------------------------------
+
+ELEMENTS = ["H", "C", "N", "O", "S", "P", "Na", "Cl", "K", "Ca"]
+
+
+def gen_atoms(rng, elements: int = 2, max_count: int = 4):
+    """Count the atoms in a formula such as ``C2H6O``."""
+    picked = rng.choice(ELEMENTS, size=elements, replace=False)
+    counts = rng.integers(1, max_count + 1, size=elements)
+    formula = "".join(e + (str(c) if c > 1 else "") for e, c in zip(picked, counts))
+    return f"atoms {formula}=", str(int(counts.sum()))
+
+
+def gen_ohm(rng, max_current: int = 9, max_resistance: int = 99):
+    """Ohm's law: V = I * R."""
+    i, r = int(rng.integers(1, max_current + 1)), int(rng.integers(1, max_resistance + 1))
+    return f"V I={i} R={r}=", str(i * r)
+
+
+UNIT_FACTORS = {"km>m": 1000, "m>cm": 100, "kg>g": 1000, "m>mm": 1000, "L>mL": 1000, "h>min": 60}
+
+
+def gen_units(rng, digits: int = 1):
+    conversion = str(rng.choice(sorted(UNIT_FACTORS)))
+    value = int(rng.integers(1, 10**digits))
+    return f"{value}{conversion}=", str(value * UNIT_FACTORS[conversion])
+
+
+def gen_force(rng, terms: int = 3, max_value: int = 9):
+    """Net force along a line: the signed sum of ``terms`` forces."""
+    forces = rng.integers(-max_value, max_value + 1, size=terms)
+    return "F " + ",".join(map(str, forces)) + "=", str(int(forces.sum()))
+
+
+def gen_speed(rng, max_speed: int = 50, max_time: int = 9):
+    """Speed from distance and time, v = d / t, with an exact quotient."""
+    v, t = int(rng.integers(1, max_speed + 1)), int(rng.integers(1, max_time + 1))
+    return f"v d={v * t} t={t}=", str(v)
+
+
+TASKS: dict[str, TaskFamily] = {
+    "add": TaskFamily("math", gen_add, verify_integer, "a+b with `digits`-digit operands"),
+    "sub": TaskFamily("math", gen_sub, verify_integer, "a-b, a>=b, `digits`-digit operands"),
+    "mul": TaskFamily("math", gen_mul, verify_integer, "one-digit times `digits`-digit"),
+    "sum3": TaskFamily("math", gen_sum3, verify_integer, "a+b+c with `digits`-digit operands"),
+    "mod": TaskFamily("math", gen_mod, verify_integer, "`digits`-digit a modulo one-digit b"),
+    "boolexpr": TaskFamily("logic", gen_boolexpr, verify_exact, "T/F with & and |, `terms` literals, optional `precedence`"),
+    "sort": TaskFamily("logic", gen_sort, verify_exact, "sort `length` digits ascending"),
+    "max": TaskFamily("logic", gen_max, verify_exact, "largest of `length` digits"),
+    "reverse": TaskFamily("logic", gen_reverse, verify_exact, "reverse `length` letters"),
+    "count": TaskFamily("logic", gen_count, verify_integer, "occurrences of a digit among `length` digits"),
+    "second": TaskFamily("logic", gen_second, verify_exact, "second-largest distinct digit of `length` digits"),
+    "parity": TaskFamily("logic", gen_parity, verify_exact, "parity of a `length`-bit string"),
+    "atoms": TaskFamily("science", gen_atoms, verify_integer, "atoms in a formula of `elements` elements"),
+    "ohm": TaskFamily("science", gen_ohm, verify_integer, "V = I*R, I <= `max_current`, R <= `max_resistance`"),
+    "units": TaskFamily("science", gen_units, verify_integer, "unit conversion of a `digits`-digit value"),
+    "force": TaskFamily("science", gen_force, verify_integer, "signed sum of `terms` forces up to `max_value`"),
+    "speed": TaskFamily("science", gen_speed, verify_integer, "v = d/t, v <= `max_speed`, t <= `max_time`"),
+}
+
+
+def verify(task: str, answer: str, response: str) -> float:
+    """Score ``response`` against the reference ``answer`` with the family's exact verifier."""
+    return TASKS[task].verify(answer, response)

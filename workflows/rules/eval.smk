@@ -1,0 +1,42 @@
+rule evaluate:
+    input:
+        config=f"{OUT}/config.json",
+        tasks=f"{OUT}/lm_eval_tasks",
+        checkpoint=checkpoint_of,
+    output:
+        scores=f"{OUT}/evals/{{arm}}/seed-{{seed}}/scores.parquet",
+        results=f"{OUT}/evals/{{arm}}/seed-{{seed}}/results.json",
+    log:
+        f"{OUT}/logs/eval/{{arm}}/seed-{{seed}}.log",
+    params:
+        python=PYTHON,
+        out=lambda wildcards, output: os.path.dirname(output.scores),
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    shell:
+        "{params.python} -m evals.run --config {input.config} --tasks {input.tasks} --checkpoint {input.checkpoint}"
+        " --arm {wildcards.arm} --seed {wildcards.seed} --out {params.out}"
+        " > {log} 2>&1"
+
+
+rule merge_scores:
+    input:
+        [f"{OUT}/evals/{arm}/seed-{seed}/scores.parquet" for arm, seed in EVALUATED],
+    output:
+        f"{OUT}/scores.parquet",
+    log:
+        f"{OUT}/logs/merge_scores.log",
+    params:
+        python=PYTHON,
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=5,
+    shell:
+        "{params.python} -m evals.merge --out {output} {input} > {log} 2>&1"
