@@ -35,5 +35,12 @@ lint: $(STAMP)
 test: $(STAMP)
 	$(BIN)/pytest -q
 
+# the DataFlex-RL released table (results/all_runs_171.csv of the DataFlex-RL repository);
+# point DATAFLEX_CSV at your copy
+DATAFLEX_CSV ?= ../shared/data/dataflex-rl/all_runs_171.csv
+reanalyze-dataflex: $(STAMP)
+	$(BIN)/armlab analyze config/experiments/dataflex_rl_released.yaml --set input.path=$(DATAFLEX_CSV) \
+		--out results/dataflex_rl_released/analysis
+
 clean-demo:
 	rm -rf results/demo .snakemake

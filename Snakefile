@@ -1,4 +1,4 @@
-# armlab: config → data → base policy → one training and one evaluation job per (arm, seed) → scores.parquet → analysis
+# armlab: config → data → base policy → one training and one evaluation job per (arm, seed) → scores.parquet → paired analysis
 from snakemake.utils import min_version
 
 from training.config import load_yaml_strict, validate_config
@@ -19,9 +19,11 @@ include: "workflows/rules/common.smk"
 include: "workflows/rules/data.smk"
 include: "workflows/rules/train.smk"
 include: "workflows/rules/eval.smk"
+include: "workflows/rules/analysis.smk"
 
 
 rule all:
     input:
         f"{OUT}/scores.parquet",
+        f"{OUT}/analysis/comparisons.csv",
     default_target: True

@@ -3,7 +3,7 @@
 Writes the lm-eval results JSON, the per-item samples (``samples_<task>.jsonl``)
 and the run's rows of the tidy scores table (``scores.parquet``).
 
-    python -m evals.run --config results/<exp>/config.json --tasks results/<exp>/lm_eval_tasks \
+    python -m evals.run --config results/<exp>/config/eval.json --tasks results/<exp>/lm_eval_tasks \
         --checkpoint results/<exp>/runs/grpo/seed-1/policy.pt --arm grpo --seed 1 --out results/<exp>/evals/grpo/seed-1
 """
 

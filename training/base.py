@@ -3,7 +3,7 @@
 It plays the pretrained base model that every arm starts from. Deterministic:
 one torch thread, seeds derived from (experiment, base seed, purpose).
 
-    python -m training.base --config results/<exp>/config.json --data results/<exp>/data --out results/<exp>/base
+    python -m training.base --config results/<exp>/config/base.json --data results/<exp>/data --out results/<exp>/base
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ names the file and the key and says what was expected — before any job runs.
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 import jsonschema
@@ -186,6 +187,27 @@ def resolve_arm(config: dict, arm: str) -> dict:
     recipe["estimator"] = method_spec(recipe["estimator"])
     recipe["data_policy"] = method_spec(recipe["data_policy"])
     return recipe
+
+
+STAGE_KEYS = {
+    "data": ("experiment", "data", "benchmarks"),
+    "base": ("experiment", "threads", "data", "benchmarks", "model", "base"),
+    "train": ("experiment", "threads", "data", "benchmarks", "model", "base", "recipe"),
+    "eval": ("experiment", "threads", "benchmarks", "eval"),
+    "analysis": ("experiment", "seeds", "benchmarks", "comparisons", "analysis"),
+}
+
+
+def stage_config(config: dict, stage: str, arm: str | None = None) -> dict:
+    """The part of ``config`` one stage reads, so that editing one section reruns only the jobs it affects.
+
+    A training view holds the common recipe and the overrides of its own arm only.
+    """
+    view = {key: config[key] for key in STAGE_KEYS[stage]}
+    if stage == "train":
+        view["arms"] = {arm: config["arms"][arm]}
+    # canonical key order: reordering a YAML file is not a change that should rerun anything
+    return json.loads(json.dumps(view, sort_keys=True))
 
 
 def load_config(paths: list[str | Path], overrides: dict | None = None) -> dict:

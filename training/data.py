@@ -4,7 +4,7 @@ Evaluation items are drawn first; training pools are drawn afterwards and reject
 every prompt that is an evaluation item, so no evaluation item is ever trained on.
 Both are written with the ``datasets`` library as parquet.
 
-    python -m training.data --config results/<exp>/config.json --out results/<exp>/data
+    python -m training.data --config results/<exp>/config/data.json --out results/<exp>/data
 """
 
 from __future__ import annotations

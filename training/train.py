@@ -1,9 +1,11 @@
 """The builtin GRPO trainer: one run of one arm with one seed.
 
-Each step, top to bottom: the data policy picks prompts (domain-mixture hook),
-G rollouts per prompt are sampled with the KV cache, the verifier scores them,
-the estimator turns group rewards into advantages, the data policy weights the
-rollouts, and a clipped policy-gradient loss is minimised with AdamW.
+Each step, top to bottom: the data policy picks prompts (domain mixture, optional
+pre-rollout choice among candidates), G rollouts per prompt are sampled with the KV
+cache, the verifier scores them (policies that refill sample further prompt batches
+until their kept groups fill the batch), the estimator turns group rewards into
+advantages, the data policy weights the rollouts (or tokens), and a clipped
+policy-gradient loss is minimised with AdamW.
 
 Random streams are derived from (experiment, seed, purpose, step) — not from the
 arm — so arms that share a seed see the same prompts and sampling noise.
@@ -41,9 +43,13 @@ def noisy_verdict(reward: float, noise: float, seed: int, item_id: str, response
 
 
 def aggregate(per_token: torch.Tensor, weights: torch.Tensor, mask: torch.Tensor, mode: str, max_new: int):
-    """Weighted loss over active tokens (verl ``agg_loss`` modes); rollouts with weight 0 drop out entirely."""
-    mask = mask.to(per_token.dtype) * (weights > 0).to(per_token.dtype)[:, None]
-    weighted = per_token * weights[:, None] * mask
+    """Weighted loss over active tokens (verl ``agg_loss`` modes); rollouts with weight 0 drop out entirely.
+
+    ``weights`` is one per rollout (B,) or one per token (B, N); a token of weight 0 drops out too.
+    """
+    weights = weights[:, None] if weights.dim() == 1 else weights
+    mask = mask.to(per_token.dtype) * (weights > 0).to(per_token.dtype)
+    weighted = per_token * weights * mask
     n_seqs = (mask.sum(1) > 0).sum().clamp(min=1)
     if mode == "token-mean":
         return weighted.sum() / mask.sum().clamp(min=1)
@@ -52,6 +58,26 @@ def aggregate(per_token: torch.Tensor, weights: torch.Tensor, mask: torch.Tensor
     if mode == "seq-mean-token-sum-norm":
         return (weighted.sum(1) / max_new).sum() / n_seqs
     raise ValueError(f"unknown loss aggregation {mode!r}")
+
+
+def draw_prompts(rng: np.random.Generator, pools: dict, union: list, shares, n: int) -> list[dict]:
+    """``n`` distinct prompts: uniform over the union of the pools, or split over the domains by ``shares``."""
+    if shares is None:
+        return [union[i] for i in rng.choice(len(union), size=min(n, len(union)), replace=False)]
+    return [pools[domain][i] for domain, k in zip(sorted(pools), domain_counts(shares, n))
+            for i in rng.choice(len(pools[domain]), size=min(k, len(pools[domain])), replace=False)]
+
+
+def rollout(model, items: list[dict], G: int, recipe: dict, seed: int, generator: torch.Generator):
+    """G sampled completions per prompt, scored by the verifier: tokens, mask (B·G, max_new), rewards (B, G)."""
+    prompt_ids, prompt_valid = left_pad([item["prompt"] for item in items for _ in range(G)])
+    tokens, mask = model.generate(prompt_ids, prompt_valid, recipe["max_new_tokens"], recipe["temperature"], generator)
+    responses = [decode(t for t, m in zip(row, row_mask) if m).split(EOS)[0]
+                 for row, row_mask in zip(tokens.tolist(), mask.tolist())]
+    flat = [noisy_verdict(verify(item["task"], item["answer"], response), recipe["reward_noise"],
+                          seed, item["id"], response)
+            for item, response in zip((item for item in items for _ in range(G)), responses)]
+    return tokens, mask, torch.tensor(flat).view(len(items), G)
 
 
 def policy_loss(logp, old_logp, base_logp, advantages, weights, mask, recipe):
@@ -84,7 +110,7 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path, ou
     base_model.requires_grad_(False)
     data_policy = make_policy(recipe["data_policy"], domains)
     optimizer = torch.optim.AdamW(model.parameters(), lr=recipe["lr"], weight_decay=recipe["weight_decay"])
-    P, G, max_new = recipe["prompts_per_step"], recipe["group_size"], recipe["max_new_tokens"]
+    P, G = recipe["prompts_per_step"], recipe["group_size"]
     rows, start = [], time.perf_counter()
     print(f"[{arm} seed {seed}] {recipe['steps']} steps × {P} prompts × {G} rollouts; "
           f"estimator {recipe['estimator']}, data policy {recipe['data_policy']}", flush=True)
@@ -92,33 +118,51 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path, ou
     with atomic_path(out_dir) as tmp:
         for step in range(1, recipe["steps"] + 1):
             t0 = time.perf_counter()
-            # 1. prompts: the data policy's domain mixture, or uniform over the union of pools
-            prompt_rng = np.random.default_rng(derive_seed(experiment, seed, "prompts", step))
+            # 1-3. prompts, G rollouts each, verifier rewards (optionally noisy). The data policy sets the domain
+            #      mixture and may choose among candidate prompts before rollout (GRESO, Thompson); a policy with
+            #      max_tries > 1 refills: further prompt batches until its kept groups fill the batch (DAPO).
+            #      The first try uses the arm-independent streams of plain GRPO.
             shares = data_policy.domain_shares(step)
-            if shares is None:
-                groups = [union[i] for i in prompt_rng.choice(len(union), size=P, replace=False)]
-            else:
-                groups = [pools[domain][i] for domain, n in zip(domains, domain_counts(shares, P))
-                          for i in prompt_rng.choice(len(pools[domain]), size=n, replace=False)]
-
-            # 2. G rollouts per prompt
+            tried, tries, n_kept, skipped = [], 0, 0, 0  # tried: (items, tokens, mask, rewards, kept groups)
+            while tries < data_policy.max_tries and n_kept < P:
+                stream = (step,) if tries == 0 else (step, tries)
+                tries += 1
+                prompt_rng = np.random.default_rng(derive_seed(experiment, seed, "prompts", *stream))
+                candidates = draw_prompts(prompt_rng, pools, union, shares, P * data_policy.oversample)
+                choice_rng = np.random.default_rng(derive_seed(experiment, seed, "choice", *stream))
+                chosen = data_policy.choose_prompts(step, [item["id"] for item in candidates], P, choice_rng)
+                skipped += len(candidates) - len(chosen)
+                if len(chosen) == 0:
+                    continue
+                items = [candidates[i] for i in chosen]
+                generator = torch.Generator().manual_seed(derive_seed(experiment, seed, "rollouts", *stream))
+                tokens, mask, rewards = rollout(model, items, G, recipe, seed, generator)
+                lengths = mask.sum(1).view(-1, G)
+                advantages = compute_advantages(recipe["estimator"], rewards, lengths)
+                kept_groups = (data_policy.rollout_weights(rewards, advantages, lengths) > 0).any(1)
+                n_kept += int(kept_groups.sum())
+                tried.append((items, tokens, mask, rewards, kept_groups))
+            if not tried:
+                raise RuntimeError(f"data policy {recipe['data_policy']} chose no prompt in step {step}")
+            # the batch: the first P kept groups, topped up with dropped ones (weight 0) when the tries ran out
+            tried_items, tried_tokens, tried_masks, tried_rewards, tried_kept = zip(*tried)
+            all_items = [item for items in tried_items for item in items]
+            all_masks, all_rewards = torch.cat(tried_masks), torch.cat(tried_rewards)
+            kept_groups = torch.cat(tried_kept)
+            batch = torch.cat([kept_groups.nonzero()[:, 0], (~kept_groups).nonzero()[:, 0]])[:P].sort().values
+            groups = [all_items[i] for i in batch.tolist()]
+            batch_rows = (batch[:, None] * G + torch.arange(G)).flatten()
+            tokens, mask, rewards = torch.cat(tried_tokens)[batch_rows], all_masks[batch_rows], all_rewards[batch]
+            lengths = mask.sum(1).view(-1, G)
             prompt_ids, prompt_valid = left_pad([item["prompt"] for item in groups for _ in range(G)])
-            generator = torch.Generator().manual_seed(derive_seed(experiment, seed, "rollouts", step))
-            tokens, mask = model.generate(prompt_ids, prompt_valid, max_new, recipe["temperature"], generator)
 
-            # 3. verifier rewards (optionally noisy)
-            responses = [decode(t for t, m in zip(row, row_mask) if m).split(EOS)[0]
-                         for row, row_mask in zip(tokens.tolist(), mask.tolist())]
-            flat = [noisy_verdict(verify(item["task"], item["answer"], response), recipe["reward_noise"],
-                                  seed, item["id"], response)
-                    for item, response in zip((g for g in groups for _ in range(G)), responses)]
-            rewards = torch.tensor(flat).view(P, G)
-            lengths = mask.sum(1).view(P, G)
-
-            # 4. advantages and 5. rollout weights
+            # 4. advantages, 5. rollout weights, and feedback on every group rolled out this step
             advantages = compute_advantages(recipe["estimator"], rewards, lengths)
             weights = data_policy.rollout_weights(rewards, advantages, lengths)
-            data_policy.observe(step, [item["domain"] for item in groups], rewards)
+            all_advantages = advantages if len(all_items) == len(groups) else compute_advantages(
+                recipe["estimator"], all_rewards, all_masks.sum(1).view(-1, G))
+            data_policy.observe(step, [item["domain"] for item in all_items], all_rewards,
+                                advantages=all_advantages, prompt_ids=[item["id"] for item in all_items])
 
             # 6. clipped policy-gradient updates (mu passes over the same rollouts)
             with torch.no_grad():
@@ -126,10 +170,11 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path, ou
             old_logp, kept = None, bool((weights > 0).any())
             for _ in range(recipe["updates_per_batch"] if kept else 1):
                 logp, logits = completion_logprobs(model, prompt_ids, prompt_valid, tokens, mask)
-                if old_logp is None:
+                if old_logp is None:  # the sampling policy; token-level policies (ar) weight tokens by it
                     old_logp = logp.detach()
+                    loss_weights = data_policy.loss_weights(weights, old_logp, mask)
                 loss, clip_frac, kl = policy_loss(logp, old_logp, base_logp, advantages.flatten(),
-                                                  weights.flatten(), mask, recipe)
+                                                  loss_weights, mask, recipe)
                 if kept:
                     optimizer.zero_grad()
                     loss.backward()
@@ -151,7 +196,12 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path, ou
                    "kl": (kl * mask).sum().item() / mask.sum().item(),
                    "entropy": (entropy * mask).sum().item() / mask.sum().item(),
                    "response_len": lengths.float().mean().item(),
+                   "gen_batches": tries, "prompts_rolled_out": len(all_items), "prompts_skipped": skipped,
                    "tokens_per_s": mask.sum().item() / seconds, "seconds": seconds}
+            if loss_weights.dim() == 2:  # token weights: their spread over the active tokens
+                active = loss_weights[mask & (loss_weights > 0)]
+                row.update(token_weight_std=active.std().item(), token_weight_max=active.max().item())
+            row.update(data_policy.diagnostics())
             group_domains = np.array([item["domain"] for item in groups])
             for domain in domains:
                 in_domain = torch.from_numpy(group_domains == domain)
@@ -177,8 +227,9 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path, ou
         write_json(tmp / "manifest.json", {
             "experiment": experiment, "arm": arm, "seed": seed, "recipe": recipe,
             "config_hash": config_hash(config), "config": config,
-            "seeds": {"prompts": "derive_seed(experiment, seed, 'prompts', step)",
-                      "rollouts": "derive_seed(experiment, seed, 'rollouts', step)",
+            "seeds": {"prompts": "derive_seed(experiment, seed, 'prompts', step[, try]) (try >= 1: refill batches)",
+                      "choice": "derive_seed(experiment, seed, 'choice', step[, try])",
+                      "rollouts": "derive_seed(experiment, seed, 'rollouts', step[, try])",
                       "torch": derive_seed(experiment, seed, "torch")},
             "seconds": time.perf_counter() - start, "ms_per_step": 1000 * float(steps.seconds.mean()),
             **environment_record(threads)})

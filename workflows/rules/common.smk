@@ -1,7 +1,8 @@
 import os
 import sys
 
-from training.config import BASE_ARM
+from training.config import BASE_ARM, stage_config
+from training.utils import write_json
 
 PYTHON = sys.executable
 EXP = config["experiment"]

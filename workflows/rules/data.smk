@@ -1,19 +1,30 @@
-rule resolved_config:
+rule stage_config:
     output:
-        f"{OUT}/config.json",
+        f"{OUT}/config/{{stage}}.json",
     params:
-        resolved=config,
+        view=lambda wildcards: stage_config(config, wildcards.stage),
     log:
-        f"{OUT}/logs/resolved_config.log",
+        f"{OUT}/logs/config/{{stage}}.log",
+    wildcard_constraints:
+        stage="data|base|eval|analysis",
     run:
-        from training.utils import write_json
+        write_json(output[0], params.view)
 
-        write_json(output[0], params.resolved)
+
+rule arm_config:
+    output:
+        f"{OUT}/config/train/{{arm}}.json",
+    params:
+        view=lambda wildcards: stage_config(config, "train", wildcards.arm),
+    log:
+        f"{OUT}/logs/config/train/{{arm}}.log",
+    run:
+        write_json(output[0], params.view)
 
 
 rule data:
     input:
-        config=f"{OUT}/config.json",
+        config=f"{OUT}/config/data.json",
     output:
         directory(f"{OUT}/data"),
     log:
@@ -32,7 +43,7 @@ rule data:
 
 rule lm_eval_tasks:
     input:
-        config=f"{OUT}/config.json",
+        config=f"{OUT}/config/eval.json",
         data=f"{OUT}/data",
     output:
         directory(f"{OUT}/lm_eval_tasks"),

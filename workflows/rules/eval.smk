@@ -1,6 +1,6 @@
 rule evaluate:
     input:
-        config=f"{OUT}/config.json",
+        config=f"{OUT}/config/eval.json",
         tasks=f"{OUT}/lm_eval_tasks",
         checkpoint=checkpoint_of,
     output:

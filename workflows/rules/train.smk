@@ -1,6 +1,6 @@
 rule base_policy:
     input:
-        config=f"{OUT}/config.json",
+        config=f"{OUT}/config/base.json",
         data=f"{OUT}/data",
     output:
         policy=f"{OUT}/base/policy.pt",
@@ -22,7 +22,7 @@ rule base_policy:
 
 rule train:
     input:
-        config=f"{OUT}/config.json",
+        config=f"{OUT}/config/train/{{arm}}.json",
         data=f"{OUT}/data",
         base=f"{OUT}/base/policy.pt",
     output:

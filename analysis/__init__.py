@@ -1,0 +1,24 @@
+"""armlab's statistical analysis: seed-matched paired comparisons of arms.
+
+It reads only the tidy scores table of DESIGN.md. Modules, in the order data
+flows through them:
+
+- :mod:`analysis.config` -- the config's ``comparisons`` and ``analysis`` settings;
+- :mod:`analysis.io` -- tidy files, converters (lm-eval output, wide CSV), validation;
+- :mod:`analysis.summaries` -- benchmark accuracy, domain-balanced / flat / subset summaries;
+- :mod:`analysis.resampling` -- vectorized bootstrap intervals, exact sign-flip test;
+- :mod:`analysis.multiplicity` -- Holm, the smallest p a design can reach;
+- :mod:`analysis.power` -- equivalence, minimum detectable effect, seeds needed;
+- :mod:`analysis.paired` -- every comparison of a config as one table;
+- :mod:`analysis.sensitivity` -- rankings of arms and rank correlations between summaries;
+- :mod:`analysis.tables` -- Markdown and LaTeX tables, the report;
+- :mod:`analysis.pipeline` -- ``analyze`` / ``run_analysis`` / ``write_outputs``;
+- :mod:`analysis.cli` -- ``armlab analyze CONFIG --out DIR``.
+
+The package namespace stays light (the CLI imports it before knowing the
+subcommand); import the modules above directly.
+"""
+
+from analysis.errors import AnalysisInputError
+
+__all__ = ["AnalysisInputError"]

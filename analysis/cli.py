@@ -1,0 +1,68 @@
+"""The ``armlab`` command line.
+
+A subcommand is one function decorated with :func:`subcommand`: it receives
+the argparse sub-parsers object, adds its parser and sets ``run`` to a
+callable taking the parsed arguments and returning an exit status.
+:class:`AnalysisInputError` is printed without a traceback, with status 2.
+"""
+
+import argparse
+import sys
+
+from analysis.config import load_config
+from analysis.errors import AnalysisInputError
+
+_SUBCOMMANDS = []
+
+
+def subcommand(register):
+    """Register a function ``register(subparsers)`` that adds one subcommand."""
+    _SUBCOMMANDS.append(register)
+    return register
+
+
+@subcommand
+def analyze(subparsers):
+    """``armlab analyze CONFIG --out DIR``: the whole statistical analysis."""
+    parser = subparsers.add_parser(
+        "analyze", help="paired comparisons, intervals, tests and rankings from a config",
+        description="Run the analysis of a config (YAML or JSON) and write its tables to --out.",
+    )
+    parser.add_argument("config", help="experiment config, YAML or JSON")
+    parser.add_argument("--out", required=True, help="output directory (replaced as a whole)")
+    parser.add_argument("--scores", help="tidy scores file (parquet or CSV); replaces the config's input section")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
+                        help="override a config value, e.g. --set input.path=runs.csv (repeatable)")
+
+    def run(args):
+        from analysis import pipeline  # scipy and pandas only for the subcommands that need them
+
+        result = pipeline.analyze(load_config(args.config, args.overrides), args.scores)
+        pipeline.write_outputs(result, args.out)
+        print(f"armlab analyze: wrote {args.out} ({len(result.comparisons)} comparison rows)")
+        for note in result.notes:
+            print(f"note: {note}")
+        return 0
+
+    parser.set_defaults(run=run)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="armlab", description="RLVR ablation harness")
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    for register in _SUBCOMMANDS:
+        register(subparsers)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except AnalysisInputError as exc:
+        print(f"armlab {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""Per-run summaries: benchmark accuracy and weighted averages over benchmarks.
+
+Every summary is a weighted mean of benchmark accuracies with weights summing
+to one, so one weight matrix (summary x benchmark) describes them all and is
+written out with the results:
+
+- ``domain_balanced`` (primary): the mean over domains of the mean over that
+  domain's benchmarks;
+- ``flat``: the mean over all benchmarks;
+- each named subset of the config, with its explicit weights.
+"""
+
+import numpy as np
+import pandas as pd
+
+from analysis.errors import AnalysisInputError
+from analysis.io import RUN
+
+
+def benchmark_accuracy(scores):
+    """Accuracy per run and benchmark: mean item score; index (arm, seed), one column per benchmark."""
+    acc = scores.groupby([*RUN, "benchmark"], observed=True, sort=False)["score"].mean().unstack("benchmark")
+    return acc[list(pd.unique(scores["benchmark"]))].sort_index()
+
+
+def benchmark_domains(scores):
+    """Domain of each benchmark, in order of first appearance."""
+    return scores.drop_duplicates("benchmark").set_index("benchmark")["domain"]
+
+
+def summary_weights(domains, subsets=None):
+    """Weight matrix (summary x benchmark) of the built-in summaries and the named ``subsets``.
+
+    ``domains`` maps benchmark -> domain; ``subsets`` maps name -> {benchmark:
+    weight} with weights summing to one.
+    """
+    benchmarks = list(domains.index)
+    per_domain = domains.map(domains.value_counts())
+    rows = {
+        "domain_balanced": (1.0 / per_domain / domains.nunique()).to_numpy(),
+        "flat": np.full(len(benchmarks), 1.0 / len(benchmarks)),
+    }
+    for name, weights in (subsets or {}).items():
+        unknown = sorted(set(weights) - set(benchmarks))
+        if unknown:
+            raise AnalysisInputError(f"analysis.subsets.{name}: unknown benchmark(s) {unknown}; known: {benchmarks}")
+        rows[name] = np.array([weights.get(b, 0.0) for b in benchmarks])
+    return pd.DataFrame(rows, index=benchmarks).T.rename_axis(index="summary", columns="benchmark")
+
+
+def summarize(accuracy, weights):
+    """Summaries per run: ``accuracy`` (runs x benchmarks) times the weights; index (arm, seed)."""
+    return accuracy[weights.columns] @ weights.T
+
+
+def item_scores(scores):
+    """Per benchmark, item scores as a frame with index (arm, seed) and one column per item."""
+    return {
+        benchmark: group.set_index([*RUN, "item"])["score"].unstack("item").sort_index()
+        for benchmark, group in scores.groupby("benchmark", observed=True, sort=False)
+    }
+
+
+def to_long(frame, name):
+    """A runs x columns frame as long rows (arm, seed, ``name``, value)."""
+    return frame.rename_axis(columns=name).stack().rename("value").reset_index()

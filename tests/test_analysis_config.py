@@ -1,0 +1,81 @@
+"""The analysis' part of a config: defaults, validation and command-line overrides."""
+
+import json
+
+import pytest
+
+from analysis.config import DEFAULTS, apply_overrides, load_config, parse_config
+from analysis.errors import AnalysisInputError
+
+BASE = {"experiment": "demo", "comparisons": [{"family": "estimators", "reference": "grpo", "arms": ["rloo"]}]}
+
+
+def test_defaults_and_the_pipeline_keys_it_ignores():
+    cfg = parse_config({**BASE, "seeds": [1, 2], "recipe": {"lr": 1e-3}, "arms": {"grpo": {}},
+                        "benchmarks": {"add": {"domain": "math", "n_items": 50}}})
+    s = cfg.settings
+    assert (s.alpha, s.resamples, s.ci_methods, s.bootstrap_seed) == (0.05, 10_000, ("percentile", "bca"), 0)
+    assert cfg.benchmarks == {"add": "math"} and cfg.input is None
+    assert cfg.compared_arms == ["grpo", "rloo"]
+
+
+def test_subset_weights_are_normalized_and_written_explicitly():
+    cfg = parse_config({**BASE, "analysis": {"subsets": {"six": ["a", "b", "c"], "w": {"a": 3, "b": 1}}}})
+    assert cfg.settings.subsets == {"six": {"a": 1 / 3, "b": 1 / 3, "c": 1 / 3}, "w": {"a": 0.75, "b": 0.25}}
+
+
+@pytest.mark.parametrize("analysis, message", [
+    ({"alpah": 0.05}, "unknown key(s) ['alpah']"),
+    ({"alpha": 0.7}, "analysis.alpha: expected a number in (0, 0.5)"),
+    ({"resamples": 10.5}, "analysis.resamples: expected an integer >= 100"),
+    ({"ci_methods": ["studentized"]}, "analysis.ci_methods"),
+    ({"item_bootstrap": "yes"}, "analysis.item_bootstrap: expected true or false"),
+    ({"subsets": {"flat": ["a"]}}, "reserved for a built-in summary"),
+    ({"subsets": {"s": {"a": -1}}}, "positive weight"),
+    ({"rankings": {"r": ["one"]}}, "list of >= 2 arms"),
+])
+def test_bad_settings_are_named(analysis, message):
+    with pytest.raises(AnalysisInputError) as err:
+        parse_config({**BASE, "analysis": analysis}, source="cfg.yaml")
+    assert str(err.value).startswith("cfg.yaml:") and message in str(err.value)
+
+
+@pytest.mark.parametrize("raw, message", [
+    ({"comparisons": BASE["comparisons"]}, "experiment: expected a non-empty string"),
+    ({"experiment": "x"}, "comparisons: expected a non-empty list"),
+    ({**BASE, "comparisons": [{"family": "f", "reference": "a", "arms": ["a"]}]}, "include the reference 'a'"),
+    ({**BASE, "comparisons": BASE["comparisons"] * 2}, "appears twice"),
+    ({**BASE, "input": {"path": "x.csv"}}, "input: expected a mapping with a 'kind'"),
+    ({**BASE, "benchmarks": {"add": {"n_items": 3}}}, "benchmarks.add.domain: expected a string"),
+])
+def test_bad_structure_is_named(raw, message):
+    with pytest.raises(AnalysisInputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_config(raw)
+
+
+def test_overrides_parse_values_as_yaml_and_create_sections():
+    raw = apply_overrides(BASE, ["analysis.resamples=2000", "analysis.ci_methods=[bca]", "input.path=a b.csv"])
+    assert raw["analysis"] == {"resamples": 2000, "ci_methods": ["bca"]} and raw["input"] == {"path": "a b.csv"}
+    assert "analysis" not in BASE  # the original is untouched
+    with pytest.raises(AnalysisInputError, match="expected KEY=VALUE"):
+        apply_overrides(BASE, ["analysis.resamples"])
+    with pytest.raises(AnalysisInputError, match="'experiment' is not a mapping"):
+        apply_overrides(BASE, ["experiment.name=x"])
+
+
+def test_json_and_yaml_files_load_the_same(tmp_path):
+    (tmp_path / "c.json").write_text(json.dumps(BASE))
+    (tmp_path / "c.yaml").write_text("experiment: demo\ncomparisons:\n  - {family: estimators, reference: grpo, arms: [rloo]}\n")
+    assert load_config(tmp_path / "c.json").comparisons == load_config(tmp_path / "c.yaml").comparisons
+    (tmp_path / "bad.yaml").write_text("experiment: [unclosed\n")
+    with pytest.raises(AnalysisInputError, match="bad.yaml: not valid YAML"):
+        load_config(tmp_path / "bad.yaml")
+    with pytest.raises(AnalysisInputError, match="cannot read config"):
+        load_config(tmp_path / "absent.yaml")
+
+
+def test_every_default_is_a_documented_setting():
+    import analysis.config as module
+
+    for key in DEFAULTS:
+        assert f"\n{key} " in module.__doc__, key

@@ -1,0 +1,23 @@
+rule analyze:
+    input:
+        config=f"{OUT}/config/analysis.json",
+        scores=f"{OUT}/scores.parquet",
+    output:
+        comparisons=f"{OUT}/analysis/comparisons.csv",
+        summaries=f"{OUT}/analysis/summaries.csv",
+        sensitivity=f"{OUT}/analysis/sensitivity.csv",
+        markdown=f"{OUT}/analysis/comparisons.md",
+        latex=f"{OUT}/analysis/comparisons.tex",
+    log:
+        f"{OUT}/logs/analyze.log",
+    params:
+        python=PYTHON,
+        out=lambda wildcards, output: os.path.dirname(output.comparisons),
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=10,
+    shell:
+        "{params.python} -m analysis.cli analyze {input.config} --scores {input.scores} --out {params.out} > {log} 2>&1"
