@@ -27,3 +27,17 @@ rule all:
         f"{OUT}/scores.parquet",
         f"{OUT}/analysis/comparisons.csv",
     default_target: True
+
+
+onsuccess:
+    from pathlib import Path
+
+    import pandas as pd
+
+    from evals.merge import accuracy_table
+
+    scores_path = Path(f"{OUT}/scores.parquet")
+    if scores_path.exists():
+        print(f"\nAccuracy (%) per arm and domain, mean over seeds ({scores_path}):")
+        print(accuracy_table(pd.read_parquet(scores_path)).to_string())
+        print(f"Paired comparisons: {OUT}/analysis/comparisons.md")

@@ -30,6 +30,15 @@ def merge(paths: list[Path]) -> pd.DataFrame:
     return scores.sort_values(key, ignore_index=True)
 
 
+def accuracy_table(scores: pd.DataFrame) -> pd.DataFrame:
+    """Mean accuracy (%) per arm and domain, with the domain-balanced average and the spread over seeds."""
+    per_run = scores.groupby(["arm", "seed", "domain"]).score.mean().unstack()
+    per_run["balanced"] = per_run.mean(axis=1)
+    table = per_run.groupby("arm").mean()
+    table["balanced_sd"] = per_run.groupby("arm").balanced.std()
+    return (100 * table).round(1)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, type=Path)
@@ -38,8 +47,7 @@ def main(argv=None) -> None:
     scores = merge(args.inputs)
     with atomic_path(args.out) as tmp:
         scores.to_parquet(tmp, index=False)
-    summary = scores.groupby(["arm", "domain"]).score.mean().unstack()
-    print(f"wrote {len(scores)} rows from {len(args.inputs)} runs to {args.out}\n{summary.round(3)}", flush=True)
+    print(f"wrote {len(scores)} rows from {len(args.inputs)} runs to {args.out}\n{accuracy_table(scores)}", flush=True)
 
 
 if __name__ == "__main__":
