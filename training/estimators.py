@@ -8,6 +8,8 @@ estimator is one function and one ``ESTIMATORS`` entry. Rules and test vectors:
 
 from __future__ import annotations
 
+import inspect
+
 import torch
 
 GRPO_EPS = 1e-6
@@ -88,6 +90,13 @@ ESTIMATORS = {
     "opo": opo,
     "grpo_passk": grpo_passk,
 }
+
+
+def list_estimators() -> list[dict]:
+    """Name, one-line description and parameters (with defaults) of every registered estimator."""
+    return [{"name": name, "description": fn.__doc__.splitlines()[0],
+             "params": {p.name: p.default for p in list(inspect.signature(fn).parameters.values())[2:]}}
+            for name, fn in ESTIMATORS.items()]
 
 
 def compute_advantages(spec: dict, rewards: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
