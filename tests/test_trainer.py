@@ -1,9 +1,15 @@
-"""The builtin GRPO trainer: determinism, step log, loss aggregation, verifier noise."""
+"""The builtin GRPO trainer: determinism, step log, loss aggregation, verifier noise, data-policy smoke runs."""
 
+import copy
+
+import numpy as np
 import pandas as pd
 import pytest
 import torch
 
+from conftest import TINY
+from training.config import ConfigError, load_yaml_strict, validate_config
+from training.data_policies import DATA_POLICIES
 from training.train import aggregate, noisy_verdict, train
 from training.utils import file_sha256
 
@@ -51,9 +57,90 @@ def test_aggregation_modes_by_hand():
     assert aggregate(per_token, weights, mask, "seq-mean-token-sum-norm", 3).item() == pytest.approx((2 + 8 / 3) / 2)
 
 
+def test_aggregation_with_token_weights_by_hand():
+    per_token = torch.tensor([[1.0, 2.0, 3.0], [4.0, 0.0, 0.0]])
+    mask = torch.tensor([[1, 1, 1], [1, 0, 0]], dtype=torch.bool)
+    weights = torch.tensor([[0.5, 1.0, 2.0], [3.0, 9.0, 9.0]])  # masked tokens' weights do not count
+    # token-mean: (0.5 + 2 + 6 + 12) / 4 active tokens
+    assert aggregate(per_token, weights, mask, "token-mean", 3).item() == pytest.approx(20.5 / 4)
+    # seq-mean-token-mean: (8.5 / 3 + 12 / 1) / 2 sequences
+    assert aggregate(per_token, weights, mask, "seq-mean-token-mean", 3).item() == pytest.approx((8.5 / 3 + 12) / 2)
+    # a token of weight 0 drops out of the count too: (0.5 + 6 + 12) / 3
+    zeroed = weights.clone()
+    zeroed[0, 1] = 0.0
+    assert aggregate(per_token, zeroed, mask, "token-mean", 3).item() == pytest.approx(18.5 / 3)
+    # one weight per rollout gives the same as that weight on every token
+    rollout = torch.tensor([2.0, 0.5])
+    assert aggregate(per_token, rollout, mask, "token-mean", 3).item() == pytest.approx(
+        aggregate(per_token, rollout[:, None].expand(2, 3), mask, "token-mean", 3).item())
+
+
 def test_verifier_noise_is_matched_and_has_the_right_rate():
     assert noisy_verdict(1.0, 0.0, 1, "item", "resp") == 1.0
     flips = [noisy_verdict(1.0, 0.3, 1, f"item-{i}", "42") for i in range(4000)]
     assert abs(flips.count(0.0) / 4000 - 0.3) < 0.03
     # decided by (seed, eps, item, response): the same call always gives the same verdict
     assert flips == [noisy_verdict(1.0, 0.3, 1, f"item-{i}", "42") for i in range(4000)]
+
+
+# ---------------------------------------------------------------- every data policy on the real trainer
+
+POLICY_ARMS = {name: {"data_policy": {"name": name}} for name in DATA_POLICIES if name != "uniform"}
+
+
+@pytest.fixture(scope="module")
+def policy_config():
+    """The tiny fixture with one arm per registered data policy, through config validation (which builds each)."""
+    raw = load_yaml_strict(TINY)
+    raw["arms"] = {"grpo": {}, **POLICY_ARMS}
+    raw["comparisons"] = [{"family": "data_policies", "reference": "grpo", "arms": sorted(POLICY_ARMS)}]
+    return validate_config(raw)
+
+
+def test_config_validation_builds_every_policy_and_rejects_bad_parameters(policy_config):
+    raw = copy.deepcopy(policy_config)
+    raw["arms"]["maxvar"] = {"data_policy": {"name": "maxvar", "fraction": 2}}
+    with pytest.raises(ConfigError, match=r"arms\.maxvar\.data_policy: maxvar: fraction must be <= 1"):
+        validate_config(raw)
+
+
+@pytest.mark.parametrize("name", sorted(POLICY_ARMS))
+def test_every_policy_runs_on_the_real_trainer(name, policy_config, tiny_experiment, tmp_path):
+    steps = pd.read_parquet(_run(policy_config, tiny_experiment, tmp_path / name, arm=name) / "steps.parquet")
+    recipe, policy = policy_config["recipe"], DATA_POLICIES[name](["logic", "math", "science"])
+    P, G = recipe["prompts_per_step"], recipe["group_size"]
+    assert len(steps) == recipe["steps"] and steps.loss.notna().all()
+    assert steps.kept_frac.between(0, 1).all() and steps.gen_batches.between(1, policy.max_tries).all()
+    shares = steps[[f"share_{d}" for d in ("logic", "math", "science")]]
+    np.testing.assert_allclose(shares.sum(axis=1), 1.0)
+    # kept_frac = share of the batch with weight > 0, which each kind pins down on its own
+    expected_kept = {"maxvar": 2 / G, "gfpo": 3 / G, "topk": 0.5}
+    if name in expected_kept:
+        np.testing.assert_allclose(steps.kept_frac, expected_kept[name])
+    if name in {"per", "softmax", "diffband", "ar"}:
+        np.testing.assert_allclose(steps.weight_mean, 1.0, rtol=1e-5)
+        assert (steps.kept_frac == 1).all()
+    if name == "ar":
+        assert (steps.token_weight_std > 0).all() and (steps.token_weight_max > 1).all()
+    if name in {"dapo", "greso"}:  # refill: full of informative groups, or out of tries
+        assert ((steps.kept_frac == 1) | (steps.gen_batches == policy.max_tries)).all()
+        assert (steps.kept_frac <= 1 - steps.frac_zero_var + 1e-9).all()
+        assert (steps.prompts_rolled_out >= P).all()
+    if name == "greso":
+        assert steps.greso_p_easy.between(0.05, 0.95).all() and (steps.prompts_skipped >= 0).all()
+    if name == "thompson":  # 8 candidates per slot, P rolled out
+        assert (steps.prompts_skipped == 7 * P).all() and (steps.prompts_rolled_out == P).all()
+        assert steps.thompson_theta_mean.between(0, 1).all()
+    if name in {"static", "reward_gap", "dump_ucb", "tscl", "exp3"}:  # step 1 is an equal split: 3, 3, 2 of 8
+        assert shares.iloc[0].tolist() == pytest.approx([3 / 8, 3 / 8, 2 / 8])
+    if name not in {"dapo", "greso", "thompson"}:
+        assert (steps.gen_batches == 1).all() and (steps.prompts_skipped == 0).all()
+
+
+@pytest.mark.parametrize("arm", ["greso", "thompson"])
+def test_stateful_random_policies_are_bit_identical_for_the_same_seed(arm, policy_config, tiny_experiment, tmp_path):
+    first = _run(policy_config, tiny_experiment, tmp_path / "a", arm=arm)
+    second = _run(policy_config, tiny_experiment, tmp_path / "b", arm=arm)
+    assert file_sha256(first / "policy.pt") == file_sha256(second / "policy.pt")
+    pd.testing.assert_frame_equal(pd.read_parquet(first / "steps.parquet").drop(columns=["seconds", "tokens_per_s"]),
+                                  pd.read_parquet(second / "steps.parquet").drop(columns=["seconds", "tokens_per_s"]))

@@ -12,10 +12,10 @@ defaults, which change nothing, so a policy overrides only the hooks its rule ne
   0/1 for select arms, mean 1 for reweight arms. A policy with ``max_tries > 1``
   refills: the trainer rolls out further prompt batches until the groups with any
   weight > 0 fill the batch or ``max_tries`` batches were tried (DAPO);
-- ``loss_weights(weights, old_logp, mask)``: the weights the loss applies, per rollout
-  (B,) or per token (B, N) (token reweighting, `ar`);
 - ``observe(step, group_domains, rewards, advantages, prompt_ids)``: feedback on every
   group rolled out this step (adaptive mixtures, per-prompt state);
+- ``loss_weights(weights, old_logp, mask)``: the weights the loss applies, per rollout
+  (B,) or per token (B, N) (token reweighting, `ar`);
 - ``diagnostics()``: extra step-log columns.
 
 ``DATA_POLICIES`` maps a name to the class; the first docstring line names the
@@ -400,9 +400,11 @@ class DynamicSampling(Uniform):
     dropped ones at weight 0 (kept_frac < 1 in the log).
     """
 
+    _name = "dapo"
+
     def __init__(self, domains, max_tries: int = 10):
         super().__init__(domains)
-        self.max_tries = _number(type(self).__name__, "max_tries", max_tries, 1, integer=True)
+        self.max_tries = _number(self._name, "max_tries", max_tries, 1, integer=True)
 
     def rollout_weights(self, rewards, advantages, lengths):
         informative = (rewards != rewards[:, :1]).any(1, keepdim=True)
@@ -459,6 +461,8 @@ class GRESO(DynamicSampling):
     refilled. If every candidate of a try would be skipped, the one most likely kept is
     rolled out, so no try is empty.
     """
+
+    _name = "greso"
 
     def __init__(self, domains, p_easy: float = 0.5, p_hard: float = 0.5, target_zero_variance: float = 0.25,
                  adjust: float = 0.01, min_p: float = 0.05, max_p: float = 0.95, min_keep: float = 0.01,
