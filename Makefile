@@ -12,7 +12,7 @@ export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: setup demo test dry-run lint reanalyze-dataflex clean-demo
+.PHONY: setup demo test dry-run lint reanalyze-dataflex report-dataflex clean-demo
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,10 @@ DATAFLEX_CSV ?= ../shared/data/dataflex-rl/all_runs_171.csv
 reanalyze-dataflex: $(STAMP)
 	$(BIN)/armlab analyze config/experiments/dataflex_rl_released.yaml --set input.path=$(DATAFLEX_CSV) \
 		--out results/dataflex_rl_released/analysis
+
+report-dataflex: reanalyze-dataflex
+	$(BIN)/armlab report config/experiments/dataflex_rl_released.yaml --analysis results/dataflex_rl_released/analysis \
+		--out results/dataflex_rl_released/report --figures results/dataflex_rl_released/figures
 
 clean-demo:
 	rm -rf results/demo .snakemake

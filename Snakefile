@@ -1,4 +1,4 @@
-# armlab: config → data → base policy → one training and one evaluation job per (arm, seed) → scores.parquet → paired analysis
+# armlab: config → data → base policy → one training and one evaluation job per (arm, seed) → scores.parquet → paired analysis → HTML report
 from snakemake.utils import min_version
 
 from training.config import load_yaml_strict, validate_config
@@ -20,12 +20,14 @@ include: "workflows/rules/data.smk"
 include: "workflows/rules/train.smk"
 include: "workflows/rules/eval.smk"
 include: "workflows/rules/analysis.smk"
+include: "workflows/rules/report.smk"
 
 
 rule all:
     input:
         f"{OUT}/scores.parquet",
         f"{OUT}/analysis/comparisons.csv",
+        f"{OUT}/report/index.html",
     default_target: True
 
 
@@ -40,4 +42,4 @@ onsuccess:
     if scores_path.exists():
         print(f"\nAccuracy (%) per arm and domain, mean over seeds ({scores_path}):")
         print(accuracy_table(pd.read_parquet(scores_path)).to_string())
-        print(f"Paired comparisons: {OUT}/analysis/comparisons.md")
+        print(f"Paired comparisons: {OUT}/analysis/comparisons.md; report: {OUT}/report/index.html")

@@ -47,6 +47,31 @@ def analyze(subparsers):
     parser.set_defaults(run=run)
 
 
+@subcommand
+def report(subparsers):
+    """``armlab report CONFIG --analysis DIR [--runs DIR] --out DIR``: the static HTML report."""
+    parser = subparsers.add_parser(
+        "report", help="one self-contained HTML report from an analysis directory",
+        description="Write OUT/index.html (figures inline, opens from disk) from the output of `armlab analyze`, "
+                    "with training curves and provenance when --runs is given.",
+    )
+    parser.add_argument("config", help="experiment config, YAML or JSON (the one the analysis used)")
+    parser.add_argument("--analysis", required=True, help="output directory of `armlab analyze`")
+    parser.add_argument("--runs", help="runs directory (<arm>/seed-<seed>/steps.parquet and manifest.json); "
+                                       "omit for results converted from elsewhere")
+    parser.add_argument("--out", required=True, help="report directory; index.html is written there")
+    parser.add_argument("--figures", help="also write every figure as SVG and PNG to this directory")
+
+    def run(args):
+        from analysis.report import write_report  # matplotlib only for this subcommand
+
+        path = write_report(args.config, args.analysis, args.out, runs_dir=args.runs, figures_dir=args.figures)
+        print(f"armlab report: wrote {path}" + (f" and figures to {args.figures}" if args.figures else ""))
+        return 0
+
+    parser.set_defaults(run=run)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="armlab", description="RLVR ablation harness")
     subparsers = parser.add_subparsers(dest="command", required=True)

@@ -78,10 +78,11 @@ def seeds_needed(effect, sd, *, level, power=0.8, max_exact=20, resamples=100_00
 
     # integer bisection; below the floor the sign-flip test cannot reject, so floor - 1 is never enough
     low, high = floor - 1, np.full(sd.shape, float(max_seeds))
-    while np.any(high - low > 1):
+    while np.any(open_ := high - low > 1):
         mid = (low + high) // 2
         ok = enough(mid)
-        high, low = np.where(ok, mid, high), np.where(ok, low, mid)
+        # rows that have converged stay put while others are still searching
+        high, low = np.where(ok & open_, mid, high), np.where(~ok & open_, mid, low)
     return np.where(sd > 0, high, np.nan)
 
 

@@ -84,3 +84,16 @@ def test_seeds_needed_is_the_smallest_sufficient_count():
     # a huge effect still needs enough seeds for 2/2^n <= level: n = 8 at 0.0125
     assert power.seeds_needed(1.0, np.array([0.01]), level=level)[0] == 8
     assert np.isnan(power.seeds_needed(0.01, np.array([0.0]), level=0.05)[0])
+
+
+def test_seeds_needed_rows_are_independent_of_each_other():
+    # a row that converges early must not move while a harder (or zero-spread) row is still searching
+    sds = np.array([0.0, 0.002, 0.01, 0.05])
+    together = power.seeds_needed(0.01, sds, level=0.025)
+    for i, sd in enumerate(sds):
+        alone = power.seeds_needed(0.01, np.array([sd]), level=0.025)[0]
+        assert np.isnan(alone) and np.isnan(together[i]) or alone == together[i]
+    # and each finite answer is the smallest n that is enough, found by a plain loop
+    for sd, n in zip(sds[1:], together[1:]):
+        ok = [power.t_power(0.01 / sd, m, 0.025) >= 0.8 and 2.0 ** (1 - m) <= 0.025 for m in range(2, int(n) + 1)]
+        assert ok[-1] and not any(ok[:-1])

@@ -10,7 +10,7 @@ policy-gradient loss is minimised with AdamW.
 Random streams are derived from (experiment, seed, purpose, step[, refill try]) — not
 from the arm — so arms that share a seed see the same prompts and sampling noise.
 
-    python -m training.train --config results/<exp>/config.json --arm grpo --seed 1 \
+    python -m training.train --config results/<exp>/config/train/grpo.json --arm grpo --seed 1 \
         --data results/<exp>/data --base results/<exp>/base/policy.pt --out results/<exp>/runs/grpo/seed-1
 """
 

@@ -3,7 +3,11 @@ rule analyze:
         config=f"{OUT}/config/analysis.json",
         scores=f"{OUT}/scores.parquet",
     output:
-        comparisons=f"{OUT}/analysis/comparisons.csv",
+        comparisons=report(
+            f"{OUT}/analysis/comparisons.csv",
+            caption="../report/comparisons.rst",
+            category="Tables",
+        ),
         summaries=f"{OUT}/analysis/summaries.csv",
         sensitivity=f"{OUT}/analysis/sensitivity.csv",
         markdown=f"{OUT}/analysis/comparisons.md",

@@ -1,0 +1,340 @@
+"""Figures of an analysis, in one colour-blind-safe style, as SVG and PNG.
+
+Every plotting function takes frames as the analysis writes them (the rows
+of ``comparisons.csv``, ``rankings.csv``, the step logs of the runs) and
+returns a :class:`matplotlib.figure.Figure`; :func:`render` turns a figure
+into SVG and PNG bytes and :func:`save` writes them. Figures are built
+without pyplot, so nothing is kept in a global figure registry.
+
+- :func:`forest_plot` -- one comparison family: Δ and interval per arm and summary;
+- :func:`benchmark_heatmap` -- mean paired difference per arm and benchmark;
+- :func:`training_curves` -- reward, zero-variance and kept fractions per arm, band over seeds;
+- :func:`ranking_plot` -- the rank of each arm under each summary;
+- :func:`power_plot` -- seeds against the minimum detectable effect at the observed spread.
+
+Colours are the Okabe-Ito palette (Okabe & Ito 2008), distinguishable with
+every common colour-vision deficiency (its yellow, too pale on white, is left
+out); reference arms are black, and beyond six other arms colours repeat with
+another line style. The heatmap uses ColorBrewer's PuOr, a colour-blind-safe
+diverging map.
+"""
+
+import functools
+import io
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from analysis import power
+from analysis.resampling import min_sign_flip_pvalue
+from analysis.tables import verdicts
+
+REFERENCE_COLOR = "#000000"
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9")  # Okabe-Ito without yellow
+LINESTYLES = ("-", "--", ":", "-.")
+DIVERGING = "PuOr"
+WARNING_COLOR = "#D55E00"
+MARKERS = {"better": "o", "worse": "o", "equivalent": "D", "inconclusive": "o"}
+FILLED = {"better": True, "worse": True, "equivalent": False, "inconclusive": False}
+CURVES = {
+    "reward": "mean reward",
+    "frac_zero_var": "zero-variance groups (fraction)",
+    "kept_frac": "kept prompts (fraction)",
+}
+
+STYLE = {
+    "font.family": "DejaVu Sans",
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.labelsize": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "axes.axisbelow": True,
+    "grid.color": "#dddddd",
+    "grid.linewidth": 0.6,
+    "legend.frameon": False,
+    "legend.fontsize": 8,
+    "text.parse_math": False,  # labels come from configs: a '$' is a character, not mathtext
+    "svg.fonttype": "path",  # text as outlines: the SVG looks the same without any font installed
+    "svg.hashsalt": "armlab",  # stable element ids, so an unchanged figure is an unchanged file
+    "savefig.dpi": 150,
+    "savefig.bbox": "tight",
+    "figure.facecolor": "white",
+}
+
+
+def styled(function):
+    """Run a plotting function inside :data:`STYLE`."""
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        with matplotlib.rc_context(STYLE):
+            return function(*args, **kwargs)
+
+    return wrapper
+
+
+def arm_styles(arms, references=()):
+    """``{arm: {"color", "linestyle"}}`` for ``arms`` in order: references black, the others in colour."""
+    arms = list(dict.fromkeys(arms))
+    black = [a for a in arms if a in set(references)]
+    others = [a for a in arms if a not in set(references)]
+    styles = {a: {"color": REFERENCE_COLOR, "linestyle": LINESTYLES[i % len(LINESTYLES)]} for i, a in enumerate(black)}
+    for i, arm in enumerate(others):
+        styles[arm] = {"color": PALETTE[i % len(PALETTE)],
+                       "linestyle": LINESTYLES[i // len(PALETTE) % len(LINESTYLES)]}
+    return styles
+
+
+def label_width(labels):
+    """Inches that the longest of ``labels`` takes at the style's font size (a generous estimate)."""
+    return 0.075 * max(len(str(label)) for label in labels)
+
+
+def first_method(table):
+    """The rows of the first interval method: one row per (family, measure, arm)."""
+    return table[table["ci_method"] == table["ci_method"].iloc[0]]
+
+
+def cannot_reach_alpha(table, alpha):
+    """Plain words when no comparison of ``table`` (one family) can reach ``alpha``, else ``None``."""
+    worst = table.loc[table["min_attainable_p"].idxmax()]
+    if worst["min_attainable_p"] <= alpha:
+        return None
+    return (f"With {int(worst['n_seeds'])} seeds no Holm-adjusted p in this family can be below "
+            f"{worst['min_attainable_p']:.3g} > α = {alpha:g}: nothing here can be significant, whatever the data.")
+
+
+@styled
+def forest_plot(table, alpha, styles=None):
+    """Forest plot of one comparison family at the summary level.
+
+    One panel per summary (the primary one first), one row per arm: the
+    mean paired difference in points with its interval (the table's first
+    interval method), a line at 0 and the equivalence band ±δ shaded.
+    Filled circles are Holm-significant, open diamonds equivalent within
+    ±δ, open circles inconclusive. The seed-count warning of
+    :func:`cannot_reach_alpha` is printed above the panels when it applies.
+    """
+    rows = first_method(table[table["level"] == "summary"])
+    measures = list(dict.fromkeys(rows["summary"]))
+    arms = list(dict.fromkeys(rows["arm"]))
+    reference = rows["reference"].iloc[0]
+    styles = styles or arm_styles([reference, *arms], [reference])
+    margin = 100 * rows["equivalence_margin"].iloc[0]
+    fig = Figure(figsize=(1.0 + label_width(arms) + 2.4 * len(measures), 1.2 + 0.38 * len(arms)),
+                 layout="constrained")
+    axes = fig.subplots(1, len(measures), sharey=True, squeeze=False)[0]
+    for ax, measure in zip(axes, measures):
+        block = rows[rows["summary"] == measure].set_index("arm").loc[arms]
+        block = block.assign(verdict=verdicts(block))
+        ax.axvspan(-margin, margin, color="#eeeeee", lw=0)
+        ax.axvline(0, color=REFERENCE_COLOR, lw=0.8)
+        for y, (arm, row) in enumerate(block.iterrows()):
+            color = styles[arm]["color"]
+            ax.plot([100 * row["ci_low"], 100 * row["ci_high"]], [y, y], color=color, lw=1.6)
+            ax.plot(100 * row["mean_diff"], y, marker=MARKERS[row["verdict"]], ms=6, mec=color,
+                    mfc=color if FILLED[row["verdict"]] else "white", mew=1.4, ls="none")
+        ax.set_title(measure)
+        ax.set_xlabel(f"Δ vs {reference} (points)")
+        ax.grid(axis="y", visible=False)
+    axes[0].set_yticks(range(len(arms)), arms)
+    axes[0].set_ylim(len(arms) - 0.5, -0.5)
+    level, method, n = rows["ci_level"].iloc[0], rows["ci_method"].iloc[0], int(rows["n_seeds"].max())
+    handles = [Line2D([], [], marker="o", color="#444444", mfc="#444444", ls="none", label="Holm-significant"),
+               Line2D([], [], marker="D", color="#444444", mfc="white", ls="none", label=f"equivalent (±{margin:g})"),
+               Line2D([], [], marker="o", color="#444444", mfc="white", ls="none", label="inconclusive")]
+    fig.legend(handles=handles, loc="outside lower center", ncols=3)
+    title = f"{rows['family'].iloc[0]}: arms vs {reference}, {n} seeds, {100 * level:g}% {method} intervals"
+    warning = cannot_reach_alpha(rows, alpha)
+    fig.suptitle(title + (f"\n{warning}" if warning else ""), fontsize=10,
+                 color=WARNING_COLOR if warning else REFERENCE_COLOR)
+    return fig
+
+
+@styled
+def benchmark_heatmap(table, domains=None):
+    """Mean paired difference (points) of every arm on every benchmark, over all families.
+
+    Rows are ``family: arm − reference``; columns are benchmarks, grouped by
+    domain when ``domains`` (benchmark -> domain) is given. Bold numbers are
+    Holm-significant within (family, benchmark).
+    """
+    rows = first_method(table[table["level"] == "benchmark"])
+    rows = rows.assign(row=rows["family"] + ": " + rows["arm"] + " − " + rows["reference"])
+    values = rows.pivot(index="row", columns="summary", values="mean_diff") * 100
+    significant = rows.pivot(index="row", columns="summary", values="reject").astype(bool)
+    order = list(dict.fromkeys(rows["row"]))
+    benchmarks = list(dict.fromkeys(rows["summary"]))
+    if domains:
+        benchmarks = sorted(benchmarks, key=lambda b: list(dict.fromkeys(domains.values())).index(domains[b]))
+    values, significant = values.loc[order, benchmarks], significant.loc[order, benchmarks]
+    limit = float(np.nanmax(np.abs(values.to_numpy()))) or 1.0
+    fig = Figure(figsize=(1.6 + label_width(order) + 0.62 * len(benchmarks),
+                          1.4 + label_width(benchmarks) * 0.7 + 0.36 * len(order)), layout="constrained")
+    ax = fig.subplots()
+    image = ax.imshow(values.to_numpy(), cmap=DIVERGING, vmin=-limit, vmax=limit, aspect="auto")
+    for (i, j), value in np.ndenumerate(values.to_numpy()):
+        ax.text(j, i, f"{value:+.1f}", ha="center", va="center", fontsize=7,
+                fontweight="bold" if significant.iat[i, j] else "normal",
+                color="white" if abs(value) > 0.6 * limit else REFERENCE_COLOR)
+    ax.set_xticks(range(len(benchmarks)), benchmarks, rotation=45, ha="right")
+    ax.set_yticks(range(len(order)), order)
+    ax.grid(False)
+    if domains:
+        groups = pd.Series([domains[b] for b in benchmarks])
+        for j in np.flatnonzero(groups.ne(groups.shift()).to_numpy())[1:]:
+            ax.axvline(j - 0.5, color="white", lw=2)
+        secondary = ax.secondary_xaxis("top")
+        secondary.set_xticks([np.mean(np.flatnonzero(groups == d)) for d in dict.fromkeys(groups)],
+                             list(dict.fromkeys(groups)))
+        secondary.tick_params(length=0)
+    fig.colorbar(image, ax=ax, label="Δ (points)", shrink=0.8)
+    ax.set_title("Mean paired difference per benchmark (bold: Holm-significant)")
+    return fig
+
+
+def smooth_steps(steps, metrics, window):
+    """Per run, the rolling mean of ``metrics`` over ``window`` logged steps (shorter at the start)."""
+    ordered = steps.sort_values(["arm", "seed", "step"])
+    rolled = ordered.groupby(["arm", "seed"], sort=False)[metrics].transform(
+        lambda col: col.rolling(window, min_periods=1).mean())
+    return ordered[["arm", "seed", "step"]].join(rolled)
+
+
+@styled
+def training_curves(steps, styles=None, metrics=tuple(CURVES), window=10):
+    """Training curves per arm: mean over seeds, with a band from the lowest to the highest seed.
+
+    ``steps`` is the step logs of all runs (columns arm, seed, step and the
+    metrics); each run is first smoothed over ``window`` logged steps
+    (:func:`smooth_steps`). Metrics absent from the logs are left out.
+    """
+    metrics = [m for m in metrics if m in steps.columns]
+    smoothed = smooth_steps(steps, metrics, window)
+    styles = styles or arm_styles(pd.unique(steps["arm"]))
+    fig = Figure(figsize=(3.4 * len(metrics), 3.0), layout="constrained")
+    axes = fig.subplots(1, len(metrics), squeeze=False)[0]
+    for ax, metric in zip(axes, metrics):
+        for arm in [a for a in styles if a in set(smoothed["arm"])]:
+            group = smoothed[smoothed["arm"] == arm]
+            over_seeds = group.groupby("step")[metric].agg(["mean", "min", "max"])
+            style = styles[arm]
+            ax.fill_between(over_seeds.index, over_seeds["min"], over_seeds["max"], color=style["color"],
+                            alpha=0.18, lw=0)
+            ax.plot(over_seeds.index, over_seeds["mean"], label=arm, **style)
+        ax.set_title(CURVES.get(metric, metric))
+        ax.set_xlabel("training step")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 6))
+    n_seeds = steps.groupby("arm")["seed"].nunique().max()
+    fig.suptitle(f"Training dynamics: mean over seeds, band from lowest to highest of {n_seeds} seeds "
+                 f"(rolling mean over {window} steps)", fontsize=10)
+    return fig
+
+
+@styled
+def ranking_plot(rankings, styles=None):
+    """Rank of every arm under every summary, one panel per ranking set (1 = highest mean at the top).
+
+    Lines that cross mean the order of arms depends on the summary chosen.
+    """
+    sets = list(dict.fromkeys(rankings["ranking"]))
+    styles = styles or arm_styles(pd.unique(rankings["arm"]))
+    widest = rankings.groupby("ranking")["arm"].nunique().max()
+    fig = Figure(figsize=(4.4 * len(sets), 1.2 + 0.34 * widest), layout="constrained")
+    axes = fig.subplots(1, len(sets), squeeze=False)[0]
+    for ax, name in zip(axes, sets):
+        block = rankings[rankings["ranking"] == name]
+        summaries = list(dict.fromkeys(block["summary"]))
+        table = block.pivot(index="arm", columns="summary", values="rank")[summaries]
+        for arm, ranks in table.iterrows():
+            ax.plot(range(len(summaries)), ranks.to_numpy(), marker="o", ms=4, **styles[arm])
+            ax.annotate(arm, (len(summaries) - 1, ranks.iloc[-1]), xytext=(6, 0), textcoords="offset points",
+                        va="center", fontsize=8, color=styles[arm]["color"])
+        ax.set_xticks(range(len(summaries)), summaries)
+        ax.set_xlim(-0.2, len(summaries) - 0.2 + 0.5)
+        ax.set_yticks(range(1, len(table) + 1))
+        ax.set_ylim(len(table) + 0.5, 0.5)
+        ax.set_ylabel("rank (1 = highest mean)")
+        ax.set_title(name)
+        ax.grid(axis="x", visible=False)
+    fig.suptitle("Ranking sensitivity: does the order of arms depend on the summary?", fontsize=10)
+    return fig
+
+
+@styled
+def power_plot(table, settings, styles=None, max_seeds=40):
+    """Minimum detectable effect (points) against the number of seeds, one panel per family.
+
+    Each arm's line uses the observed standard deviation of its paired
+    differences on the primary summary, at the family's first Holm level
+    α/k and ``settings.power`` (:func:`analysis.power.minimum_detectable_effect`).
+    Seeds with which the sign-flip test cannot reach α/k at all are shaded;
+    the dotted line is the seeds used, the dashed one ``settings.power_effect``.
+    """
+    rows = first_method(table[table["level"] == "summary"])
+    primary = rows["summary"].iloc[0]
+    rows = rows[rows["summary"] == primary]
+    families = list(dict.fromkeys(rows["family"]))
+    seeds = np.arange(2, max_seeds + 1)
+    fig = Figure(figsize=(4.2 * len(families), 3.2), layout="constrained")
+    axes = fig.subplots(1, len(families), squeeze=False)[0]
+    for ax, family in zip(axes, families):
+        block = rows[rows["family"] == family]
+        level = settings.alpha / len(block)
+        styles_here = styles or arm_styles(block["arm"])
+        limits = {"power": settings.power, "max_exact": settings.exact_max_seeds,
+                  "resamples": settings.sign_flip_resamples}
+        for row in block.itertuples():
+            mde = power.minimum_detectable_effect(np.full(len(seeds), row.sd_diff), seeds, level=level, **limits)
+            ax.plot(seeds, 100 * np.where(np.isfinite(mde), mde, np.nan), label=row.arm, **styles_here[row.arm])
+        unreachable = min_sign_flip_pvalue(seeds, max_exact=settings.exact_max_seeds,
+                                           resamples=settings.sign_flip_resamples) > level
+        if unreachable.any():
+            ax.axvspan(1.5, seeds[unreachable].max() + 0.5, color="#eeeeee", lw=0,
+                       label=f"test cannot reach α/k = {level:.3g}")
+        ax.axvline(block["n_seeds"].max(), color=REFERENCE_COLOR, ls=":", lw=1,
+                   label=f"{int(block['n_seeds'].max())} seeds used")
+        ax.axhline(100 * settings.power_effect, color=REFERENCE_COLOR, ls="--", lw=0.8,
+                   label=f"{100 * settings.power_effect:g}-point effect")
+        ax.set_xlim(1.5, max_seeds + 0.5)
+        ax.set_ylim(bottom=0)
+        ax.set_xlabel("matched seeds")
+        ax.set_title(f"{family} (vs {block['reference'].iloc[0]})")
+        ax.legend(fontsize=7, loc="upper right")
+    axes[0].set_ylabel("detectable effect (points)")
+    fig.suptitle(f"Power on {primary}: smallest effect detected with probability {settings.power:g} "
+                 f"at the observed spread", fontsize=10)
+    return fig
+
+
+def render(fig, formats=("svg", "png")):
+    """``{format: bytes}`` of a figure (SVG and PNG), without dates, so that reruns give the same bytes."""
+    metadata = {"svg": {"Date": None}, "png": {"Software": None}}
+    out = {}
+    with matplotlib.rc_context(STYLE):
+        for fmt in formats:
+            buffer = io.BytesIO()
+            fig.savefig(buffer, format=fmt, metadata=metadata[fmt])
+            out[fmt] = buffer.getvalue()
+    return out
+
+
+def save(rendered, directory, name):
+    """Write rendered figure bytes as ``directory/name.svg`` and ``.png`` (temporary name, then renamed)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for fmt, data in rendered.items():
+        path = directory / f"{name}.{fmt}"
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_bytes(data)
+        tmp.replace(path)
+        paths.append(path)
+    return paths

@@ -1,0 +1,458 @@
+"""The static HTML report of an experiment: one self-contained file that opens from disk.
+
+``armlab report CONFIG --analysis DIR [--runs DIR] --out DIR [--figures DIR]``
+reads what ``armlab analyze`` wrote to ``DIR`` and, for our own experiments,
+the step logs and manifests of the runs (``runs/<arm>/seed-<seed>/``), and
+writes ``OUT/index.html``. Figures are inline (base64 SVG in ``<img>``, which
+cannot run scripts), the page has no JavaScript and loads nothing, and every
+string that comes from a config or a results file is HTML-escaped.
+
+Sections: what was run (config, arms, seeds, recipe, provenance); headline
+verdicts per family in plain words; forest plots and tables; per-benchmark
+differences; training dynamics; ranking sensitivity; power and warnings.
+Results converted from elsewhere (a wide CSV, lm-eval logs) have no runs: the
+report then says so where training curves and provenance would be.
+"""
+
+import base64
+import html
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis import figures, tables
+from analysis.config import Settings, load_config
+from analysis.errors import AnalysisInputError
+from analysis.resampling import normal_theory_coverage
+
+TEXT_COLUMNS = ("family", "summary", "arm", "reference", "ci_method", "level", "note", "ranking", "summary_a",
+                "summary_b", "benchmark", "reason")
+CAPTIONS = {
+    "forest": "Paired difference from the reference, in points, with its interval over seeds, per arm and summary. "
+              "Grey band: the equivalence margin. Filled: Holm-significant; diamond: equivalent; open: inconclusive.",
+    "benchmarks": "Mean paired difference (points) of every arm on every benchmark; bold numbers are "
+                  "Holm-significant within (family, benchmark).",
+    "training": "Reward, fraction of zero-variance groups and fraction of kept prompts per training step: "
+                "mean over seeds, band from the lowest to the highest seed.",
+    "rankings": "Rank of every arm under every summary; crossing lines mean the order depends on the summary.",
+    "power": "Smallest true difference detected with the target power, against the number of matched seeds, "
+             "at the observed spread of each arm's paired differences.",
+}
+NO_TRAINING_LOGS = ("No training logs: these results were converted from elsewhere (a released table, lm-eval "
+                    "logs), so there are no training curves, recipe or run provenance beyond the scores file.")
+NAV = (("run", "What was run"), ("verdicts", "Verdicts"), ("comparisons", "Comparisons"), ("benchmarks", "Benchmarks"),
+       ("training", "Training"), ("rankings", "Rankings"), ("power", "Power"))
+STYLE = """
+:root { --ink: #1a1a1a; --muted: #555; --rule: #d8d8d8; }
+body { font: 15px/1.45 "DejaVu Sans", system-ui, sans-serif; color: var(--ink); max-width: 1160px;
+       margin: 0 auto; padding: 1rem 1.5rem 4rem; }
+h1 { font-size: 1.55rem; margin: .2rem 0; }
+h2 { font-size: 1.2rem; border-bottom: 1px solid var(--rule); padding-bottom: .2rem; margin-top: 2rem; }
+h3 { font-size: 1.02rem; margin: .8rem 0 .3rem; }
+figcaption, .muted { color: var(--muted); }
+nav { font-size: .9rem; margin-bottom: .4rem; }
+nav a { margin-right: .9rem; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .1rem 1rem; margin: .4rem 0; }
+dl.facts dt { font-weight: bold; }
+dl.facts dd { margin: 0; }
+.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(460px, 1fr)); gap: .8rem; }
+.card { border: 1px solid var(--rule); border-radius: 6px; padding: .5rem .9rem; }
+.card ul { margin: .3rem 0; padding-left: 1.2rem; }
+.chip { display: inline-block; border-radius: 4px; padding: 0 .45rem; margin: 0 .3rem .3rem 0; font-size: .85rem;
+        border: 1px solid; }
+.better { background: #dff3ec; border-color: #009E73; }
+.worse { background: #fbe6da; border-color: #D55E00; }
+.equivalent { background: #dcebf6; border-color: #0072B2; }
+.inconclusive { background: #eeeeee; border-color: #888888; }
+.warning { border-left: 4px solid #D55E00; background: #fff4ec; padding: .3rem .8rem; margin: .4rem 0; }
+table { border-collapse: collapse; font-size: .8rem; margin: .4rem 0; font-variant-numeric: tabular-nums; }
+th, td { padding: .12rem .5rem; border-bottom: 1px solid var(--rule); text-align: left; white-space: nowrap; }
+th { border-bottom: 1.5px solid var(--ink); }
+figure { margin: .8rem 0; }
+figure img { max-width: 100%; height: auto; }
+figcaption { font-size: .85rem; }
+details { margin: .3rem 0; }
+summary { cursor: pointer; }
+pre { background: #f5f5f5; padding: .6rem; overflow: auto; font-size: .78rem; }
+"""
+
+
+def esc(value):
+    """HTML-escape any value as text (quotes included, so it is safe in attributes too)."""
+    return html.escape(str(value), quote=True)
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def read_csv(path):
+    """A table written by the analysis; text stays text (an arm named ``NA`` is not a missing value)."""
+    if not path.exists():
+        raise AnalysisInputError(f"{path}: not found; the report reads the output directory of `armlab analyze`")
+    frame = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype=dict.fromkeys(TEXT_COLUMNS, str))
+    text = [c for c in TEXT_COLUMNS if c in frame.columns]
+    frame[text] = frame[text].fillna("")
+    return frame
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What ``armlab analyze`` wrote (see :func:`analysis.pipeline.write_outputs`)."""
+
+    manifest: dict
+    settings: Settings
+    comparisons: pd.DataFrame
+    summaries: pd.DataFrame  # long: arm, seed, summary, value
+    weights: pd.DataFrame  # long: summary, benchmark, weight
+    rankings: pd.DataFrame
+    sensitivity: pd.DataFrame
+    dropped: pd.DataFrame
+
+
+def read_analysis(directory, experiment):
+    """Read the output directory of `armlab analyze` for ``experiment``."""
+    directory = Path(directory)
+    path = directory / "manifest.json"
+    if not path.exists():
+        raise AnalysisInputError(f"{path}: not found; the report reads the output directory of `armlab analyze`")
+    manifest = json.loads(path.read_text())
+    if manifest.get("experiment") != experiment or "settings" not in manifest:
+        raise AnalysisInputError(f"{path}: experiment {manifest.get('experiment')!r} is not the config's "
+                                 f"{experiment!r}, or the file was not written by `armlab analyze`")
+    frames = {name: read_csv(directory / f"{name}.csv")
+              for name in ("comparisons", "summaries", "weights", "rankings", "sensitivity", "dropped")}
+    return Analysis(manifest=manifest, settings=Settings(**manifest["settings"]), **frames)
+
+
+@dataclass(frozen=True)
+class Runs:
+    """The training runs of an experiment: all step logs, and one manifest per run."""
+
+    steps: pd.DataFrame  # step logs with arm and seed
+    manifests: list  # dicts, each with arm and seed
+
+
+def read_runs(directory):
+    """Step logs and manifests under ``directory/<arm>/seed-<seed>/``; ``None`` when there are no step logs."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise AnalysisInputError(f"{directory}: runs directory not found (omit --runs for converted results)")
+    logs, manifests = [], []
+    for path in sorted(directory.glob("*/seed-*/steps.parquet")):
+        arm, seed = path.parent.parent.name, int(path.parent.name.removeprefix("seed-"))
+        logs.append(pd.read_parquet(path).assign(arm=arm, seed=seed))
+        manifest = path.with_name("manifest.json")
+        if manifest.exists():
+            manifests.append({**json.loads(manifest.read_text()), "arm": arm, "seed": seed})
+    if not logs:
+        return None
+    return Runs(steps=pd.concat(logs, ignore_index=True), manifests=manifests)
+
+
+# ----------------------------------------------------------------------------- words
+
+
+def _join(names):
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _span(values, fmt):
+    """``"a"`` when all finite values format alike, else ``"lowest–highest"``; ``None`` when none is finite."""
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    if not len(values):
+        return None
+    low, high = fmt.format(values.min()), fmt.format(values.max())
+    return low if low == high else f"{low}–{high}"
+
+
+def primary_rows(comparisons):
+    """One row per (family, arm): the first interval method on the primary (first) summary."""
+    rows = figures.first_method(comparisons[comparisons["level"] == "summary"])
+    rows = rows[rows["summary"] == rows["summary"].iloc[0]]
+    return rows.assign(verdict=tables.verdicts(rows))
+
+
+def precision_sentence(rows, settings):
+    """What the family's seeds can detect (rows: :func:`primary_rows` of one family)."""
+    n, k = int(rows["n_seeds"].max()), len(rows)
+    mde = _span(100 * rows["mde"], "{:.2f}")
+    if figures.cannot_reach_alpha(rows, settings.alpha):
+        text = (f"With {n} seeds no effect of any size is detectable: the smallest Holm-adjusted p this family "
+                f"can reach is {rows['min_attainable_p'].max():.3g} > α = {settings.alpha:g}.")
+    elif mde:
+        text = (f"The smallest effect detectable with {n} seeds (power {settings.power:g}, level α/{k}) is "
+                f"{mde} points at the observed spread.")
+    else:
+        text = "The paired differences have no spread, so the detectable effect is undefined."
+    needed = _span(rows["seeds_needed"], "{:.0f}")
+    if needed:
+        text += (f" Detecting {100 * settings.power_effect:g} point(s) with power {settings.power:g} needs "
+                 f"{needed} matched seeds at the observed spread.")
+    return text
+
+
+def family_headline(rows, settings):
+    """Plain-word verdicts of one family (rows: :func:`primary_rows` of that family).
+
+    What the seeds could detect at all is :func:`precision_sentence`.
+    """
+    reference, measure, n = rows["reference"].iloc[0], rows["summary"].iloc[0], int(rows["n_seeds"].max())
+    level, margin = f"{100 * rows['ci_level'].iloc[0]:g}%", f"{100 * rows['equivalence_margin'].iloc[0]:g}"
+
+    def interval(r):
+        return f"{level} interval {tables.points(r.ci_low)} to {tables.points(r.ci_high)}"
+
+    sentences = []
+    if not (rows["verdict"] == "better").any():
+        sentences.append(f"No arm beats {reference} on {measure} at this precision "
+                         f"({n} seeds, Holm at α = {settings.alpha:g}).")
+    for r in rows[rows["verdict"].isin(["better", "worse"])].itertuples():
+        relation = "beats" if r.verdict == "better" else "is worse than"
+        sentences.append(f"{r.arm} {relation} {reference} by {abs(100 * r.mean_diff):.2f} points "
+                         f"({interval(r)}; Holm p = {r.p_holm:.3g}).")
+    equivalent = rows.loc[rows["verdict"] == "equivalent", "arm"]
+    if len(equivalent):
+        verb = "is" if len(equivalent) == 1 else "are"
+        coverage = float(normal_theory_coverage(n, rows["ci_level"].iloc[0]))
+        caveat = (f" (descriptive only: with {n} seeds a nominal {level} interval covers about {coverage:.0%})"
+                  if coverage < rows["ci_level"].iloc[0] - 0.01 else "")
+        sentences.append(f"{_join(equivalent)} {verb} equivalent to {reference} within ±{margin} point(s){caveat}.")
+    largest = rows.loc[rows["mean_diff"].abs().idxmax()]
+    sentences.append(f"Largest observed difference: {largest.arm}, {tables.points(largest.mean_diff)} points "
+                     f"({interval(largest)}).")
+    return sentences
+
+
+# ----------------------------------------------------------------------------- HTML pieces
+
+
+def html_table(frame):
+    """A frame as an HTML table; every header and cell is escaped."""
+    head = "".join(f"<th>{esc(c)}</th>" for c in frame.columns)
+    body = "".join("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in row) + "</tr>"
+                   for row in frame.itertuples(index=False))
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def html_list(items):
+    return "<ul>" + "".join(f"<li>{esc(item)}</li>" for item in items) + "</ul>"
+
+
+def html_figure(rendered, title, caption):
+    """A rendered figure inline: base64 SVG in an ``<img>`` (an image cannot run scripts or load anything)."""
+    data = base64.b64encode(rendered["svg"]).decode("ascii")
+    return (f'<figure><img src="data:image/svg+xml;base64,{data}" alt="{esc(title)}">'
+            f"<figcaption>{esc(caption)}</figcaption></figure>")
+
+
+def muted(text):
+    return f'<p class="muted">{esc(text)}</p>'
+
+
+def details(summary, body):
+    return f"<details><summary>{esc(summary)}</summary>{body}</details>"
+
+
+def section(anchor, title, body):
+    return f'<section id="{anchor}"><h2>{esc(title)}</h2>{body}</section>'
+
+
+def _flatten(mapping, prefix=""):
+    """Nested dicts as ``{"a.b": value}``."""
+    out = {}
+    for key, value in mapping.items():
+        if isinstance(value, dict):
+            out |= _flatten(value, f"{prefix}{key}.")
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def recipe_tables(manifests):
+    """``(shared, per_arm)``: the recipe keys equal in every run, and per arm the keys that differ."""
+    recipes = pd.DataFrame([{"arm": m["arm"], **{k: str(v) for k, v in _flatten(m.get("recipe", {})).items()}}
+                            for m in manifests])
+    recipes = recipes.fillna("—")  # a key that some runs lack differs between runs
+    keys = [c for c in recipes.columns if c != "arm"]
+    varying = [k for k in keys if recipes[k].nunique() > 1]
+    shared = pd.DataFrame({"key": [k for k in keys if k not in varying]})
+    shared["value"] = [recipes[k].iloc[0] for k in shared["key"]]
+    return shared, recipes.drop_duplicates("arm")[["arm", *varying]]
+
+
+def provenance(manifests):
+    """``(facts, times)``: the distinct commits, versions and platforms of the runs, and each run's time."""
+    frame = pd.DataFrame(manifests)
+    packages = pd.DataFrame([m.get("packages", {}) for m in manifests])
+
+    def distinct(values):
+        return ", ".join(values.dropna().astype(str).unique()) or "not recorded"
+
+    columns = {"git commit": "git_commit", "python": "python", "platform": "platform", "threads": "threads",
+               "config hash": "config_hash"}
+    facts = {label: distinct(frame.get(column, pd.Series(dtype=str))) for label, column in columns.items()}
+    facts |= {name: distinct(packages[name]) for name in packages.columns}
+    times = frame.reindex(columns=["arm", "seed", "seconds", "ms_per_step"])
+    times = times.assign(seconds=times["seconds"].round(1), ms_per_step=times["ms_per_step"].round().astype("Int64"))
+    return facts, times
+
+
+def runs_summary(runs):
+    """One line on the training runs: how many, how long, which commit; or that there are none."""
+    if runs is None:
+        return NO_TRAINING_LOGS
+    text = f"{runs.steps.groupby(['arm', 'seed']).ngroups} runs with step logs"
+    seconds = pd.Series([m.get("seconds") for m in runs.manifests], dtype=float)
+    timing = _span(seconds, "{:.0f}")
+    if timing:
+        text += f", {seconds.sum() / 60:.1f} min of training ({timing} s per run)"
+    commits = sorted({str(m["git_commit"]) for m in runs.manifests if m.get("git_commit")})
+    return text + f"; commit {', '.join(commits) or 'not recorded'}"
+
+
+# ----------------------------------------------------------------------------- sections
+
+
+def what_was_run(cfg, analysis, runs, config_text):
+    """Scores, arms and seeds, benchmarks, comparisons, runs; folded: summaries, recipe, provenance, config."""
+    seeds = analysis.summaries.groupby("arm", sort=False)["seed"].apply(
+        lambda s: ", ".join(map(str, sorted(s.unique()))))
+    compared = cfg.compared_arms
+    others = [a for a in seeds.index if a not in compared]
+    seed_sets = sorted(set(seeds[compared]))
+    benchmarks = list(dict.fromkeys(analysis.weights["benchmark"]))
+    domains = pd.Series([(cfg.benchmarks or {}).get(b, "unknown") for b in benchmarks]).value_counts(sort=False)
+    facts = {
+        "Scores": analysis.manifest.get("input", "not recorded"),
+        "Arms × seeds": f"{', '.join(compared)} × seeds {'; '.join(seed_sets)}"
+                        + (" (matched)" if len(seed_sets) == 1 else "")
+                        + (f"; only summarized: {', '.join(others)}" if others else ""),
+        "Benchmarks": f"{len(benchmarks)} in {len(domains)} domain(s): "
+                      + ", ".join(f"{d} ({c})" for d, c in domains.items()),
+        "Comparisons": "; ".join(f"{c.family}: {', '.join(c.arms)} vs {c.reference}" for c in cfg.comparisons),
+        "Training runs": runs_summary(runs),
+    }
+    body = '<dl class="facts">' + "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in facts.items()) + "</dl>"
+    means = analysis.summaries.pivot_table(index="arm", columns="summary", values="value", sort=False)
+    means = (100 * means).map(lambda x: f"{x:.2f}").reset_index().rename_axis(columns=None)
+    body += details("Summaries per arm (mean over seeds, points)", html_table(means))
+    if runs is not None and runs.manifests:
+        shared, per_arm = recipe_tables(runs.manifests)
+        facts, times = provenance(runs.manifests)
+        body += details("Recipe: what each arm changes, and what all runs share",
+                        html_table(per_arm) + html_table(shared))
+        body += details("Provenance: commit, versions, platform and run times",
+                        html_table(pd.DataFrame({"": list(facts), "value": list(facts.values())}))
+                        + html_table(times))
+    body += details(f"Config file ({cfg.source})", f"<pre>{esc(config_text)}</pre>")
+    return section("run", "What was run", body)
+
+
+def verdict_section(analysis):
+    """Headline verdicts per family, on the primary summary, with a chip per arm."""
+    rows = primary_rows(analysis.comparisons)
+    cards = []
+    for family, group in rows.groupby("family", sort=False):
+        chips = "".join(f'<span class="chip {r.verdict}">{esc(r.arm)} {esc(tables.points(r.mean_diff))} · '
+                        f"{esc(r.verdict)}</span>" for r in group.itertuples())
+        unreachable = figures.cannot_reach_alpha(group, analysis.settings.alpha) is not None
+        precision = ('<p class="warning">' if unreachable else "<p>") + esc(
+            precision_sentence(group, analysis.settings)) + "</p>"
+        cards.append(f'<div class="card"><h3>{esc(family)}: arms vs {esc(group["reference"].iloc[0])}</h3>{chips}'
+                     + html_list(family_headline(group, analysis.settings)) + precision + "</div>")
+    lede = (f'<p class="muted">On the primary summary, {esc(rows["summary"].iloc[0])}; Δ in points (score × 100). '
+            f"Better/worse: Holm-significant; equivalent: within the margin; otherwise inconclusive.</p>")
+    return section("verdicts", "Headline verdicts", lede + f'<div class="cards">{"".join(cards)}</div>')
+
+
+def comparison_section(analysis, forest):
+    """Per family: the forest plot, the summary table and (folded) the per-benchmark table."""
+    parts = []
+    for (family, level), group in analysis.comparisons.groupby(["family", "level"], sort=False):
+        table = html_table(tables.comparison_display(group))
+        parts.append(f"<h3>{esc(family)}</h3>{forest[family]}{table}" if level == "summary"
+                     else details(f"{family}: per benchmark", table))
+    note = (f'<p class="muted">p: exact sign-flip test; Holm within (family, measure); MDE: minimum detectable '
+            f"effect at power {analysis.settings.power:g}; {tables.FALLBACK_MARK}: BCa undefined, percentile "
+            f"interval shown. The same tables are in comparisons.csv, .md and .tex.</p>")
+    return section("comparisons", "Forest plots and tables", "".join(parts) + note)
+
+
+def power_section(analysis, power_figure):
+    """The power plot, every note of the analysis, and the dropped runs."""
+    body = power_figure + "<h3>Warnings and notes</h3>" + html_list(analysis.manifest.get("notes", []))
+    if len(analysis.dropped):
+        body += "<h3>Dropped runs</h3>" + html_table(analysis.dropped)
+    return section("power", "Power and warnings", body)
+
+
+def render_figures(cfg, analysis, runs, formats=("svg",)):
+    """Every figure of the report: ``{name: (title, caption, {format: bytes})}``."""
+    comparisons, settings = analysis.comparisons, analysis.settings
+    arms = cfg.compared_arms + sorted(set(analysis.summaries["arm"]) - set(cfg.compared_arms))
+    styles = figures.arm_styles(arms, [c.reference for c in cfg.comparisons])
+    made = {}
+    for i, (family, group) in enumerate(comparisons.groupby("family", sort=False), start=1):
+        made[f"forest-{i}"] = (f"Forest plot: {family}", "forest", figures.forest_plot(group, settings.alpha, styles))
+    if (comparisons["level"] == "benchmark").any():
+        made["benchmarks"] = ("Per-benchmark differences", "benchmarks",
+                              figures.benchmark_heatmap(comparisons, cfg.benchmarks))
+    if runs is not None:
+        made["training"] = ("Training dynamics", "training", figures.training_curves(runs.steps, styles))
+    if len(analysis.rankings):
+        made["rankings"] = ("Ranking sensitivity", "rankings", figures.ranking_plot(analysis.rankings, styles))
+    made["power"] = ("Power", "power", figures.power_plot(comparisons, settings, styles))
+    return {name: (title, CAPTIONS[kind], figures.render(fig, formats)) for name, (title, kind, fig) in made.items()}
+
+
+def render_html(cfg, analysis, runs, rendered, config_text):
+    """The whole report as one HTML string."""
+    inline = {name: html_figure(r, title, caption) for name, (title, caption, r) in rendered.items()}
+    families = list(dict.fromkeys(analysis.comparisons["family"]))
+    forest = {family: inline[f"forest-{i}"] for i, family in enumerate(families, start=1)}
+    sensitivity = (html_table(analysis.sensitivity.round({"spearman": 3, "kendall": 3}))
+                   if len(analysis.sensitivity) else muted("No ranking set has three or more arms."))
+    sections = [
+        what_was_run(cfg, analysis, runs, config_text),
+        verdict_section(analysis),
+        comparison_section(analysis, forest),
+        section("benchmarks", "Per-benchmark view", inline.get("benchmarks") or muted(
+            "Per-benchmark comparisons were not computed (analysis.per_benchmark is off).")),
+        section("training", "Training dynamics", inline.get("training") or muted(NO_TRAINING_LOGS)),
+        section("rankings", "Ranking sensitivity", inline.get("rankings", "") + sensitivity),
+        power_section(analysis, inline["power"]),
+    ]
+    nav = "".join(f'<a href="#{anchor}">{text}</a>' for anchor, text in NAV)
+    title = esc(f"armlab report: {cfg.experiment}")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<link rel="icon" href="data:,"><title>{title}</title><style>{STYLE}</style></head>'
+        f"<body><header><h1>{title}</h1><nav>{nav}</nav></header>{''.join(sections)}</body></html>\n"
+    )
+
+
+def write_report(config_path, analysis_dir, out_dir, runs_dir=None, figures_dir=None):
+    """Write ``out_dir/index.html`` (and each figure as SVG and PNG to ``figures_dir``); return its path.
+
+    Every file is written under a temporary name and renamed, so a killed run leaves no file that
+    looks complete.
+    """
+    cfg = load_config(config_path)
+    analysis = read_analysis(analysis_dir, cfg.experiment)
+    runs = read_runs(runs_dir) if runs_dir is not None else None
+    rendered = render_figures(cfg, analysis, runs, ("svg", "png") if figures_dir is not None else ("svg",))
+    if figures_dir is not None:
+        for name, (_, _, files) in rendered.items():
+            figures.save(files, figures_dir, name)
+    path = Path(out_dir) / "index.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(render_html(cfg, analysis, runs, rendered, Path(config_path).read_text()))
+    tmp.replace(path)
+    return path

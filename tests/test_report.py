@@ -1,0 +1,219 @@
+"""`armlab report`: one self-contained HTML file from an analysis, for our results and converted ones.
+
+Fixtures are synthetic (tests/fixtures/report/build.py): a demo-like experiment with step logs and
+run manifests, DataFlex-RL's table layout, lm-eval output, and names that are HTML.
+"""
+
+import base64
+import json
+import re
+import runpy
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from analysis import cli, report, tables
+from analysis.config import Settings
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE = REPO / "tests" / "fixtures" / "report"
+BUILD = runpy.run_path(str(FIXTURE / "build.py"))
+DATAFLEX_CONFIG = REPO / "config" / "experiments" / "dataflex_rl_released.yaml"
+SECTIONS = ["run", "verdicts", "comparisons", "benchmarks", "training", "rankings", "power"]
+
+
+def _analyze_and_report(config, out, *analyze_args, **paths):
+    return BUILD["analyze_and_report"](config, out, *analyze_args, **paths).read_text()
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    results = BUILD["write_experiment"](tmp_path_factory.mktemp("demo"))
+    html = _analyze_and_report(FIXTURE / "experiment.yaml", results, "--scores", str(results / "scores.parquet"),
+                               runs=results / "runs", figures=results / "figures")
+    return results, html
+
+
+def _images(html):
+    return re.findall(r'<img src="([^"]*)"', html)
+
+
+def test_the_report_is_one_self_contained_file(demo):
+    _, html = demo
+    assert "<script" not in html.lower() and "@import" not in html
+    images = _images(html)
+    assert len(images) == 6  # two forest plots, heatmap, training curves, rankings, power
+    for src in images:
+        assert src.startswith("data:image/svg+xml;base64,")
+        assert base64.b64decode(src.split(",", 1)[1]).startswith(b"<?xml")
+    links = re.findall(r'(?:href|src)="([^"]*)"', html)
+    assert all(link.startswith(("#", "data:")) for link in links)
+    assert "url(" not in html
+
+
+def test_the_report_has_every_section_and_says_what_the_seeds_allow(demo):
+    _, html = demo
+    assert re.findall(r'<section id="([^"]+)"', html) == SECTIONS
+    assert "No arm beats grpo on domain_balanced at this precision (3 seeds, Holm at α = 0.05)." in html
+    # what the seeds allow, as a warning in each family's card
+    assert ('<p class="warning">With 3 seeds no effect of any size is detectable: the smallest Holm-adjusted p '
+            "this family can reach is 0.5 &gt; α = 0.05. Detecting 2 point(s) with power 0.8 needs") in html
+    assert html.count('<p class="warning">With 3 seeds no effect of any size is detectable') == 2
+    # what was run: runs, commit, the recipe each arm changes, run times
+    assert "12 runs with step logs" in html and "commit " + "0" * 40 in html
+    assert "<th>estimator.name</th>" in html and "<td>dr_grpo</td>" in html
+    assert "<th>ms_per_step</th>" in html
+
+
+def test_every_figure_is_written_as_svg_and_png(demo):
+    results, _ = demo
+    names = ["benchmarks", "forest-1", "forest-2", "power", "rankings", "training"]
+    assert sorted(p.name for p in (results / "figures").iterdir()) == sorted(
+        f"{n}.{ext}" for n in names for ext in ("png", "svg"))
+
+
+def _converted(kind, root):
+    """A config and `armlab analyze` arguments for results converted from elsewhere."""
+    if kind == "wide_csv":
+        return DATAFLEX_CONFIG, ["--set", f"input.path={BUILD['write_wide_csv'](root / 'wide.csv')}"]
+    return BUILD["write_lmeval"](root), []
+
+
+@pytest.mark.parametrize("kind", ["wide_csv", "lmeval"])
+def test_converted_results_get_the_same_report_without_training_logs(kind, tmp_path):
+    config, args = _converted(kind, tmp_path)
+    html = _analyze_and_report(config, tmp_path, *args)
+    assert re.findall(r'<section id="([^"]+)"', html) == SECTIONS
+    assert "No training logs: these results were converted from elsewhere" in html
+    assert len(_images(html)) == 5  # no training curves
+    reference = "baseline" if kind == "wide_csv" else "grpo"
+    assert f"No arm beats {reference} on domain_balanced at this precision" in html
+
+
+def test_every_string_from_configs_and_results_is_escaped(tmp_path):
+    config = BUILD["write_hostile"](tmp_path)
+    html = _analyze_and_report(config, tmp_path, "--scores", str(tmp_path / "scores.parquet"))
+    for raw in ("<script>alert(1)</script>", "<em>family</em>", "<b>bold</b>", "<i>logic</i>", "m&th"):
+        assert raw not in html
+    assert "<script" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "&lt;em&gt;family&lt;/em&gt;" in html
+    assert "<title>armlab report: x&lt;script&gt;alert(1)&lt;/script&gt;</title>" in html
+    assert "<td>NA</td>" in html  # an arm named NA is a name, not a missing value
+
+
+def test_report_errors_name_the_file(tmp_path, capsys):
+    assert cli.main(["report", str(FIXTURE / "experiment.yaml"), "--analysis", str(tmp_path),
+                     "--out", str(tmp_path / "report")]) == 2
+    assert f"{tmp_path}/manifest.json: not found" in capsys.readouterr().err
+    (tmp_path / "manifest.json").write_text(json.dumps({"experiment": "other"}))
+    assert cli.main(["report", str(FIXTURE / "experiment.yaml"), "--analysis", str(tmp_path),
+                     "--out", str(tmp_path / "report")]) == 2
+    assert "experiment 'other' is not the config's 'demo_synthetic'" in capsys.readouterr().err
+    assert not (tmp_path / "report").exists()
+
+
+# ------------------------------------------------------------------------------ words and tables
+
+
+def _comparisons(**columns):
+    """A comparisons table (one family, summary level, one interval method) with sensible defaults."""
+    n = len(columns["arm"])
+    base = {"family": "policies", "summary": "domain_balanced", "reference": "ref", "n_seeds": 8,
+            "ci_method": "percentile", "level": "summary", "ci_level": 0.95, "equivalence_margin": 0.01,
+            "min_attainable_p": 0.0234, "note": "", "reject": False, "equivalent": False, "mde": 0.01,
+            "seeds_needed": 10.0, "p_value": 0.5, "p_holm": 0.5, "sd_diff": 0.01}
+    frame = pd.DataFrame({key: [value] * n for key, value in base.items()})
+    for key, values in columns.items():
+        frame[key] = values
+    return frame
+
+
+SETTINGS = Settings(alpha=0.05, confidence=0.95, resamples=1000, ci_methods=("percentile",), item_bootstrap=False,
+                    equivalence_margin=0.01, power=0.8, power_effect=0.02, bootstrap_seed=0, exact_max_seeds=20,
+                    sign_flip_resamples=1000, per_benchmark=True, subsets={}, rankings=None, drop_incomplete=False)
+
+
+def test_headline_names_winners_losers_and_equivalent_arms_and_the_precision():
+    rows = report.primary_rows(_comparisons(
+        arm=["up", "down", "same"], mean_diff=[0.03, -0.02, 0.001], ci_low=[0.02, -0.03, -0.002],
+        ci_high=[0.04, -0.01, 0.004], p_holm=[0.0078, 0.0156, 1.0], reject=[True, True, False],
+        equivalent=[False, False, True], mde=[0.01, 0.015, 0.02], seeds_needed=[6.0, 9.0, 12.0]))
+    assert list(rows["verdict"]) == ["better", "worse", "equivalent"]
+    assert report.family_headline(rows, SETTINGS) == [
+        "up beats ref by 3.00 points (95% interval +2.00 to +4.00; Holm p = 0.0078).",
+        "down is worse than ref by 2.00 points (95% interval -3.00 to -1.00; Holm p = 0.0156).",
+        "same is equivalent to ref within ±1 point(s) (descriptive only: with 8 seeds a nominal 95% interval "
+        "covers about 89%).",
+        "Largest observed difference: up, +3.00 points (95% interval +2.00 to +4.00).",
+    ]
+    assert report.precision_sentence(rows, SETTINGS) == (
+        "The smallest effect detectable with 8 seeds (power 0.8, level α/3) is 1.00–2.00 points at the observed "
+        "spread. Detecting 2 point(s) with power 0.8 needs 6–12 matched seeds at the observed spread.")
+
+
+def test_verdicts_follow_holm_then_equivalence():
+    frame = pd.DataFrame({"reject": [True, True, False, False, True], "mean_diff": [1, -1, 0, 0, 1],
+                          "equivalent": [False, False, True, False, True]})
+    assert list(tables.verdicts(frame)) == ["better", "worse", "equivalent", "inconclusive", "better"]
+
+
+def test_latex_table_has_arms_as_rows_and_the_best_values_in_bold():
+    table = _comparisons(arm=["a_1", "b<2>", "c"], mean_diff=[0.012, -0.004, 0.012], ci_low=[0.0, -0.01, 0.001],
+                         ci_high=[0.02, 0.0, 0.02], p_value=[0.25, 0.5, 0.125], p_holm=[0.5, 0.5, 0.375],
+                         note=["", "", "BCa undefined"], reject=[False] * 3, equivalent=[False, True, False])
+    tex = tables.latex_table(table)
+    lines = tex.splitlines()
+    assert lines[:2] == [r"\begin{table}[t]", r"\centering"] and lines[-3:] == [
+        r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    assert r"\label{tab:policies-summary}" in tex and r"\toprule" in tex and r"\midrule" in tex
+    assert r"Arm & $\Delta$ (pts) & percentile interval & $p$ & $p_\mathrm{Holm}$ & Verdict \\" in lines
+    assert r"\multicolumn{6}{l}{\textit{domain\_balanced}} \\" in lines
+    rows = [line for line in lines if line.startswith(("a", "b", "c")) and "&" in line]
+    assert rows == [
+        r"a\_1 & $\mathbf{+1.20}$ & $[+0.00, +2.00]$ & $0.25$ & $0.5$ & inconclusive \\",
+        r"b\textless{}2\textgreater{} & $-0.40$ & $[-1.00, +0.00]$ & $0.5$ & $0.5$ & equivalent \\",
+        r"c & $\mathbf{+1.20}$ & $[+0.10, +2.00]$$^\dagger$ & $\mathbf{0.125}$ & $\mathbf{0.375}$ & inconclusive \\",
+    ]
+    assert "Smallest attainable Holm p: 0.0234" in tex
+
+
+# ------------------------------------------------------------------------------ Snakemake
+
+
+SNAKEFILE = """
+from training.config import validate_config
+
+configfile: "{config}"
+config.update(validate_config(config, source="{config}"))
+
+include: "{repo}/workflows/rules/common.smk"
+include: "{repo}/workflows/rules/report.smk"
+
+rule all:
+    input: rules.report.output
+"""
+
+
+def test_the_snakemake_rule_writes_the_report_and_snakemake_report_shows_it(tmp_path, snakemake_bin):
+    results = BUILD["write_experiment"](tmp_path)
+    config = FIXTURE / "experiment.yaml"
+    (results / "config").mkdir()
+    (results / "config" / "analysis.json").write_text(json.dumps(yaml.safe_load(config.read_text())))
+    assert cli.main(["analyze", str(results / "config" / "analysis.json"), "--scores",
+                     str(results / "scores.parquet"), "--out", str(results / "analysis")]) == 0
+    (tmp_path / "Snakefile").write_text(SNAKEFILE.format(config=config, repo=REPO))
+
+    def snakemake(*args):
+        proc = subprocess.run([snakemake_bin, "--cores", "1", *args], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+    snakemake()
+    assert "12 runs with step logs" in (results / "report" / "index.html").read_text()
+    assert (results / "figures" / "training.svg").exists()
+    snakemake("--report", "snakemake_report.html")
+    text = (tmp_path / "snakemake_report.html").read_text()
+    assert "index.html" in text and "forest-1.svg" in text and "self-contained HTML file" in text

@@ -1,0 +1,42 @@
+# The static HTML report and the figures, after the analysis: the last step of `rule all`.
+# `snakemake --report report.html` shows both, with the captions of workflows/report/.
+
+
+rule report:
+    input:
+        config=f"{OUT}/config/analysis.json",
+        comparisons=f"{OUT}/analysis/comparisons.csv",
+        summaries=f"{OUT}/analysis/summaries.csv",
+        sensitivity=f"{OUT}/analysis/sensitivity.csv",
+        steps=[f"{OUT}/runs/{arm}/seed-{seed}/steps.parquet" for arm, seed in RUNS],
+        manifests=[f"{OUT}/runs/{arm}/seed-{seed}/manifest.json" for arm, seed in RUNS],
+    output:
+        html=report(
+            f"{OUT}/report/index.html",
+            caption="../report/index.rst",
+            category="Report",
+            labels={"output": "HTML report"},
+        ),
+        figures=report(
+            directory(f"{OUT}/figures"),
+            patterns=["{name}.svg"],
+            caption="../report/figures.rst",
+            category="Figures",
+            labels={"figure": "{name}"},
+        ),
+    log:
+        f"{OUT}/logs/report.log",
+    params:
+        python=PYTHON,
+        analysis=lambda wildcards, input: os.path.dirname(input.comparisons),
+        runs=lambda wildcards, input: input.steps[0].rsplit("/", 3)[0],  # {OUT}/runs
+        out=lambda wildcards, output: os.path.dirname(output.html),
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    shell:
+        "{params.python} -m analysis.cli report {input.config} --analysis {params.analysis} --runs {params.runs}"
+        " --out {params.out} --figures {output.figures} > {log} 2>&1"
