@@ -119,3 +119,18 @@ def test_snakemake_rejects_a_bad_config_before_any_job(tmp_path, raw, snakemake_
     assert proc.returncode != 0
     assert "comparisons[0].reference: arm 'ppo' does not exist" in proc.stdout + proc.stderr
     assert not (tmp_path / "results").exists()
+
+
+def test_armlab_arms_lists_exactly_what_configs_accept(capsys, raw):
+    from analysis.cli import main
+    from training.data_policies import DATA_POLICIES
+    from training.estimators import ESTIMATORS
+
+    assert main(["arms"]) == 0
+    out = capsys.readouterr().out
+    listed = {line.split()[0] for line in out.splitlines() if line.startswith("  ") and not line.strip().startswith("parameters")}
+    assert listed == set(ESTIMATORS) | set(DATA_POLICIES)
+    for name in listed:  # every listed name validates as an arm; an unlisted one does not
+        field = "estimator" if name in ESTIMATORS else "data_policy"
+        validate_config({**raw, "arms": {**raw["arms"], "probe": {field: name}}}, source="probe")
+    _rejects({**raw, "arms": {"probe": {"data_policy": "not_listed"}}}, "unknown data policy")
