@@ -5,6 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= 2
+PROFILE ?= workflows/profiles/default
 
 # nothing is ever fetched from a model or dataset hub at run time
 export HF_DATASETS_OFFLINE := 1
@@ -24,10 +25,10 @@ $(STAMP): requirements.txt pyproject.toml
 setup: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/snakemake --profile workflows/profiles/default --cores $(CORES)
+	$(BIN)/snakemake --profile $(PROFILE) --cores $(CORES)
 
 dry-run: $(STAMP)
-	$(BIN)/snakemake --profile workflows/profiles/default --cores $(CORES) -n
+	$(BIN)/snakemake --profile $(PROFILE) --cores $(CORES) -n
 
 lint: $(STAMP)
 	$(BIN)/snakemake --lint

@@ -100,4 +100,4 @@ def test_editing_the_analysis_section_reruns_only_the_analysis(tiny_run, tmp_pat
     path.write_text(yaml.safe_dump(edited))
     dry = _snakemake(snakemake_bin, workdir, "-n", configfile=path)
     assert dry.returncode == 0
-    assert _job_counts(dry.stdout + dry.stderr) == {"stage_config": 1, "analyze": 1, "all": 1}
+    assert _job_counts(dry.stdout + dry.stderr) == {"stage_config": 1, "analyze": 1, "report": 1, "all": 1}

@@ -149,11 +149,49 @@ def validate_config(config: dict, source: str = "config") -> dict:
                 _instantiate_check(field, recipe[field], sorted({b["domain"] for b in config["benchmarks"].values()}))
             except (TypeError, ValueError) as err:
                 raise ConfigError(f"{source}: arms.{arm}.{field}: {err}") from None
+        _check_backend(config, source, arm, recipe)
         need = _longest_prompt(config) + recipe["max_new_tokens"]
         if need > config["model"]["max_len"]:
             raise ConfigError(f"{source}: model.max_len: {config['model']['max_len']} is shorter than the longest "
                               f"prompt plus max_new_tokens of arm {arm!r} ({need})")
     return config
+
+
+def _check_backend(config: dict, source: str, arm: str, recipe: dict) -> None:
+    """Reject an arm the configured backend cannot express, naming the key (never ignore it silently)."""
+    backend = config["backend"]
+    if backend == "builtin":
+        return
+    if backend not in config:
+        raise ConfigError(f"{source}: {backend}: backend {backend!r} needs a {backend!r} section")
+    if backend == "trl":
+        from training.backends.trl_backend import check_recipe
+
+        try:
+            check_recipe(recipe)
+        except ValueError as err:
+            raise ConfigError(f"{source}: arms.{arm}.{err} (backend: trl)") from None
+        return
+    from training.backends.command import check_arm
+
+    try:
+        check_arm(config["command"], recipe, config["arms"][arm])
+    except ValueError as err:
+        key = f"command.{err}" if str(err).startswith("template") else f"arms.{arm}.{err}"
+        raise ConfigError(f"{source}: {key} (backend: command)") from None
+
+
+def hf_base(config: dict) -> str | None:
+    """The Hugging Face checkpoint evaluated as arm ``base`` for the trl/command backends (None: no base arm)."""
+    return {"trl": config["trl"].get("model"), "command": config.get("command", {}).get("base_checkpoint")
+            }.get(config["backend"])
+
+
+def backend_gpus(config: dict, stage: str) -> int:
+    """GPUs one training (``stage="train"``) or evaluation job of the configured backend asks the scheduler for."""
+    if config["backend"] == "builtin":
+        return 0
+    return config[config["backend"]]["gpus" if stage == "train" else "eval_gpus"]
 
 
 def _instantiate_check(field: str, spec: dict, domains: list[str]) -> None:
@@ -206,6 +244,9 @@ def stage_config(config: dict, stage: str, arm: str | None = None) -> dict:
     view = {key: config[key] for key in STAGE_KEYS[stage]}
     if stage == "train":
         view["arms"] = {arm: config["arms"][arm]}
+    if stage in ("train", "eval") and config["backend"] != "builtin":
+        view["backend"] = config["backend"]
+        view[config["backend"]] = config[config["backend"]]
     # canonical key order: reordering a YAML file is not a change that should rerun anything
     return json.loads(json.dumps(view, sort_keys=True))
 

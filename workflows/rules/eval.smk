@@ -11,14 +11,16 @@ rule evaluate:
     params:
         python=PYTHON,
         out=lambda wildcards, output: os.path.dirname(output.scores),
+        checkpoint=checkpoint_args,
     conda:
         "../../environment.yml"
-    threads: 1
+    threads: JOB_THREADS
     resources:
-        mem_mb=2000,
-        runtime=30,
+        mem_mb=2000 if BACKEND == "builtin" else 16000,
+        runtime=30 if BACKEND == "builtin" else 240,
+        gpu=EVAL_GPUS,
     shell:
-        "{params.python} -m evals.run --config {input.config} --tasks {input.tasks} --checkpoint {input.checkpoint}"
+        "{params.python} -m evals.run --config {input.config} --tasks {input.tasks} {params.checkpoint}"
         " --arm {wildcards.arm} --seed {wildcards.seed} --out {params.out}"
         " > {log} 2>&1"
 

@@ -8,7 +8,7 @@ rule report:
         comparisons=f"{OUT}/analysis/comparisons.csv",
         summaries=f"{OUT}/analysis/summaries.csv",
         sensitivity=f"{OUT}/analysis/sensitivity.csv",
-        steps=[f"{OUT}/runs/{arm}/seed-{seed}/steps.parquet" for arm, seed in RUNS],
+        steps=STEP_LOGS,
         manifests=[f"{OUT}/runs/{arm}/seed-{seed}/manifest.json" for arm, seed in RUNS],
     output:
         html=report(
@@ -29,7 +29,7 @@ rule report:
     params:
         python=PYTHON,
         analysis=lambda wildcards, input: os.path.dirname(input.comparisons),
-        runs=lambda wildcards, input: input.steps[0].rsplit("/", 3)[0],  # {OUT}/runs
+        runs=lambda wildcards, input: Path(input.manifests[0]).parents[2],  # {OUT}/runs/<arm>/seed-<seed>/manifest.json
         out=lambda wildcards, output: os.path.dirname(output.html),
     conda:
         "../../environment.yml"

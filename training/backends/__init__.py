@@ -1,0 +1,1 @@
+"""Training backends other than the builtin GRPO loop (``training/train.py``): see DESIGN.md, "Backends"."""

@@ -1,0 +1,154 @@
+"""The command backend: run a user's trainer (verl, OpenRLHF …) once per (arm, seed) from a command template.
+
+The template (``command.template``) is a shell command with ``str.format`` placeholders: ``{arm}``, ``{seed}``,
+``{estimator}``, ``{data_policy}`` (registry names), ``{output_dir}``, every scalar recipe field (``{steps}``,
+``{lr}`` …) and the fields that ``command.estimator_fields`` declares for the arm's estimator. Every value is
+shell-quoted (``shlex.quote``) before substitution; a placeholder outside that set, one with attribute or index
+access, a conversion or format spec, or one written inside quotes in the template is rejected at config
+validation. After the command exits 0, the checkpoint is the last match (in sorted order) of the glob
+``command.checkpoint`` under ``{output_dir}``; ``manifest.json`` records it for evaluation.
+
+    python -m training.backends.command --config results/<exp>/config/train/<arm>.json --arm grpo --seed 1 \
+        --out results/<exp>/runs/grpo/seed-1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import shutil
+import string
+import subprocess
+import time
+from pathlib import Path
+
+from training.config import resolve_arm
+from training.utils import config_hash, write_json
+
+RUN_FIELDS = ("arm", "seed", "estimator", "data_policy", "output_dir")
+TRAINER_DIR = "trainer"
+
+
+def template_fields(template: str) -> list[str]:
+    """The placeholder names of ``template``, in order; raises ``ValueError`` for anything but plain names."""
+    fields, quote = [], None
+    for literal, name, spec, conversion in string.Formatter().parse(template):
+        quote = _quote_state(literal, quote)
+        if name is None:
+            continue
+        if not name.isidentifier() or spec or conversion:
+            raise ValueError(f"placeholder {{{name}{'!' + conversion if conversion else ''}"
+                             f"{':' + spec if spec else ''}}} is not a plain name; write {{field}} only")
+        if quote:
+            raise ValueError(f"placeholder {{{name}}} sits inside {quote}-quotes; values are shell-quoted already, "
+                             f"so write it unquoted")
+        fields.append(name)
+    return fields
+
+
+def _quote_state(text: str, quote: str | None) -> str | None:
+    """The open shell quote (``'``, ``"`` or None) after ``text``, starting in state ``quote``."""
+    escaped = False
+    for char in text:
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote is None and char in "'\"":
+            quote = char
+        elif char == quote:
+            quote = None
+    return quote
+
+
+def template_values(recipe: dict, arm: str, seed: int, output_dir: str, estimator_fields: dict) -> dict:
+    """Every value a template may use for this run: run fields, scalar recipe fields, the estimator's fields."""
+    values = {key: value for key, value in recipe.items() if not isinstance(value, (dict, list))}
+    values.update(arm=arm, seed=seed, estimator=recipe["estimator"]["name"],
+                  data_policy=recipe["data_policy"]["name"], output_dir=output_dir)
+    values.update(estimator_fields.get(recipe["estimator"]["name"], {}))
+    return values
+
+
+def allowed_fields(recipe: dict, estimator_fields: dict) -> set[str]:
+    """Every placeholder name some arm could fill."""
+    extra = {field for fields in estimator_fields.values() for field in fields}
+    return set(RUN_FIELDS) | set(template_values(recipe, "", 0, "", {})) | extra
+
+
+def check_arm(command: dict, recipe: dict, overrides: dict) -> None:
+    """Reject a template or an arm the command backend cannot run faithfully (``ValueError`` naming the problem).
+
+    An arm's override must reach the trainer: an overridden recipe field must appear in the template (the
+    estimator through ``{estimator}`` or one of its ``estimator_fields``), and estimator or data-policy
+    parameters cannot be passed at all — only names.
+    """
+    fields = template_fields(command["template"])
+    unknown = sorted(set(fields) - allowed_fields(recipe, command["estimator_fields"]))
+    if unknown:
+        raise ValueError(f"template: unknown placeholder(s) {unknown}; allowed are run fields {list(RUN_FIELDS)}, "
+                         f"scalar recipe fields and the fields of command.estimator_fields")
+    estimator = recipe["estimator"]["name"]
+    missing = [f for f in fields if f not in template_values(recipe, "", 0, "", command["estimator_fields"])]
+    if missing:
+        raise ValueError(f"estimator: command.estimator_fields.{estimator} does not define {missing}, "
+                         f"which the template uses")
+    for field in ("estimator", "data_policy"):
+        if len(recipe[field]) > 1:
+            raise ValueError(f"{field}: parameters {sorted(set(recipe[field]) - {'name'})} cannot be passed to the "
+                             f"command backend; only the name is substituted")
+    estimator_used = "estimator" in fields or any(f in command["estimator_fields"].get(estimator, {}) for f in fields)
+    for field in overrides:
+        used = estimator_used if field == "estimator" else field in fields
+        if not used:
+            raise ValueError(f"{field}: this arm overrides {field!r} but the command template never passes it to "
+                             f"the trainer (no {{{field}}} placeholder), so the ablation would silently do nothing")
+
+
+def render(template: str, values: dict) -> str:
+    """``template`` with every placeholder replaced by its shell-quoted value."""
+    return template.format(**{key: shlex.quote(str(value)) for key, value in values.items()})
+
+
+def find_checkpoint(output_dir: Path, pattern: str) -> Path:
+    """The last match (sorted) of the glob ``pattern`` under ``output_dir``."""
+    matches = sorted(output_dir.glob(pattern))
+    if not matches:
+        raise FileNotFoundError(f"command backend: no checkpoint matches {pattern!r} under {output_dir} "
+                                f"(command.checkpoint); did the trainer write elsewhere?")
+    return matches[-1]
+
+
+def run(config: dict, arm: str, seed: int, out_dir: Path) -> Path:
+    """Run the arm's command into ``out_dir/trainer``, locate its checkpoint, write ``out_dir/manifest.json``."""
+    command, recipe = config["command"], resolve_arm(config, arm)
+    output_dir = (out_dir / TRAINER_DIR).resolve()
+    shutil.rmtree(output_dir, ignore_errors=True)  # a failed earlier attempt must not supply the checkpoint
+    output_dir.mkdir(parents=True)
+    line = render(command["template"], template_values(recipe, arm, seed, str(output_dir),
+                                                       command["estimator_fields"]))
+    print(f"[{arm} seed {seed}] $ {line}", flush=True)
+    start = time.perf_counter()
+    subprocess.run(["/bin/bash", "-c", line], check=True)
+    checkpoint = find_checkpoint(output_dir, command["checkpoint"])
+    write_json(out_dir / "manifest.json", {
+        "experiment": config["experiment"], "arm": arm, "seed": seed, "backend": "command", "recipe": recipe,
+        "command": line, "checkpoint": str(checkpoint), "config_hash": config_hash(config), "config": config,
+        "seconds": time.perf_counter() - start})
+    print(f"[{arm} seed {seed}] checkpoint {checkpoint}", flush=True)
+    return checkpoint
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", required=True)
+    parser.add_argument("--arm", required=True)
+    parser.add_argument("--seed", required=True, type=int)
+    parser.add_argument("--out", required=True, type=Path)
+    args = parser.parse_args(argv)
+    run(json.loads(Path(args.config).read_text()), args.arm, args.seed, args.out)
+
+
+if __name__ == "__main__":
+    main()

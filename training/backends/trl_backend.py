@@ -1,0 +1,321 @@
+"""The TRL backend: one run of one arm with TRL's ``GRPOTrainer`` on a Hugging Face causal LM.
+
+The common recipe and the arm map onto ``trl.GRPOConfig`` (:func:`grpo_config_kwargs`); rewards come from the
+same verifiers as the builtin trainer (training/tasks.py ``verify``, with ``noisy_verdict`` for reward-noise
+arms). What TRL cannot express is rejected at config validation by :func:`check_recipe`, never ignored:
+
+* estimators: ``grpo`` (``scale_rewards="group"``), ``grpo`` with ``norm_std: false`` and ``dr_grpo``
+  (``scale_rewards="none"`` — ``loss_type="dr_grpo"`` alone keeps the std division). TRL's GRPOTrainer has no
+  leave-one-out, median, pass@k or length-weighted baselines.
+* ``loss_agg`` → ``loss_type``: token-mean → ``dapo``, seq-mean-token-mean → ``grpo``,
+  seq-mean-token-sum-norm → ``dr_grpo`` (TRL docs, "Loss types").
+* data policies: ``uniform``, the fixed domain mixture ``static`` and the adaptive domain mixtures
+  ``reward_gap``, ``dump_ucb``, ``tscl`` and ``exp3``, through TRL's sampler extension point
+  (``GRPOTrainer._get_train_sampler``): :class:`StepSampler` draws each step's prompts exactly as the builtin
+  trainer's ``draw_prompts`` does, from the same (experiment, seed, "prompts", step) stream and the policy's
+  ``domain_shares(step)``, so a uniform or static TRL run sees the builtin run's prompts. Adaptive mixtures get
+  their feedback through the reward function: it sees each generation batch (the sampler's step, P prompts × G
+  completions, dataset columns ``id``/``domain``), checks that it is the block the sampler drew for that step, and
+  calls ``policy.observe(step, group_domains, rewards, advantages, prompt_ids)`` with the batch's (P, G) rewards
+  and TRL's own advantages (group mean; ÷ (unbiased std + 1e-4) when ``scale_rewards="group"``). The sampler
+  draws step s + 1 only after step s's rewards were observed: accelerate's ``DataLoaderShard`` pre-draws one
+  batch ahead, so in a single-process run :meth:`ArmlabGRPOTrainer.get_train_dataloader` hands the Trainer the
+  unwrapped ``DataLoader`` (``num_workers=0``, which draws on demand); a multi-process run keeps accelerate's
+  sharded loader and refuses adaptive mixtures (each process would see only its slice of the rewards).
+  Per-step policy shares, realised shares and domain rewards go to ``mixture.parquet``. Policies that select or reweight
+  rollouts or choose prompts from their per-prompt history (difffilter, maxvar, gfpo, topk, ar, per, softmax,
+  diffband, dapo, greso, thompson) are rejected: GRPOTrainer has no public hook between scoring and the loss (it
+  would take overriding its private ``_generate_and_score_completions``).
+
+    python -m training.backends.trl_backend --config results/<exp>/config/train/<arm>.json --arm grpo --seed 1 \
+        --data results/<exp>/data --out results/<exp>/runs/grpo/seed-1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections import deque
+from pathlib import Path
+
+from training.config import resolve_arm
+from training.tasks import EOS, verify
+from training.utils import atomic_path, config_hash, derive_seed, environment_record, write_json
+
+LOSS_TYPES = {"token-mean": "dapo", "seq-mean-token-mean": "grpo", "seq-mean-token-sum-norm": "dr_grpo"}
+ADAPTIVE_DATA_POLICIES = ("reward_gap", "dump_ucb", "tscl", "exp3")  # domain mixtures fed back TRL's rewards
+SUPPORTED_DATA_POLICIES = ("uniform", "static", *ADAPTIVE_DATA_POLICIES)
+TRL_STD_EPS = 1e-4  # GRPOTrainer: advantages = (r - group mean) / (group std + 1e-4) with scale_rewards="group"
+CHECKPOINT_DIR = "model"
+
+
+def scale_rewards(estimator: dict) -> str:
+    """TRL's ``scale_rewards`` for an estimator spec; ``ValueError`` when GRPOTrainer cannot express it."""
+    name, params = estimator["name"], {k: v for k, v in estimator.items() if k != "name"}
+    if name == "grpo" and set(params) <= {"norm_std"}:
+        return "group" if params.get("norm_std", True) else "none"
+    if name == "dr_grpo" and not params:
+        return "none"
+    raise ValueError(f"estimator {estimator} cannot be expressed by TRL's GRPOTrainer (it has group-mean baselines "
+                     f"with group std scaling or none); supported: grpo, grpo with norm_std: false, dr_grpo")
+
+
+def check_recipe(recipe: dict) -> None:
+    """Raise ``ValueError`` (naming the recipe key) for anything TRL's GRPOTrainer cannot run faithfully."""
+    try:
+        scale_rewards(recipe["estimator"])
+    except ValueError as err:
+        raise ValueError(f"estimator: {err}") from None
+    if recipe["data_policy"]["name"] not in SUPPORTED_DATA_POLICIES:
+        raise ValueError(f"data_policy: {recipe['data_policy']['name']!r} is not supported by the TRL backend "
+                         f"(supported: {list(SUPPORTED_DATA_POLICIES)})")
+
+
+def grpo_config_kwargs(recipe: dict, experiment: str, seed: int, output_dir: str, threads: int) -> dict:
+    """``GRPOConfig`` arguments for one run: the recipe's fields under TRL's names."""
+    return {
+        "output_dir": output_dir, "max_steps": recipe["steps"], "num_generations": recipe["group_size"],
+        # one optimizer step per rollout batch: the batch counts completions (prompts × G)
+        "per_device_train_batch_size": recipe["prompts_per_step"] * recipe["group_size"],
+        "gradient_accumulation_steps": 1, "num_iterations": recipe["updates_per_batch"],
+        "learning_rate": recipe["lr"], "weight_decay": recipe["weight_decay"], "lr_scheduler_type": "constant",
+        "warmup_steps": 0, "max_grad_norm": recipe["grad_clip"], "epsilon": recipe["clip"], "beta": recipe["kl_coef"],
+        "loss_type": LOSS_TYPES[recipe["loss_agg"]], "scale_rewards": scale_rewards(recipe["estimator"]),
+        "importance_sampling_level": recipe["ratio_level"], "temperature": recipe["temperature"],
+        "max_completion_length": recipe["max_new_tokens"], "logging_steps": recipe["log_every"],
+        "save_strategy": "no", "report_to": "none", "bf16": False, "use_cpu": True,
+        "dataloader_num_workers": 0, "disable_tqdm": True,
+        # derived from (experiment, seed), not the arm: arms sharing a seed see the same prompt order
+        "seed": derive_seed(experiment, seed, "trl") % 2**31,
+    }
+
+
+class StepSampler:
+    """Dataset row indices for TRL, one step at a time: the builtin trainer's prompts, each repeated G times.
+
+    A step's P prompts come from ``training.train.draw_prompts`` with the generator of (experiment, seed,
+    "prompts", step) and the data policy's ``domain_shares(step)``; like TRL's ``RepeatSampler`` the step's block
+    is yielded ``repeat_count`` times (``num_iterations`` reuse) with every index ``group_size`` times in a row.
+    Iteration is lazy: step s + 1 is drawn only when its first index is requested, so the rewards of step s that
+    :meth:`feedback` passed to ``policy.observe`` shape its shares. Each iteration starts from a fresh policy.
+    """
+
+    def __init__(self, domains: list[str], recipe: dict, experiment: str, seed: int, repeat_count: int = 1,
+                 ids: list[str] | None = None):
+        self.row_domains, self.ids = list(domains), None if ids is None else list(ids)
+        self.rows = {domain: [i for i, d in enumerate(domains) if d == domain] for domain in sorted(set(domains))}
+        self.recipe, self.experiment, self.seed, self.repeat_count = recipe, experiment, seed, repeat_count
+        self.adaptive = recipe["data_policy"]["name"] in ADAPTIVE_DATA_POLICIES
+        self.live = True  # feedback on; the trainer turns it off in a multi-process run (non-adaptive policies)
+        self.reset()
+
+    def reset(self) -> None:
+        """A fresh policy and an empty record (the start of an iteration)."""
+        from training.data_policies import make_policy
+
+        self.policy = make_policy(self.recipe["data_policy"], sorted(self.rows))
+        self.pending: deque[tuple[int, list[int]]] = deque()  # (step, rows) drawn, rewards not yet observed
+        self.history: dict[int, dict] = {}  # step -> shares, rows, and once observed: group domains and rewards
+
+    def rows_for(self, step: int, shares) -> list[int]:
+        """The step's P prompt rows for given domain shares (None: uniform over all rows)."""
+        import numpy as np
+
+        from training.train import draw_prompts
+
+        rng = np.random.default_rng(derive_seed(self.experiment, self.seed, "prompts", step))
+        union = [i for rows in self.rows.values() for i in rows]
+        return draw_prompts(rng, self.rows, union, shares, self.recipe["prompts_per_step"])
+
+    def step_rows(self, step: int) -> list[int]:
+        """Draw step ``step``: ask the policy for its shares (once per step, in order) and record the draw."""
+        shares = self.policy.domain_shares(step)
+        block = self.rows_for(step, shares)
+        if len(block) != self.recipe["prompts_per_step"]:
+            raise ValueError(f"step {step}: drew {len(block)} prompts, not prompts_per_step = "
+                             f"{self.recipe['prompts_per_step']} (a domain pool is smaller than its share); "
+                             f"a sampler step must fill exactly one generation batch")
+        self.pending.append((step, block))
+        self.history[step] = {"shares": None if shares is None else [float(x) for x in shares], "rows": block}
+        return block
+
+    def __iter__(self):
+        self.reset()
+        for step in range(1, self.recipe["steps"] + 1):
+            block = self.step_rows(step)
+            for _ in range(self.repeat_count):
+                for index in block:
+                    yield from [index] * self.recipe["group_size"]
+
+    def __len__(self) -> int:
+        return self.recipe["steps"] * self.recipe["prompts_per_step"] * self.recipe["group_size"] * self.repeat_count
+
+    def feedback(self, ids: list[str], rewards: list[float]) -> dict:
+        """Observe one generation batch's rewards (P·G, in the sampler's order); return step metrics to log.
+
+        The batch must be the oldest drawn step whose rewards are still due — a mismatch raises, so a step of the
+        sampler always maps onto exactly one generation batch.
+        """
+        import numpy as np
+        import torch
+
+        if not self.pending:
+            raise RuntimeError("a generation batch was scored that the sampler never drew")
+        step, block = self.pending.popleft()
+        G = self.recipe["group_size"]
+        if len(rewards) != len(block) * G or (
+                self.ids is not None and list(ids) != [self.ids[i] for i in block for _ in range(G)]):
+            raise RuntimeError(f"the generation batch scored is not the block the sampler drew for step {step} "
+                               f"({len(block)} prompts × {G}); sampler and TRL are out of step")
+        r = torch.tensor(rewards, dtype=torch.float32).view(len(block), G)
+        advantages = r - r.mean(1, keepdim=True)
+        if scale_rewards(self.recipe["estimator"]) == "group":
+            advantages = advantages / (r.std(1, keepdim=True) + TRL_STD_EPS)
+        group_domains = [self.row_domains[i] for i in block]
+        prompt_ids = None if self.ids is None else [self.ids[i] for i in block]
+        self.policy.observe(step, group_domains, r, advantages=advantages, prompt_ids=prompt_ids)
+        self.history[step].update(group_domains=group_domains, rewards=r.tolist())
+        metrics = {}
+        for domain in self.rows:
+            in_domain = np.array(group_domains) == domain
+            metrics[f"share_{domain}"] = float(in_domain.mean())
+            if in_domain.any():
+                metrics[f"reward_{domain}"] = float(r[torch.from_numpy(in_domain)].mean())
+        return metrics
+
+    def records(self) -> list[dict]:
+        """One row per observed step: the policy's shares, the realised shares and mean reward per domain."""
+        import numpy as np
+
+        rows = []
+        for step, record in sorted(self.history.items()):
+            if "rewards" not in record:
+                continue
+            row, domains = {"step": step}, np.array(record["group_domains"])
+            rewards = np.array(record["rewards"])
+            for k, domain in enumerate(self.rows):
+                in_domain = domains == domain
+                row[f"policy_share_{domain}"] = float("nan") if record["shares"] is None else record["shares"][k]
+                row[f"share_{domain}"] = float(in_domain.mean())
+                row[f"reward_{domain}"] = float(rewards[in_domain].mean()) if in_domain.any() else float("nan")
+            rows.append(row)
+        return rows
+
+
+def make_trainer_class():
+    """``GRPOTrainer`` with armlab's :class:`StepSampler` plugged into its sampler extension point."""
+    from trl import GRPOTrainer
+
+    class ArmlabGRPOTrainer(GRPOTrainer):
+        def __init__(self, *args, step_sampler: StepSampler, **kwargs):
+            self.step_sampler = step_sampler
+            super().__init__(*args, **kwargs)
+            if self.accelerator.num_processes > 1:
+                if step_sampler.adaptive:
+                    raise RuntimeError(f"data policy {step_sampler.recipe['data_policy']['name']!r} needs a "
+                                       f"single-process TRL run: its reward feedback sees one process's slice")
+                step_sampler.live = False
+
+        def _get_train_sampler(self, dataset=None):
+            return self.step_sampler
+
+        def get_train_dataloader(self):
+            # accelerate's DataLoaderShard draws one batch ahead — step s + 1 before step s is scored. In a
+            # single process it only adds device placement (the batch is a list of dicts), so hand the Trainer
+            # the plain DataLoader underneath, which draws each generation batch when it is needed.
+            loader = super().get_train_dataloader()
+            if self.accelerator.num_processes == 1:
+                loader = getattr(loader, "base_dataloader", loader)
+                if loader.num_workers != 0:
+                    raise ValueError("the TRL backend's lazy sampler needs dataloader_num_workers=0")
+            return loader
+
+    return ArmlabGRPOTrainer
+
+
+def make_reward(recipe: dict, seed: int, sampler: StepSampler | None = None):
+    """A TRL reward function scoring completions with the tasks' verifiers (dataset columns arrive as kwargs).
+
+    With a ``sampler`` it also feeds each generation batch's rewards back to the data policy
+    (:meth:`StepSampler.feedback`) and logs the step's domain shares and rewards through TRL's ``log_metric``.
+    """
+    from training.train import noisy_verdict
+
+    def verifier_reward(prompts, completions, answer, task, id, log_metric=None, **_):
+        responses = [completion.split(EOS)[0] for completion in completions]
+        rewards = [noisy_verdict(verify(t, a, r), recipe["reward_noise"], seed, i, r)
+                   for t, a, r, i in zip(task, answer, responses, id)]
+        if sampler is not None and sampler.live:
+            for name, value in sampler.feedback(id, rewards).items():
+                if log_metric is not None:
+                    log_metric(name, value)
+        return rewards
+
+    return verifier_reward
+
+
+def load_start(config: dict, seed_for_init: int):
+    """The model and tokenizer a run starts from: ``trl.model`` (a local HF checkpoint) or a tiny random Qwen2."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from training.backends.hf_export import char_tokenizer, tiny_model
+
+    path = config["trl"].get("model")
+    if path:
+        return AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
+    return tiny_model(config["model"], seed_for_init), char_tokenizer()
+
+
+def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path) -> None:
+    """Train one (arm, seed) with ``GRPOTrainer``; write the HF checkpoint, the step log and the manifest."""
+    import datasets
+    import pandas as pd
+    import torch
+    from trl import GRPOConfig
+
+    from training.data import load_pools
+
+    recipe, experiment, threads = resolve_arm(config, arm), config["experiment"], config["threads"]
+    torch.set_num_threads(threads)
+    pools = load_pools(data_dir)
+    items = [item for domain in sorted(pools) for item in pools[domain]]
+    dataset = datasets.Dataset.from_list([{k: item[k] for k in ("prompt", "answer", "task", "domain", "id")}
+                                          for item in items])
+    model, tokenizer = load_start(config, config["base"]["seed"])
+    start = time.perf_counter()
+    with atomic_path(out_dir) as tmp:
+        args = GRPOConfig(**grpo_config_kwargs(recipe, experiment, seed, str(tmp / "trainer"), threads))
+        sampler = StepSampler(dataset["domain"], recipe, experiment, seed, repeat_count=args.num_iterations,
+                              ids=dataset["id"])
+        trainer = make_trainer_class()(model=model, reward_funcs=[make_reward(recipe, seed, sampler)], args=args,
+                                       train_dataset=dataset, processing_class=tokenizer, step_sampler=sampler)
+        trainer.train()
+        trainer.save_model(str(tmp / CHECKPOINT_DIR))
+        tokenizer.save_pretrained(str(tmp / CHECKPOINT_DIR))
+        steps = pd.DataFrame([row for row in trainer.state.log_history if "reward" in row])
+        steps.insert(0, "seed", seed)
+        steps.insert(0, "arm", arm)
+        steps.insert(0, "experiment", experiment)
+        steps.to_parquet(tmp / "steps.parquet", index=False)
+        pd.DataFrame(sampler.records()).to_parquet(tmp / "mixture.parquet", index=False)
+        write_json(tmp / "manifest.json", {
+            "experiment": experiment, "arm": arm, "seed": seed, "backend": "trl", "recipe": recipe,
+            "grpo_config": args.to_dict(), "checkpoint": str((out_dir / CHECKPOINT_DIR).resolve()),
+            "config_hash": config_hash(config), "config": config, "seconds": time.perf_counter() - start,
+            **environment_record(threads)})
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", required=True)
+    parser.add_argument("--arm", required=True)
+    parser.add_argument("--seed", required=True, type=int)
+    parser.add_argument("--data", required=True, type=Path)
+    parser.add_argument("--out", required=True, type=Path)
+    args = parser.parse_args(argv)
+    train(json.loads(Path(args.config).read_text()), args.arm, args.seed, args.data, args.out)
+
+
+if __name__ == "__main__":
+    main()
