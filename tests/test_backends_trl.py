@@ -35,7 +35,8 @@ def _trl_config(tmp_path, arms, **recipe):
 
 def test_estimator_arms_map_onto_grpo_config(tmp_path):
     arms = {"grpo": {}, "dr_grpo": {"estimator": "dr_grpo", "loss_agg": "seq-mean-token-sum-norm"},
-            "nostd": {"estimator": {"name": "grpo", "norm_std": False}}, "gspo": {"ratio_level": "sequence"}}
+            "nostd": {"estimator": {"name": "grpo", "norm_std": False}}, "gspo": {"ratio_level": "sequence"},
+            "reuse": {"updates_per_batch": 2}}
     config = load_config([_trl_config(tmp_path, arms)])
     kwargs = {arm: trl_backend.grpo_config_kwargs(resolve_arm(config, arm), "tiny", 1, str(tmp_path), 1)
               for arm in arms}
@@ -44,6 +45,10 @@ def test_estimator_arms_map_onto_grpo_config(tmp_path):
     assert (kwargs["dr_grpo"]["scale_rewards"], kwargs["dr_grpo"]["loss_type"]) == ("none", "dr_grpo")
     assert kwargs["nostd"]["scale_rewards"] == "none"
     assert kwargs["gspo"]["importance_sampling_level"] == "sequence"
+    # a recipe step is one rollout batch; TRL counts the mu optimizer updates made on it
+    steps = config["recipe"]["steps"]
+    assert (kwargs["grpo"]["max_steps"], kwargs["reuse"]["max_steps"], kwargs["reuse"]["num_iterations"]) == \
+        (steps, 2 * steps, 2)
     assert kwargs["grpo"]["per_device_train_batch_size"] == 8 * 4 and kwargs["grpo"]["num_generations"] == 4
     # arms sharing a seed share TRL's seed (prompt order); all arguments are accepted by GRPOConfig
     assert len({k["seed"] for k in kwargs.values()}) == 1
@@ -188,7 +193,7 @@ def test_sampler_shares_follow_the_policy_fed_known_rewards(tmp_path, policy):
         sampler.feedback([dataset[i]["id"] for i in block], rewards.flatten().tolist())
     final = reference.domain_shares(4)
     assert not np.allclose(final, 1 / 3)  # the fed rewards moved the mixture
-    if policy == "reward_gap":  # by hand: r̄ = (0, 2/3, 1/2), gaps max r̄ − r̄_d = (2/3, 0, 1/6) (logic, math, science)
+    if policy == "reward_gap":  # by hand: mean rewards (0, 2/3, 1/2), gaps to the best (2/3, 0, 1/6)
         expected = np.exp([2 / 3, 0.0, 1 / 6]) / np.exp([2 / 3, 0.0, 1 / 6]).sum()
         np.testing.assert_allclose(final, expected, atol=1e-12)
     block = [next(stream) for _ in range(P * G)]

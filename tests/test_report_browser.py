@@ -2,7 +2,8 @@
 
 Needs the Debian packages ``chromium`` and ``chromium-driver`` (``ci/install_chromium.sh``).
 Without them the test is skipped, except under ``CI=true``, where it fails. A screenshot of
-the report's first screen is saved as ``test-artifacts/report_first_screen.png``.
+the report's first screen is saved as ``test-artifacts/report_first_screen.png``, and, once
+``make demo`` has run, the demo report's as ``test-artifacts/demo_report_first_screen.png``.
 """
 
 import os
@@ -91,3 +92,15 @@ def test_a_hostile_arm_name_is_shown_as_text_and_never_run(browser, tmp_path):
     assert open_report(browser, page) == []  # an alert() would make this command raise
     assert browser.execute_script("return document.scripts.length") == 0
     assert f"{BUILD['HOSTILE']} +" in browser.find_element("id", "verdicts").text
+
+
+def test_the_demo_report_first_screen(browser):
+    """After `make demo`: the real demo report loads cleanly; its first screen is saved for people to look at."""
+    page = REPO / "results" / "demo" / "report" / "index.html"
+    if not page.exists():
+        pytest.skip("no demo report yet: `make demo` writes results/demo/report/index.html")
+    assert open_report(browser, page) == []
+    assert "grpo" in browser.find_element("id", "verdicts").text
+    ARTIFACTS.mkdir(exist_ok=True)
+    browser.save_screenshot(str(ARTIFACTS / "demo_report_first_screen.png"))
+    assert (ARTIFACTS / "demo_report_first_screen.png").stat().st_size > 10_000

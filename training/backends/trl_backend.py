@@ -75,7 +75,9 @@ def check_recipe(recipe: dict) -> None:
 def grpo_config_kwargs(recipe: dict, experiment: str, seed: int, output_dir: str, threads: int) -> dict:
     """``GRPOConfig`` arguments for one run: the recipe's fields under TRL's names."""
     return {
-        "output_dir": output_dir, "max_steps": recipe["steps"], "num_generations": recipe["group_size"],
+        # TRL counts optimizer updates; a recipe step is one rollout batch with `updates_per_batch` passes over it
+        "output_dir": output_dir, "max_steps": recipe["steps"] * recipe["updates_per_batch"],
+        "num_generations": recipe["group_size"],
         # one optimizer step per rollout batch: the batch counts completions (prompts × G)
         "per_device_train_batch_size": recipe["prompts_per_step"] * recipe["group_size"],
         "gradient_accumulation_steps": 1, "num_iterations": recipe["updates_per_batch"],
