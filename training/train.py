@@ -16,8 +16,6 @@ from the arm — so arms that share a seed see the same prompts and sampling noi
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from pathlib import Path
 
@@ -31,7 +29,7 @@ from training.data_policies import domain_counts, make_policy
 from training.estimators import compute_advantages
 from training.policy import completion_logprobs, decode, left_pad, load_policy, save_policy
 from training.tasks import EOS, verify
-from training.utils import atomic_path, config_hash, derive_seed, environment_record, write_json
+from training.utils import atomic_path, config_hash, derive_seed, environment_record, run_arguments, write_json
 
 
 def noisy_verdict(reward: float, noise: float, seed: int, item_id: str, response: str) -> float:
@@ -236,15 +234,8 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path, ou
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", required=True)
-    parser.add_argument("--arm", required=True)
-    parser.add_argument("--seed", required=True, type=int)
-    parser.add_argument("--data", required=True, type=Path)
-    parser.add_argument("--base", required=True, type=Path)
-    parser.add_argument("--out", required=True, type=Path)
-    args = parser.parse_args(argv)
-    train(json.loads(Path(args.config).read_text()), args.arm, args.seed, args.data, args.base, args.out)
+    config, args = run_arguments(__doc__.splitlines()[0], "data", "base", argv=argv)
+    train(config, args.arm, args.seed, args.data, args.base, args.out)
 
 
 if __name__ == "__main__":

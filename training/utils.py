@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -76,3 +77,15 @@ def environment_record(threads: int) -> dict:
             versions[name] = None
     return {"python": platform.python_version(), "platform": platform.platform(), "threads": threads,
             "packages": versions, "git_commit": git_commit()}
+
+
+def run_arguments(description: str, *path_args: str, argv=None) -> tuple[dict, argparse.Namespace]:
+    """Parse what every training backend's command line takes: --config --arm --seed, ``path_args`` and --out."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--config", required=True)
+    parser.add_argument("--arm", required=True)
+    parser.add_argument("--seed", required=True, type=int)
+    for name in (*path_args, "out"):
+        parser.add_argument(f"--{name}", required=True, type=Path)
+    args = parser.parse_args(argv)
+    return json.loads(Path(args.config).read_text()), args

@@ -14,8 +14,6 @@ validation. After the command exits 0, the checkpoint is the last match (in sort
 
 from __future__ import annotations
 
-import argparse
-import json
 import shlex
 import shutil
 import string
@@ -24,7 +22,7 @@ import time
 from pathlib import Path
 
 from training.config import resolve_arm
-from training.utils import config_hash, write_json
+from training.utils import config_hash, run_arguments, write_json
 
 RUN_FIELDS = ("arm", "seed", "estimator", "data_policy", "output_dir")
 TRAINER_DIR = "trainer"
@@ -141,13 +139,8 @@ def run(config: dict, arm: str, seed: int, out_dir: Path) -> Path:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", required=True)
-    parser.add_argument("--arm", required=True)
-    parser.add_argument("--seed", required=True, type=int)
-    parser.add_argument("--out", required=True, type=Path)
-    args = parser.parse_args(argv)
-    run(json.loads(Path(args.config).read_text()), args.arm, args.seed, args.out)
+    config, args = run_arguments(__doc__.splitlines()[0], argv=argv)
+    run(config, args.arm, args.seed, args.out)
 
 
 if __name__ == "__main__":

@@ -33,15 +33,13 @@ arms). What TRL cannot express is rejected at config validation by :func:`check_
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from collections import deque
 from pathlib import Path
 
 from training.config import resolve_arm
 from training.tasks import EOS, verify
-from training.utils import atomic_path, config_hash, derive_seed, environment_record, write_json
+from training.utils import atomic_path, config_hash, derive_seed, environment_record, run_arguments, write_json
 
 LOSS_TYPES = {"token-mean": "dapo", "seq-mean-token-mean": "grpo", "seq-mean-token-sum-norm": "dr_grpo"}
 ADAPTIVE_DATA_POLICIES = ("reward_gap", "dump_ucb", "tscl", "exp3")  # domain mixtures fed back TRL's rewards
@@ -309,14 +307,8 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path) -> N
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", required=True)
-    parser.add_argument("--arm", required=True)
-    parser.add_argument("--seed", required=True, type=int)
-    parser.add_argument("--data", required=True, type=Path)
-    parser.add_argument("--out", required=True, type=Path)
-    args = parser.parse_args(argv)
-    train(json.loads(Path(args.config).read_text()), args.arm, args.seed, args.data, args.out)
+    config, args = run_arguments(__doc__.splitlines()[0], "data", argv=argv)
+    train(config, args.arm, args.seed, args.data, args.out)
 
 
 if __name__ == "__main__":
