@@ -5,7 +5,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORES ?= 2
-PROFILE ?= workflows/profiles/default
+# a general profile for a compute environment, e.g. PROFILE=profiles/slurm; profiles/default loads by itself
+PROFILE ?=
+PROFILE_ARG := $(if $(PROFILE),--profile $(PROFILE))
 
 # nothing is ever fetched from a model or dataset hub at run time
 export HF_DATASETS_OFFLINE := 1
@@ -25,12 +27,15 @@ $(STAMP): requirements.txt pyproject.toml
 setup: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/snakemake --profile $(PROFILE) --cores $(CORES)
+	$(BIN)/snakemake $(PROFILE_ARG) --cores $(CORES)
 
 dry-run: $(STAMP)
-	$(BIN)/snakemake --profile $(PROFILE) --cores $(CORES) -n
+	$(BIN)/snakemake $(PROFILE_ARG) --cores $(CORES) -n
 
+# ruff (configured in pyproject.toml) on the Python code and notebooks, then Snakemake's own lint of the workflow
 lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/snakemake --lint
 
 test: $(STAMP)

@@ -1,21 +1,48 @@
 # armlab: config → data → base policy → one training and one evaluation job per (arm, seed) → scores.parquet → paired analysis → HTML report
+from pathlib import Path
+
 from snakemake.utils import min_version
 
-from training.config import load_yaml_strict, validate_config
+from analysis.config import parse_config as parse_analysis_config
+from armlab.configfile import ConfigError, load_configs
+from training.config import validate_config
 
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# jobs find `python` on it (workflows/rules/common.smk)
+envvars:
+    "PATH",
 
-
-# Duplicate YAML keys are lost by the ordinary loader: re-read each config file strictly first.
-for _path in workflow.configfiles:
-    load_yaml_strict(_path)
-config.update(validate_config(config, source=", ".join(map(str, workflow.configfiles))))
+# The config is exactly the --configfile file(s) given (later ones update earlier ones) plus --config values,
+# or the embedded default when no file is given. There is deliberately no `configfile:` directive: Snakemake
+# re-reads such a file in every job process it spawns, without --replace-workflow-config, and would merge the
+# demo into a user's experiment there.
+DEFAULT_CONFIG = Path(workflow.basedir) / "config" / "config.yaml"
+CONFIG_FILES = [str(p) for p in workflow.overwrite_configfiles] or [str(DEFAULT_CONFIG)]
+_source = ", ".join(CONFIG_FILES)
+try:
+    _validated = validate_config(load_configs(CONFIG_FILES, dict(workflow.config_settings.config)),
+                                 source=_source)
+    parse_analysis_config(_validated, source=_source)  # the analysis section fails now, not after training
+except (ConfigError, ValueError) as _err:
+    raise WorkflowError(str(_err)) from None
+config.clear()
+config.update(_validated)
 
 
 include: "workflows/rules/common.smk"
+
+# a truncated or altered output of an earlier run is removed here, with the results made from it, so that the
+# whole chain is built again (see remove_results_built_on)
+if workflow.is_main_process:
+    from armlab.files import MANIFEST, remove_corrupt_outputs
+
+    for _removed in remove_corrupt_outputs(OUT):
+        if _removed.name == MANIFEST:
+            remove_results_built_on(_removed.parent)
+
+
 include: "workflows/rules/data.smk"
 include: "workflows/rules/train.smk"
 include: "workflows/rules/eval.smk"
@@ -36,7 +63,7 @@ onsuccess:
 
     import pandas as pd
 
-    from evals.merge import accuracy_table
+    from analysis.summaries import accuracy_table
 
     scores_path = Path(f"{OUT}/scores.parquet")
     if scores_path.exists():

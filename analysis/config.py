@@ -18,22 +18,36 @@ the rest (``recipe``, ``arms``, ``seeds``, ...):
 =====================  ============  ===============================================
 key                    default       meaning
 =====================  ============  ===============================================
-alpha                  0.05          family-wise error rate for Holm; TOST level
+alpha                  0.05          family-wise error rate (gatekept Holm); TOST level
 confidence             0.95          level of the reported two-sided interval
 resamples              10000         bootstrap resamples
-ci_methods             [percentile,  interval methods over seeds, one row each in
-                       bca]          comparisons.csv
-item_bootstrap         false         add a crossed seeds x items percentile interval
-                                     (needs per-item rows)
+ci_methods             [percentile,  intervals over seeds shown after the first one
+                       bca]          (always the sign-flip test's interval), one row
+                                     each in comparisons.csv: t, percentile, bca
+                                     (:data:`analysis.intervals.SEED_METHODS`)
+equivalence_test       sign_flip     TOST that decides equivalence: sign_flip (exact)
+                                     or t (paired t-TOST)
+item_bootstrap         false         add crossed seeds x items intervals over new seeds
+                                     and new items (needs per-item rows)
+crossed_methods        [components]  crossed intervals: components (variance
+                                     components, Satterthwaite df) and/or percentile
+                                     (pigeonhole bootstrap, conservative;
+                                     :data:`analysis.intervals.CROSSED_METHODS`)
 equivalence_margin     0.01          delta, in score units (0.01 = one point)
 power                  0.8           target power for the MDE and seeds needed
 power_effect           0.01          effect (score units) for ``seeds_needed``
 bootstrap_seed         0             seed of every bootstrap/Monte-Carlo generator
+power_replicates       4000          simulated samples per seed count for the sign-flip
+                                     test's power (MDE, seeds needed)
 exact_max_seeds        20            enumerate all sign patterns up to this many seeds
 sign_flip_resamples    100000        Monte-Carlo sign patterns beyond that
 per_benchmark          true          also compare on every single benchmark
 subsets                {}            ``{name: [benchmarks]}`` (equal weights) or
                                      ``{name: {benchmark: weight}}``
+statistics             []            per-run statistics compared like summaries
+                                     (secondary cells): ``[iqm, optimality_gap]``,
+                                     or ``{optimality_gap: {gamma: 0.9}}`` to set
+                                     parameters (:data:`analysis.statistics.STATISTICS`)
 rankings               null          ``{name: [arms]}``; default one per family
                                      (its reference and arms)
 drop_incomplete        false         drop runs lacking benchmarks or items instead of
@@ -41,30 +55,38 @@ drop_incomplete        false         drop runs lacking benchmarks or items inste
 =====================  ============  ===============================================
 """
 
+from __future__ import annotations
+
 import json
-from dataclasses import dataclass
+import math
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 import yaml
 
 from analysis.errors import AnalysisInputError
-
-CI_METHODS = ("percentile", "bca")
+from armlab.configfile import ConfigError, check_limit, check_name, limits_of, load_mapping, parse_comparisons
 
 DEFAULTS = {
     "alpha": 0.05,
     "confidence": 0.95,
     "resamples": 10_000,
-    "ci_methods": list(CI_METHODS),
+    "ci_methods": ["percentile", "bca"],
+    "equivalence_test": "sign_flip",
     "item_bootstrap": False,
+    "crossed_methods": ["components"],
     "equivalence_margin": 0.01,
     "power": 0.8,
     "power_effect": 0.01,
     "bootstrap_seed": 0,
+    "power_replicates": 4000,
     "exact_max_seeds": 20,
     "sign_flip_resamples": 100_000,
     "per_benchmark": True,
     "subsets": {},
+    "statistics": [],
     "rankings": None,
     "drop_incomplete": False,
 }
@@ -98,6 +120,11 @@ class Settings:
     subsets: dict  # name -> {benchmark: weight}, weights summing to 1
     rankings: dict | None  # name -> tuple of arms
     drop_incomplete: bool
+    # defaulted, so that settings written before these keys existed still load
+    equivalence_test: str = "sign_flip"
+    crossed_methods: tuple = ("components",)
+    power_replicates: int = 4000
+    statistics: dict = field(default_factory=dict)  # name -> {parameter: value}, every parameter given
 
 
 @dataclass(frozen=True)
@@ -112,7 +139,7 @@ class Config:
     source: str = "<config>"
 
     @property
-    def compared_arms(self):
+    def compared_arms(self) -> list[str]:
         """Arms that take part in some comparison, references included, in config order."""
         arms = []
         for comp in self.comparisons:
@@ -122,7 +149,7 @@ class Config:
         return arms
 
 
-def load_config(path, overrides=()):
+def load_config(path: Path | str, overrides: Iterable[str] = ()) -> Config:
     """Read a YAML or JSON config, apply ``key.sub=value`` overrides, validate.
 
     Override values are parsed as YAML, so ``analysis.resamples=2000`` gives an
@@ -130,18 +157,14 @@ def load_config(path, overrides=()):
     """
     path = Path(path)
     try:
-        text = path.read_text()
-    except OSError as exc:
-        raise AnalysisInputError(f"{path}: cannot read config ({exc.strerror})") from None
-    try:
-        raw = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise AnalysisInputError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}") from None
+        raw = load_mapping(path)
+    except ConfigError as exc:
+        raise AnalysisInputError(str(exc)) from None
     raw = apply_overrides(raw if raw is not None else {}, overrides, source=str(path))
     return parse_config(raw, source=str(path))
 
 
-def apply_overrides(raw, overrides, source="<config>"):
+def apply_overrides(raw: dict, overrides: Iterable[str], source: str = "<config>") -> dict:
     """Return a copy of ``raw`` with each ``dotted.key=value`` set (value parsed as YAML)."""
     raw = json.loads(json.dumps(raw))  # deep copy of plain data
     for item in overrides:
@@ -159,7 +182,7 @@ def apply_overrides(raw, overrides, source="<config>"):
     return raw
 
 
-def parse_config(raw, source="<config>"):
+def parse_config(raw: dict, source: str = "<config>") -> Config:
     """Validate a config already loaded as plain data; return a :class:`Config`."""
     if not isinstance(raw, dict):
         raise AnalysisInputError(f"{source}: expected a mapping at the top level")
@@ -172,30 +195,25 @@ def parse_config(raw, source="<config>"):
     if input_spec is not None and not (isinstance(input_spec, dict) and input_spec.get("kind")):
         raise AnalysisInputError(f"{source}: input: expected a mapping with a 'kind' (tidy, lmeval or wide_csv)")
     settings = _parse_settings(raw.get("analysis") or {}, source)
+    try:
+        check_name(source, "experiment", experiment)
+        limits = limits_of(source, raw)
+        for key in ("resamples", "sign_flip_resamples", "exact_max_seeds"):
+            check_limit(source, f"analysis.{key}", getattr(settings, key), limits, key)
+    except ConfigError as exc:
+        raise AnalysisInputError(str(exc)) from None
     return Config(experiment, comparisons, benchmarks, input_spec, settings, source)
 
 
-def _parse_comparisons(value, source):
-    if not isinstance(value, list) or not value:
-        raise AnalysisInputError(f"{source}: comparisons: expected a non-empty list of {{family, reference, arms}}")
-    out, families = [], set()
-    for i, comp in enumerate(value):
-        where = f"{source}: comparisons[{i}]"
-        if not isinstance(comp, dict) or set(comp) != {"family", "reference", "arms"}:
-            raise AnalysisInputError(f"{where}: expected exactly the keys family, reference, arms; got {comp!r}")
-        arms = comp["arms"]
-        if not isinstance(arms, list) or not arms or not all(isinstance(a, str) for a in arms):
-            raise AnalysisInputError(f"{where}.arms: expected a non-empty list of arm names")
-        if len(set(arms)) != len(arms) or comp["reference"] in arms:
-            raise AnalysisInputError(f"{where}.arms: arms repeat or include the reference {comp['reference']!r}")
-        if comp["family"] in families:
-            raise AnalysisInputError(f"{where}.family: {comp['family']!r} appears twice; a family is one Holm family")
-        families.add(comp["family"])
-        out.append(Comparison(str(comp["family"]), str(comp["reference"]), tuple(arms)))
-    return tuple(out)
+def _parse_comparisons(value: list[dict], source: str) -> tuple[Comparison, ...]:
+    try:
+        parse_comparisons(source, value)
+    except ConfigError as exc:
+        raise AnalysisInputError(str(exc)) from None
+    return tuple(Comparison(c["family"], c["reference"], tuple(c["arms"])) for c in value)
 
 
-def _parse_benchmarks(value, source):
+def _parse_benchmarks(value: dict | None, source: str) -> dict[str, str] | None:
     if value is None:
         return None
     if not isinstance(value, dict) or not value:
@@ -209,7 +227,7 @@ def _parse_benchmarks(value, source):
     return out
 
 
-def _parse_settings(section, source):
+def _parse_settings(section: dict, source: str) -> Settings:
     if not isinstance(section, dict):
         raise AnalysisInputError(f"{source}: analysis: expected a mapping")
     unknown = sorted(set(section) - set(DEFAULTS))
@@ -217,34 +235,43 @@ def _parse_settings(section, source):
         raise AnalysisInputError(f"{source}: analysis: unknown key(s) {unknown}; known: {sorted(DEFAULTS)}")
     s = {**DEFAULTS, **section}
 
-    def fail(key, expected):
+    def fail(key: str, expected: str) -> NoReturn:
         raise AnalysisInputError(f"{source}: analysis.{key}: expected {expected}, got {s[key]!r}")
 
-    def number(key, low, high):
+    def number(key: str, low: float, high: float) -> float:
         v = s[key]
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not low < v < high:
             fail(key, f"a number in ({low}, {high})")
         return float(v)
 
-    def integer(key, low):
+    def integer(key: str, low: int) -> int:
         v = s[key]
         if isinstance(v, bool) or not isinstance(v, int) or v < low:
             fail(key, f"an integer >= {low}")
         return v
 
-    def flag(key):
+    def flag(key: str) -> bool:
         if not isinstance(s[key], bool):
             fail(key, "true or false")
         return s[key]
 
-    methods = s["ci_methods"]
-    if not isinstance(methods, list) or not methods or not set(methods) <= set(CI_METHODS):
-        fail("ci_methods", f"a non-empty list drawn from {list(CI_METHODS)}")
+    def choices(key: str, allowed: Collection[str]) -> tuple[str, ...]:
+        if not isinstance(s[key], list) or not s[key] or not all(isinstance(m, str) and m in allowed for m in s[key]):
+            fail(key, f"a non-empty list drawn from {sorted(allowed)}")
+        return tuple(dict.fromkeys(s[key]))
+
+    from analysis import intervals  # the registries import scipy: only once a config is parsed
+
+    if s["equivalence_test"] not in ("sign_flip", "t"):
+        fail("equivalence_test", "sign_flip or t")
     return Settings(
         alpha=number("alpha", 0, 0.5),
         confidence=number("confidence", 0, 1),
         resamples=integer("resamples", 100),
-        ci_methods=tuple(dict.fromkeys(methods)),
+        ci_methods=choices("ci_methods", intervals.SEED_METHODS),
+        equivalence_test=s["equivalence_test"],
+        crossed_methods=choices("crossed_methods", intervals.CROSSED_METHODS),
+        power_replicates=integer("power_replicates", 100),
         item_bootstrap=flag("item_bootstrap"),
         equivalence_margin=number("equivalence_margin", 0, float("inf")),
         power=number("power", 0, 1),
@@ -254,12 +281,13 @@ def _parse_settings(section, source):
         sign_flip_resamples=integer("sign_flip_resamples", 100),
         per_benchmark=flag("per_benchmark"),
         subsets=_parse_subsets(s["subsets"], source),
+        statistics=_parse_statistics(s["statistics"], source),
         rankings=_parse_rankings(s["rankings"], source),
         drop_incomplete=flag("drop_incomplete"),
     )
 
 
-def _parse_subsets(value, source):
+def _parse_subsets(value: dict, source: str) -> dict[str, dict[str, float]]:
     if not isinstance(value, dict):
         raise AnalysisInputError(f"{source}: analysis.subsets: expected a mapping name -> benchmarks")
     out = {}
@@ -268,20 +296,49 @@ def _parse_subsets(value, source):
         if name in ("domain_balanced", "flat"):
             raise AnalysisInputError(f"{where}: the name is reserved for a built-in summary")
         weights = dict.fromkeys(spec, 1.0) if isinstance(spec, list) else spec
-        if not isinstance(weights, dict) or not weights or any(
-            isinstance(w, bool) or not isinstance(w, (int, float)) or w <= 0 for w in weights.values()
+        if (
+            not isinstance(weights, dict)
+            or not weights
+            or any(isinstance(w, bool) or not isinstance(w, (int, float)) or w <= 0 for w in weights.values())
         ):
-            raise AnalysisInputError(f"{where}: expected a list of benchmarks or a mapping benchmark -> positive weight")
+            raise AnalysisInputError(
+                f"{where}: expected a list of benchmarks or a mapping benchmark -> positive weight"
+            )
         total = float(sum(weights.values()))
         out[str(name)] = {str(b): w / total for b, w in weights.items()}
     return out
 
 
-def _parse_rankings(value, source):
+def _parse_statistics(value: list[str] | dict, source: str) -> dict[str, dict[str, float]]:
+    """``[names]`` or ``{name: {parameter: number}}`` -> ``{name: parameters}``, defaults filled in."""
+    from analysis import statistics
+
+    where = f"{source}: analysis.statistics"
+    if isinstance(value, list) and all(isinstance(name, str) for name in value):
+        value = dict.fromkeys(value)
+    if not isinstance(value, dict):
+        raise AnalysisInputError(
+            f"{where}: expected a list of statistic names or a mapping name -> parameters; "
+            f"known: {sorted(statistics.STATISTICS)}"
+        )
+    out = {}
+    for name, params in value.items():
+        defaults = statistics.parameters(statistics.lookup(name, where))
+        params = {} if params is None else params
+        if not isinstance(params, dict) or set(params) - set(defaults):
+            raise AnalysisInputError(
+                f"{where}.{name}: expected a mapping of parameters drawn from {sorted(defaults)}, got {params!r}"
+            )
+        for key, number in params.items():
+            if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number):
+                raise AnalysisInputError(f"{where}.{name}.{key}: expected a number, got {number!r}")
+        out[str(name)] = {**defaults, **{k: float(v) for k, v in params.items()}}
+    return out
+
+
+def _parse_rankings(value: dict | None, source: str) -> dict[str, tuple[str, ...]] | None:
     if value is None:
         return None
-    if not isinstance(value, dict) or not all(
-        isinstance(arms, list) and len(arms) >= 2 for arms in value.values()
-    ):
+    if not isinstance(value, dict) or not all(isinstance(arms, list) and len(arms) >= 2 for arms in value.values()):
         raise AnalysisInputError(f"{source}: analysis.rankings: expected a mapping name -> list of >= 2 arms")
     return {str(k): tuple(v) for k, v in value.items()}

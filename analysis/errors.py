@@ -1,5 +1,13 @@
 """The one exception the analysis raises for bad input or bad configuration."""
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 class AnalysisInputError(ValueError):
     """Input or configuration the analysis cannot use.
@@ -9,7 +17,7 @@ class AnalysisInputError(ValueError):
     """
 
 
-def describe_rows(frame, columns, limit=10):
+def describe_rows(frame: pd.DataFrame, columns: Sequence[str], limit: int = 10) -> str:
     """Render the first ``limit`` rows of ``frame`` as ``row i (col=value, ...)``.
 
     Used by every validation error so that a message names the offending rows

@@ -10,7 +10,8 @@ without pyplot, so nothing is kept in a global figure registry.
 - :func:`benchmark_heatmap` -- mean paired difference per arm and benchmark;
 - :func:`training_curves` -- reward, zero-variance and kept fractions per arm, band over seeds;
 - :func:`ranking_plot` -- the rank of each arm under each summary;
-- :func:`power_plot` -- seeds against the minimum detectable effect at the observed spread.
+- :func:`power_plot` -- seeds against the minimum detectable effect at the observed spread;
+- :func:`profile_plot` -- performance profiles of one family's arms, band over seeds.
 
 Colours are the Okabe-Ito palette (Okabe & Ito 2008), distinguishable with
 every common colour-vision deficiency (its yellow, too pale on white, is left
@@ -19,9 +20,13 @@ another line style. The heatmap uses ColorBrewer's PuOr, a colour-blind-safe
 diverging map.
 """
 
+from __future__ import annotations
+
 import functools
 import io
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 import numpy as np
@@ -31,7 +36,10 @@ from matplotlib.lines import Line2D
 
 from analysis import power
 from analysis.resampling import min_sign_flip_pvalue
-from analysis.tables import verdicts
+from analysis.tables import higher_is_better, verdicts
+
+if TYPE_CHECKING:
+    from analysis.config import Settings
 
 REFERENCE_COLOR = "#000000"
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9")  # Okabe-Ito without yellow
@@ -68,50 +76,51 @@ STYLE = {
 }
 
 
-def styled(function):
+def styled(function: Callable[..., Figure]) -> Callable[..., Figure]:
     """Run a plotting function inside :data:`STYLE`."""
 
     @functools.wraps(function)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: Any, **kwargs: Any) -> Figure:
         with matplotlib.rc_context(STYLE):
             return function(*args, **kwargs)
 
     return wrapper
 
 
-def arm_styles(arms, references=()):
+def arm_styles(arms: Iterable[str], references: Iterable[str] = ()) -> dict[str, dict[str, str]]:
     """``{arm: {"color", "linestyle"}}`` for ``arms`` in order: references black, the others in colour."""
     arms = list(dict.fromkeys(arms))
     black = [a for a in arms if a in set(references)]
     others = [a for a in arms if a not in set(references)]
     styles = {a: {"color": REFERENCE_COLOR, "linestyle": LINESTYLES[i % len(LINESTYLES)]} for i, a in enumerate(black)}
     for i, arm in enumerate(others):
-        styles[arm] = {"color": PALETTE[i % len(PALETTE)],
-                       "linestyle": LINESTYLES[i // len(PALETTE) % len(LINESTYLES)]}
+        styles[arm] = {"color": PALETTE[i % len(PALETTE)], "linestyle": LINESTYLES[i // len(PALETTE) % len(LINESTYLES)]}
     return styles
 
 
-def label_width(labels):
+def label_width(labels: Iterable[object]) -> float:
     """Inches that the longest of ``labels`` takes at the style's font size (a generous estimate)."""
     return 0.075 * max(len(str(label)) for label in labels)
 
 
-def first_method(table):
+def first_method(table: pd.DataFrame) -> pd.DataFrame:
     """The rows of the first interval method: one row per (family, measure, arm)."""
     return table[table["ci_method"] == table["ci_method"].iloc[0]]
 
 
-def cannot_reach_alpha(table, alpha):
+def cannot_reach_alpha(table: pd.DataFrame, alpha: float) -> str | None:
     """Plain words when no comparison of ``table`` (one family) can reach ``alpha``, else ``None``."""
     worst = table.loc[table["min_attainable_p"].idxmax()]
     if worst["min_attainable_p"] <= alpha:
         return None
-    return (f"With {int(worst['n_seeds'])} seeds no Holm-adjusted p in this family can be below "
-            f"{worst['min_attainable_p']:.3g} > α = {alpha:g}: nothing here can be significant, whatever the data.")
+    return (
+        f"With {int(worst['n_seeds'])} seeds no Holm-adjusted p in this family can be below "
+        f"{worst['min_attainable_p']:.3g} > α = {alpha:g}: nothing here can be significant, whatever the data."
+    )
 
 
 @styled
-def forest_plot(table, alpha, styles=None):
+def forest_plot(table: pd.DataFrame, alpha: float, styles: Mapping[str, Mapping[str, str]] | None = None) -> Figure:
     """Forest plot of one comparison family at the summary level.
 
     One panel per summary (the primary one first), one row per arm: the
@@ -122,67 +131,90 @@ def forest_plot(table, alpha, styles=None):
     :func:`cannot_reach_alpha` is printed above the panels when it applies.
     """
     rows = first_method(table[table["level"] == "summary"])
-    measures = list(dict.fromkeys(rows["summary"]))
+    measures = list(dict.fromkeys(rows["measure"]))
     arms = list(dict.fromkeys(rows["arm"]))
     reference = rows["reference"].iloc[0]
     styles = styles or arm_styles([reference, *arms], [reference])
     margin = 100 * rows["equivalence_margin"].iloc[0]
-    fig = Figure(figsize=(1.0 + label_width(arms) + 2.4 * len(measures), 1.2 + 0.38 * len(arms)),
-                 layout="constrained")
+    fig = Figure(figsize=(1.0 + label_width(arms) + 2.4 * len(measures), 1.2 + 0.38 * len(arms)), layout="constrained")
     axes = fig.subplots(1, len(measures), sharey=True, squeeze=False)[0]
     for ax, measure in zip(axes, measures):
-        block = rows[rows["summary"] == measure].set_index("arm").loc[arms]
+        block = rows[rows["measure"] == measure].set_index("arm").loc[arms]
         block = block.assign(verdict=verdicts(block))
         ax.axvspan(-margin, margin, color="#eeeeee", lw=0)
         ax.axvline(0, color=REFERENCE_COLOR, lw=0.8)
         for y, (arm, row) in enumerate(block.iterrows()):
             color = styles[arm]["color"]
             ax.plot([100 * row["ci_low"], 100 * row["ci_high"]], [y, y], color=color, lw=1.6)
-            ax.plot(100 * row["mean_diff"], y, marker=MARKERS[row["verdict"]], ms=6, mec=color,
-                    mfc=color if FILLED[row["verdict"]] else "white", mew=1.4, ls="none")
-        ax.set_title(measure)
+            ax.plot(
+                100 * row["mean_diff"],
+                y,
+                marker=MARKERS[row["verdict"]],
+                ms=6,
+                mec=color,
+                mfc=color if FILLED[row["verdict"]] else "white",
+                mew=1.4,
+                ls="none",
+            )
+        ax.set_title(measure if higher_is_better(block).iloc[0] else f"{measure} (lower is better)")
         ax.set_xlabel(f"Δ vs {reference} (points)")
         ax.grid(axis="y", visible=False)
     axes[0].set_yticks(range(len(arms)), arms)
     axes[0].set_ylim(len(arms) - 0.5, -0.5)
     level, method, n = rows["ci_level"].iloc[0], rows["ci_method"].iloc[0], int(rows["n_seeds"].max())
-    handles = [Line2D([], [], marker="o", color="#444444", mfc="#444444", ls="none", label="Holm-significant"),
-               Line2D([], [], marker="D", color="#444444", mfc="white", ls="none", label=f"equivalent (±{margin:g})"),
-               Line2D([], [], marker="o", color="#444444", mfc="white", ls="none", label="inconclusive")]
+    handles = [
+        Line2D([], [], marker="o", color="#444444", mfc="#444444", ls="none", label="Holm-significant"),
+        Line2D([], [], marker="D", color="#444444", mfc="white", ls="none", label=f"equivalent (±{margin:g})"),
+        Line2D([], [], marker="o", color="#444444", mfc="white", ls="none", label="inconclusive"),
+    ]
     fig.legend(handles=handles, loc="outside lower center", ncols=3)
     title = f"{rows['family'].iloc[0]}: arms vs {reference}, {n} seeds, {100 * level:g}% {method} intervals"
-    warning = cannot_reach_alpha(rows, alpha)
-    fig.suptitle(title + (f"\n{warning}" if warning else ""), fontsize=10,
-                 color=WARNING_COLOR if warning else REFERENCE_COLOR)
+    warning = cannot_reach_alpha(rows[rows["measure"] == measures[0]], alpha)  # the primary summary decides first
+    fig.suptitle(
+        title + (f"\n{warning}" if warning else ""), fontsize=10, color=WARNING_COLOR if warning else REFERENCE_COLOR
+    )
     return fig
 
 
 @styled
-def benchmark_heatmap(table, domains=None):
+def benchmark_heatmap(table: pd.DataFrame, domains: Mapping[str, str] | None = None) -> Figure:
     """Mean paired difference (points) of every arm on every benchmark, over all families.
 
     Rows are ``family: arm − reference``; columns are benchmarks, grouped by
     domain when ``domains`` (benchmark -> domain) is given. Bold numbers are
-    Holm-significant within (family, benchmark).
+    significant under the family's gatekept Holm (the benchmarks are tested
+    only once every primary comparison of the family is significant).
     """
     rows = first_method(table[table["level"] == "benchmark"])
     rows = rows.assign(row=rows["family"] + ": " + rows["arm"] + " − " + rows["reference"])
-    values = rows.pivot(index="row", columns="summary", values="mean_diff") * 100
-    significant = rows.pivot(index="row", columns="summary", values="reject").astype(bool)
+    values = rows.pivot(index="row", columns="measure", values="mean_diff") * 100
+    significant = rows.pivot(index="row", columns="measure", values="reject").astype(bool)
     order = list(dict.fromkeys(rows["row"]))
-    benchmarks = list(dict.fromkeys(rows["summary"]))
+    benchmarks = list(dict.fromkeys(rows["measure"]))
     if domains:
         benchmarks = sorted(benchmarks, key=lambda b: list(dict.fromkeys(domains.values())).index(domains[b]))
     values, significant = values.loc[order, benchmarks], significant.loc[order, benchmarks]
     limit = float(np.nanmax(np.abs(values.to_numpy()))) or 1.0
-    fig = Figure(figsize=(1.6 + label_width(order) + 0.62 * len(benchmarks),
-                          1.4 + label_width(benchmarks) * 0.7 + 0.36 * len(order)), layout="constrained")
+    fig = Figure(
+        figsize=(
+            1.6 + label_width(order) + 0.62 * len(benchmarks),
+            1.4 + label_width(benchmarks) * 0.7 + 0.36 * len(order),
+        ),
+        layout="constrained",
+    )
     ax = fig.subplots()
     image = ax.imshow(values.to_numpy(), cmap=DIVERGING, vmin=-limit, vmax=limit, aspect="auto")
     for (i, j), value in np.ndenumerate(values.to_numpy()):
-        ax.text(j, i, f"{value:+.1f}", ha="center", va="center", fontsize=7,
-                fontweight="bold" if significant.iat[i, j] else "normal",
-                color="white" if abs(value) > 0.6 * limit else REFERENCE_COLOR)
+        ax.text(
+            j,
+            i,
+            f"{value:+.1f}",
+            ha="center",
+            va="center",
+            fontsize=7,
+            fontweight="bold" if significant.iat[i, j] else "normal",
+            color="white" if abs(value) > 0.6 * limit else REFERENCE_COLOR,
+        )
     ax.set_xticks(range(len(benchmarks)), benchmarks, rotation=45, ha="right")
     ax.set_yticks(range(len(order)), order)
     ax.grid(False)
@@ -191,24 +223,31 @@ def benchmark_heatmap(table, domains=None):
         for j in np.flatnonzero(groups.ne(groups.shift()).to_numpy())[1:]:
             ax.axvline(j - 0.5, color="white", lw=2)
         secondary = ax.secondary_xaxis("top")
-        secondary.set_xticks([np.mean(np.flatnonzero(groups == d)) for d in dict.fromkeys(groups)],
-                             list(dict.fromkeys(groups)))
+        secondary.set_xticks(
+            [np.mean(np.flatnonzero(groups == d)) for d in dict.fromkeys(groups)], list(dict.fromkeys(groups))
+        )
         secondary.tick_params(length=0)
     fig.colorbar(image, ax=ax, label="Δ (points)", shrink=0.8)
-    ax.set_title("Mean paired difference per benchmark (bold: Holm-significant)")
+    ax.set_title("Mean paired difference per benchmark (bold: significant, gatekept Holm over the family)")
     return fig
 
 
-def smooth_steps(steps, metrics, window):
+def smooth_steps(steps: pd.DataFrame, metrics: list[str], window: int) -> pd.DataFrame:
     """Per run, the rolling mean of ``metrics`` over ``window`` logged steps (shorter at the start)."""
     ordered = steps.sort_values(["arm", "seed", "step"])
     rolled = ordered.groupby(["arm", "seed"], sort=False)[metrics].transform(
-        lambda col: col.rolling(window, min_periods=1).mean())
+        lambda col: col.rolling(window, min_periods=1).mean()
+    )
     return ordered[["arm", "seed", "step"]].join(rolled)
 
 
 @styled
-def training_curves(steps, styles=None, metrics=tuple(CURVES), window=10):
+def training_curves(
+    steps: pd.DataFrame,
+    styles: Mapping[str, Mapping[str, str]] | None = None,
+    metrics: Sequence[str] = tuple(CURVES),
+    window: int = 10,
+) -> Figure:
     """Training curves per arm: mean over seeds, with a band from the lowest to the highest seed.
 
     ``steps`` is the step logs of all runs (columns arm, seed, step and the
@@ -225,22 +264,26 @@ def training_curves(steps, styles=None, metrics=tuple(CURVES), window=10):
             group = smoothed[smoothed["arm"] == arm]
             over_seeds = group.groupby("step")[metric].agg(["mean", "min", "max"])
             style = styles[arm]
-            ax.fill_between(over_seeds.index, over_seeds["min"], over_seeds["max"], color=style["color"],
-                            alpha=0.18, lw=0)
+            ax.fill_between(
+                over_seeds.index, over_seeds["min"], over_seeds["max"], color=style["color"], alpha=0.18, lw=0
+            )
             ax.plot(over_seeds.index, over_seeds["mean"], label=arm, **style)
         ax.set_title(CURVES.get(metric, metric))
         ax.set_xlabel("training step")
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 6))
     n_seeds = steps.groupby("arm")["seed"].nunique().max()
-    fig.suptitle(f"Training dynamics: mean over seeds, band from lowest to highest of {n_seeds} seeds "
-                 f"(rolling mean over {window} steps)", fontsize=10)
+    fig.suptitle(
+        f"Training dynamics: mean over seeds, band from lowest to highest of {n_seeds} seeds "
+        f"(rolling mean over {window} steps)",
+        fontsize=10,
+    )
     return fig
 
 
 @styled
-def ranking_plot(rankings, styles=None):
-    """Rank of every arm under every summary, one panel per ranking set (1 = highest mean at the top).
+def ranking_plot(rankings: pd.DataFrame, styles: Mapping[str, Mapping[str, str]] | None = None) -> Figure:
+    """Rank of every arm under every summary, one panel per ranking set (1 = best mean at the top).
 
     Lines that cross mean the order of arms depends on the summary chosen.
     """
@@ -255,13 +298,20 @@ def ranking_plot(rankings, styles=None):
         table = block.pivot(index="arm", columns="summary", values="rank")[summaries]
         for arm, ranks in table.iterrows():
             ax.plot(range(len(summaries)), ranks.to_numpy(), marker="o", ms=4, **styles[arm])
-            ax.annotate(arm, (len(summaries) - 1, ranks.iloc[-1]), xytext=(6, 0), textcoords="offset points",
-                        va="center", fontsize=8, color=styles[arm]["color"])
+            ax.annotate(
+                arm,
+                (len(summaries) - 1, ranks.iloc[-1]),
+                xytext=(6, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=8,
+                color=styles[arm]["color"],
+            )
         ax.set_xticks(range(len(summaries)), summaries)
         ax.set_xlim(-0.2, len(summaries) - 0.2 + 0.5)
         ax.set_yticks(range(1, len(table) + 1))
         ax.set_ylim(len(table) + 0.5, 0.5)
-        ax.set_ylabel("rank (1 = highest mean)")
+        ax.set_ylabel("rank (1 = best mean)")
         ax.set_title(name)
         ax.grid(axis="x", visible=False)
     fig.suptitle("Ranking sensitivity: does the order of arms depend on the summary?", fontsize=10)
@@ -269,18 +319,21 @@ def ranking_plot(rankings, styles=None):
 
 
 @styled
-def power_plot(table, settings, styles=None, max_seeds=40):
+def power_plot(
+    table: pd.DataFrame, settings: Settings, styles: Mapping[str, Mapping[str, str]] | None = None, max_seeds: int = 40
+) -> Figure:
     """Minimum detectable effect (points) against the number of seeds, one panel per family.
 
     Each arm's line uses the observed standard deviation of its paired
     differences on the primary summary, at the family's first Holm level
-    α/k and ``settings.power`` (:func:`analysis.power.minimum_detectable_effect`).
+    α/k and ``settings.power``: the power of the exact sign-flip test
+    (:func:`analysis.power.minimum_detectable_effect`).
     Seeds with which the sign-flip test cannot reach α/k at all are shaded;
     the dotted line is the seeds used, the dashed one ``settings.power_effect``.
     """
     rows = first_method(table[table["level"] == "summary"])
-    primary = rows["summary"].iloc[0]
-    rows = rows[rows["summary"] == primary]
+    primary = rows["measure"].iloc[0]
+    rows = rows[rows["measure"] == primary]
     families = list(dict.fromkeys(rows["family"]))
     seeds = np.arange(2, max_seeds + 1)
     fig = Figure(figsize=(4.2 * len(families), 3.2), layout="constrained")
@@ -289,32 +342,77 @@ def power_plot(table, settings, styles=None, max_seeds=40):
         block = rows[rows["family"] == family]
         level = settings.alpha / len(block)
         styles_here = styles or arm_styles(block["arm"])
-        limits = {"power": settings.power, "max_exact": settings.exact_max_seeds,
-                  "resamples": settings.sign_flip_resamples}
+        limits = power.options(settings)
         for row in block.itertuples():
             mde = power.minimum_detectable_effect(np.full(len(seeds), row.sd_diff), seeds, level=level, **limits)
             ax.plot(seeds, 100 * np.where(np.isfinite(mde), mde, np.nan), label=row.arm, **styles_here[row.arm])
-        unreachable = min_sign_flip_pvalue(seeds, max_exact=settings.exact_max_seeds,
-                                           resamples=settings.sign_flip_resamples) > level
+        unreachable = (
+            min_sign_flip_pvalue(seeds, max_exact=settings.exact_max_seeds, resamples=settings.sign_flip_resamples)
+            > level
+        )
         if unreachable.any():
-            ax.axvspan(1.5, seeds[unreachable].max() + 0.5, color="#eeeeee", lw=0,
-                       label=f"test cannot reach α/k = {level:.3g}")
-        ax.axvline(block["n_seeds"].max(), color=REFERENCE_COLOR, ls=":", lw=1,
-                   label=f"{int(block['n_seeds'].max())} seeds used")
-        ax.axhline(100 * settings.power_effect, color=REFERENCE_COLOR, ls="--", lw=0.8,
-                   label=f"{100 * settings.power_effect:g}-point effect")
+            ax.axvspan(
+                1.5, seeds[unreachable].max() + 0.5, color="#eeeeee", lw=0, label=f"test cannot reach α/k = {level:.3g}"
+            )
+        ax.axvline(
+            block["n_seeds"].max(),
+            color=REFERENCE_COLOR,
+            ls=":",
+            lw=1,
+            label=f"{int(block['n_seeds'].max())} seeds used",
+        )
+        ax.axhline(
+            100 * settings.power_effect,
+            color=REFERENCE_COLOR,
+            ls="--",
+            lw=0.8,
+            label=f"{100 * settings.power_effect:g}-point effect",
+        )
         ax.set_xlim(1.5, max_seeds + 0.5)
         ax.set_ylim(bottom=0)
         ax.set_xlabel("matched seeds")
         ax.set_title(f"{family} (vs {block['reference'].iloc[0]})")
         ax.legend(fontsize=7, loc="upper right")
     axes[0].set_ylabel("detectable effect (points)")
-    fig.suptitle(f"Power on {primary}: smallest effect detected with probability {settings.power:g} "
-                 f"at the observed spread", fontsize=10)
+    fig.suptitle(
+        f"Power on {primary}: smallest effect the sign-flip test detects with probability "
+        f"{settings.power:g} at the observed spread",
+        fontsize=10,
+    )
     return fig
 
 
-def render(fig, formats=("svg", "png")):
+@styled
+def profile_plot(
+    profiles: pd.DataFrame, arms: Sequence[str], title: str, styles: Mapping[str, Mapping[str, str]] | None = None
+) -> Figure:
+    """Performance profiles of ``arms`` (rows of performance_profiles.csv): share of runs above each threshold.
+
+    One line per arm, the share of its seed x benchmark accuracies above tau
+    (rliable's score distribution, :mod:`analysis.profiles`), with the band
+    of its percentile bootstrap over seeds.
+    """
+    styles = styles or arm_styles(arms)
+    fig = Figure(figsize=(5.6, 3.4), layout="constrained")
+    ax = fig.subplots()
+    for arm in arms:
+        block = profiles[profiles["arm"] == arm]
+        tau = 100 * block["tau"]
+        ax.fill_between(
+            tau, block["ci_low"], block["ci_high"], color=styles[arm]["color"], alpha=0.18, lw=0, step="post"
+        )
+        ax.step(tau, block["fraction"], where="post", label=arm, **styles[arm])
+    ax.set_xlim(0, 100)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("accuracy threshold τ (points)")
+    ax.set_ylabel("fraction of runs with score > τ")
+    ax.legend(loc="lower left")
+    row = profiles.iloc[0]
+    ax.set_title(f"{title}, {100 * row['ci_level']:g}% {row['ci_method']} bootstrap band over seeds")
+    return fig
+
+
+def render(fig: Figure, formats: Iterable[str] = ("svg", "png")) -> dict[str, bytes]:
     """``{format: bytes}`` of a figure (SVG and PNG), without dates, so that reruns give the same bytes."""
     metadata = {"svg": {"Date": None}, "png": {"Software": None}}
     out = {}
@@ -326,7 +424,7 @@ def render(fig, formats=("svg", "png")):
     return out
 
 
-def save(rendered, directory, name):
+def save(rendered: Mapping[str, bytes], directory: Path | str, name: str) -> list[Path]:
     """Write rendered figure bytes as ``directory/name.svg`` and ``.png`` (temporary name, then renamed)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

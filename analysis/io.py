@@ -1,6 +1,6 @@
 """Inputs: the tidy scores table, converters into it, and its validation.
 
-Every input ends up as the tidy table of DESIGN.md, one row per scored item::
+Every input ends up as the tidy table of docs/contracts.md (armlab/contract.py), one row per scored item::
 
     experiment, arm, seed (int), benchmark, domain, item (str), score (float in [0, 1])
 
@@ -31,48 +31,127 @@ Relative paths are relative to the working directory, except manifest entries,
 which are relative to the manifest.
 """
 
+from __future__ import annotations
+
+import csv
 import json
+import math
 import re
+from collections.abc import Iterable, Sequence
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 import pandas as pd
 
 from analysis.errors import AnalysisInputError, describe_rows
+from armlab.contract import COLUMNS, PER_BENCHMARK_ITEM, RUN, duplicated_keys
+from armlab.files import BadFile, json_number, read_json
 
-COLUMNS = ["experiment", "arm", "seed", "benchmark", "domain", "item", "score"]
-KEY = ["experiment", "arm", "seed", "benchmark", "item"]
-RUN = ["arm", "seed"]
-PER_BENCHMARK_ITEM = "*"
+if TYPE_CHECKING:
+    from analysis.config import Comparison, Config
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+FLOAT_EXACT_INTEGERS = 2**53  # a float holds every integer below this, not all above
 
 
 # ----------------------------------------------------------------------------- reading
 
 
-def read_tidy(path):
-    """Read a tidy scores table (parquet, or CSV by suffix); :func:`validate_scores` checks it."""
+def read_csv(path: Path | str, what: str, **options: Any) -> pd.DataFrame:
+    """A CSV file as a frame: every cell text unless ``options`` say otherwise, and ``NA`` a name, not missing.
+
+    :class:`AnalysisInputError` naming the file when it is missing, not UTF-8, not valid CSV, empty, or
+    has a column twice in its header (pandas would rename the second copy and use the first silently).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise AnalysisInputError(f"{path}: {what} not found")
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            header = next(csv.reader(f), None)
+        if header:
+            frame = pd.read_csv(path, encoding="utf-8", **{"dtype": str, "keep_default_na": False, **options})
+    except UnicodeDecodeError:
+        raise AnalysisInputError(f"{path}: not UTF-8 text; expected a CSV {what}") from None
+    except (csv.Error, pd.errors.ParserError, ValueError) as exc:
+        reason = str(exc).splitlines()[0]
+        raise AnalysisInputError(f"{path}: not valid CSV ({reason}); expected a CSV {what}") from None
+    if not header:
+        raise AnalysisInputError(f"{path}: empty; expected a CSV {what} with a header line")
+    repeated = sorted({column for column in header if header.count(column) > 1})
+    if repeated:
+        raise AnalysisInputError(
+            f"{path} line 1: column(s) {repeated} appear more than once in the header; expected each column once"
+        )
+    return frame
+
+
+def _read_json(path: Path | str, what: str) -> object:
+    try:
+        return read_json(path, what)
+    except BadFile as exc:
+        raise AnalysisInputError(str(exc)) from None
+
+
+def _read_text(path: Path | str, what: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise AnalysisInputError(f"{path}: not UTF-8 text; expected {what}") from None
+
+
+def read_tidy(path: Path | str) -> pd.DataFrame:
+    """Read a tidy scores table (``.parquet``, or ``.csv``); :func:`validate_scores` checks it."""
     path = Path(path)
     if not path.exists():
         raise AnalysisInputError(f"{path}: scores file not found")
     if path.suffix == ".csv":
-        frame = pd.read_csv(path, dtype={"item": str, "arm": str, "benchmark": str})
-    else:
-        frame = pd.read_parquet(path)
-    return frame
+        frame = read_csv(path, "scores file", na_values=[""])
+        frame.index = [f"{path.name} line {i + 2}" for i in range(len(frame))]  # errors point into the file
+        return frame
+    if path.suffix != ".parquet":
+        raise AnalysisInputError(f"{path}: unknown suffix {path.suffix!r}; a tidy scores file is .parquet or .csv")
+    try:
+        return pd.read_parquet(path)
+    except (OSError, ValueError) as exc:  # pyarrow's errors for a file that is not parquet
+        raise AnalysisInputError(f"{path}: not a parquet file ({str(exc).splitlines()[0]})") from None
 
 
-def coerce_tidy(frame, source):
+def as_seed(value: object) -> int | None:
+    """``value`` as an int64 seed, or None: whole numbers only, text read exactly ("7", "7.0", "1e3"), and a
+    float only below 2**53, where it still holds every integer."""
+    if isinstance(value, str):
+        try:
+            value = Decimal(value.strip())
+        except InvalidOperation:
+            return None
+        # at most 19 digits before anything else: int() of "1e999999999" would build a billion of them
+        if not (value.is_finite() and value.adjusted() < 19 and value == value.to_integral_value()):
+            return None
+        value = int(value)
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if isinstance(value, (float, np.floating)):
+        if not (math.isfinite(value) and float(value).is_integer() and abs(value) < FLOAT_EXACT_INTEGERS):
+            return None
+        value = int(value)
+    if isinstance(value, (int, np.integer)) and INT64_MIN <= int(value) <= INT64_MAX:
+        return int(value)
+    return None
+
+
+def coerce_tidy(frame: pd.DataFrame, source: str) -> pd.DataFrame:
     """Check the tidy columns exist and give ``score`` and ``seed`` their contract types.
 
-    ``seed`` must hold whole numbers and ``score`` numbers; anything else is an
-    error naming the rows. Missing values stay missing (``seed`` as a nullable
-    integer) for :func:`validate_scores` to report.
+    ``seed`` must hold whole numbers within int64 and ``score`` numbers; anything else is an
+    error naming the rows. Missing values stay missing (``seed`` as a nullable integer) for
+    :func:`validate_scores` to report.
     """
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
-        raise AnalysisInputError(
-            f"{source}: missing column(s) {missing}; the tidy scores table has exactly {COLUMNS}"
-        )
+        raise AnalysisInputError(f"{source}: missing column(s) {missing}; the tidy scores table has exactly {COLUMNS}")
     frame = frame[COLUMNS].copy()
     score = pd.to_numeric(frame["score"], errors="coerce")
     bad = score.isna() & frame["score"].notna()
@@ -80,18 +159,31 @@ def coerce_tidy(frame, source):
         raise AnalysisInputError(
             f"{source}: score: expected numbers; non-numeric in\n{describe_rows(frame[bad], COLUMNS)}"
         )
-    seed = pd.to_numeric(frame["seed"], errors="coerce")
-    bad = frame["seed"].notna() & (seed.isna() | (seed != np.round(seed)))
+    codes, values = pd.factorize(frame["seed"])  # seeds repeat: parse each distinct value once
+    seeds = [as_seed(v) for v in values]
+    bad = (codes >= 0) & np.isin(codes, [i for i, seed in enumerate(seeds) if seed is None])
     if bad.any():
         raise AnalysisInputError(
-            f"{source}: seed: expected integers (the pairing key); got\n{describe_rows(frame[bad], COLUMNS)}"
+            f"{source}: seed: expected integers within int64 (the pairing key); got\n"
+            f"{describe_rows(frame[bad], COLUMNS)}"
         )
+    lookup = np.array([0, *seeds], dtype=np.int64)  # code -1 (missing) reads the masked 0
     frame["score"] = score.astype(float)
-    frame["seed"] = seed.astype("Int64")
+    frame["seed"] = pd.arrays.IntegerArray(lookup[codes + 1], mask=codes < 0)
     return frame
 
 
-def wide_csv_to_tidy(path, *, experiment, benchmarks, arm, seed, scale, columns=None, filters=None):
+def wide_csv_to_tidy(
+    path: Path | str,
+    *,
+    experiment: str,
+    benchmarks: dict[str, str],
+    arm: str,
+    seed: str,
+    scale: str,
+    columns: dict[str, str] | None = None,
+    filters: list[dict] | None = None,
+) -> pd.DataFrame:
     """Convert a wide per-run CSV (one column per benchmark) into tidy rows with item ``"*"``.
 
     ``benchmarks`` maps benchmark -> domain; ``columns`` maps benchmark -> CSV
@@ -104,7 +196,7 @@ def wide_csv_to_tidy(path, *, experiment, benchmarks, arm, seed, scale, columns=
         raise AnalysisInputError(f"{path}: wide CSV not found (set input.path, e.g. --set input.path=FILE)")
     if scale not in ("percent", "fraction"):
         raise AnalysisInputError(f"{path}: input.scale: expected 'percent' or 'fraction', got {scale!r}")
-    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    table = read_csv(path, "wide CSV")
     table.index = [f"{path.name} line {i + 2}" for i in range(len(table))]  # line 1 is the header
     columns = {b: (columns or {}).get(b, b) for b in benchmarks}
     arm_fields = re.findall(r"{(\w+)}", arm) or [arm]
@@ -127,20 +219,39 @@ def wide_csv_to_tidy(path, *, experiment, benchmarks, arm, seed, scale, columns=
     divisor = 100.0 if scale == "percent" else 1.0
     parts = []
     for benchmark, column in columns.items():
-        parts.append(pd.DataFrame({
-            "experiment": experiment,
-            "arm": arms.to_numpy(),
-            "seed": table[seed].to_numpy(),
-            "benchmark": benchmark,
-            "domain": benchmarks[benchmark],
-            "item": PER_BENCHMARK_ITEM,
-            # empty or non-numeric cells become NaN and are reported by validation
-            "score": pd.to_numeric(table[column], errors="coerce").to_numpy() / divisor,
-        }, index=[f"{i} [{column}]" for i in table.index]))
+        cells = table[column].str.strip()
+        text = cells[(cells != "") & pd.to_numeric(cells, errors="coerce").isna()]
+        if len(text):
+            shown = ", ".join(f"{where} ({value!r})" for where, value in text.head(5).items())
+            raise AnalysisInputError(
+                f"{path}: column {column!r}: expected plain numbers ({scale}, e.g. 52.5 for "
+                f"52.5%), got {shown}{' ...' if len(text) > 5 else ''}"
+            )
+        parts.append(
+            pd.DataFrame(
+                {
+                    "experiment": experiment,
+                    "arm": arms.to_numpy(),
+                    "seed": table[seed].to_numpy(),
+                    "benchmark": benchmark,
+                    "domain": benchmarks[benchmark],
+                    "item": PER_BENCHMARK_ITEM,
+                    # empty cells become NaN and are reported by validation
+                    "score": pd.to_numeric(table[column], errors="coerce").to_numpy() / divisor,
+                },
+                index=[f"{i} [{column}]" for i in table.index],
+            )
+        )
     return pd.concat(parts)
 
 
-def lmeval_to_tidy(runs, *, experiment, benchmarks, metric):
+def lmeval_to_tidy(
+    runs: Sequence[tuple[str, int, Path | str]],
+    *,
+    experiment: str,
+    benchmarks: dict[str, str],
+    metric: str | dict[str, str],
+) -> pd.DataFrame:
     """Convert lm-eval output directories into tidy per-item rows.
 
     ``runs`` is a list of ``(arm, seed, directory)``; each directory holds
@@ -148,13 +259,20 @@ def lmeval_to_tidy(runs, *, experiment, benchmarks, metric):
     one ``samples_<task>_<timestamp>.jsonl``. ``metric`` is lm-eval's
     ``"metric,filter"`` key, or a mapping benchmark -> key. The item id is
     lm-eval's ``doc_id``. Each task's mean item score is checked against the
-    aggregate in the results JSON, which catches a wrong metric or filter.
+    aggregate in the results JSON, which catches a wrong metric or filter; a
+    results JSON without that aggregate is an error, as is any sample that is
+    not a JSON object with a ``doc_id`` and a numeric metric.
     """
     rows = []
     for arm, seed, directory in runs:
         directory = Path(directory)
         results = _single(directory.rglob("results_*.json"), directory, "results_*.json")
-        aggregates = json.loads(results.read_text()).get("results", {})
+        report = _read_json(results, "lm-eval results JSON")
+        aggregates = report.get("results") if isinstance(report, dict) else None
+        if not isinstance(aggregates, dict):
+            raise AnalysisInputError(
+                f"{results}: expected a JSON object with a 'results' mapping (task -> metrics), as lm-eval writes"
+            )
         for task, domain in benchmarks.items():
             key = metric[task] if isinstance(metric, dict) else metric
             name, _, filt = key.partition(",")
@@ -163,20 +281,60 @@ def lmeval_to_tidy(runs, *, experiment, benchmarks, metric):
             if not samples:
                 continue  # a missing benchmark is reported by validation, for all runs at once
             samples = _single(samples, directory, f"samples_{task}_*.jsonl")
-            scores = []
-            for line_no, line in enumerate(samples.read_text().splitlines(), start=1):
-                record = json.loads(line)
+            scores, seen_filters = [], set()
+            for line_no, line in enumerate(_read_text(samples, "lm-eval samples (JSON lines)").splitlines(), start=1):
+                if not line.strip():
+                    continue
+                where = f"{samples} line {line_no}"
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise AnalysisInputError(
+                        f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); truncated file?"
+                    ) from None
+                if not isinstance(record, dict):
+                    raise AnalysisInputError(f"{where}: expected a JSON object (one lm-eval sample)")
+                seen_filters.add(str(record.get("filter", "none")))
                 if record.get("filter", "none") != (filt or "none"):
                     continue
                 if name not in record:
-                    raise AnalysisInputError(
-                        f"{samples} line {line_no}: metric {name!r} not in the sample; keys: {sorted(record)}"
+                    raise AnalysisInputError(f"{where}: metric {name!r} not in the sample; keys: {sorted(record)}")
+                score = json_number(record[name])
+                if score is None:
+                    raise AnalysisInputError(f"{where}: metric {name!r} is {record[name]!r}; expected a finite number")
+                if "doc_id" not in record:
+                    raise AnalysisInputError(f"{where}: no 'doc_id', the item id lm-eval writes with --log_samples")
+                scores.append(score)
+                rows.append(
+                    (
+                        f"{samples.name} line {line_no}",
+                        experiment,
+                        arm,
+                        int(seed),
+                        task,
+                        domain,
+                        str(record["doc_id"]),
+                        score,
                     )
-                scores.append(float(record[name]))
-                rows.append((f"{samples.name} line {line_no}", experiment, arm, int(seed), task, domain,
-                             str(record["doc_id"]), float(record[name])))
-            reported = aggregates.get(task, {}).get(key)
-            if reported is not None and scores and abs(np.mean(scores) - reported) > 1e-9:
+                )
+            if not scores:
+                raise AnalysisInputError(
+                    f"{samples}: no sample with filter {filt or 'none'!r} for metric {key!r}; "
+                    f"filters in the file: {sorted(seen_filters)}"
+                )
+            task_results = aggregates.get(task)
+            if not isinstance(task_results, dict) or key not in task_results:
+                keys = sorted(task_results) if isinstance(task_results, dict) else "no entry for the task"
+                raise AnalysisInputError(
+                    f"{results}: results.{task}: no {key!r} (found {keys}); expected the "
+                    f"aggregate that the item scores of {samples.name} are checked against"
+                )
+            reported = json_number(task_results[key])
+            if reported is None:
+                raise AnalysisInputError(
+                    f"{results}: results.{task}.{key!r} is {task_results[key]!r}; expected a finite number"
+                )
+            if abs(np.mean(scores) - reported) > 1e-9:
                 raise AnalysisInputError(
                     f"{results}: results.{task}.{key!r} = {reported} but the mean item score in {samples.name} "
                     f"is {np.mean(scores)}; the metric must be the mean of per-item scores"
@@ -187,7 +345,7 @@ def lmeval_to_tidy(runs, *, experiment, benchmarks, metric):
     return pd.DataFrame(dict(zip(COLUMNS, values)), index=list(index))
 
 
-def lmeval_runs_from_pattern(pattern, experiment):
+def lmeval_runs_from_pattern(pattern: str, experiment: str) -> list[tuple[str, int, Path]]:
     """Find ``(arm, seed, directory)`` for every directory matching a template with ``{arm}`` and ``{seed}``."""
     pattern = pattern.replace("{experiment}", experiment)
     if "{arm}" not in pattern or "{seed}" not in pattern:
@@ -201,33 +359,44 @@ def lmeval_runs_from_pattern(pattern, experiment):
     for path in sorted(root.glob(glob.lstrip("/"))):
         match = regex.fullmatch(str(path if glob.startswith("/") else path.as_posix()))
         if match and path.is_dir():
-            runs.append((match["arm"], int(match["seed"]), path))
+            seed = as_seed(match["seed"])
+            if seed is None:
+                raise AnalysisInputError(f"{path}: seed {match['seed']} (from input.pattern) is outside int64")
+            runs.append((match["arm"], seed, path))
     if not runs:
         raise AnalysisInputError(f"input.pattern {pattern!r}: no directory matches")
     return runs
 
 
-def lmeval_runs_from_manifest(path):
+def lmeval_runs_from_manifest(path: Path | str) -> list[tuple[str, int, Path]]:
     """Read ``(arm, seed, directory)`` from a CSV manifest with columns arm, seed, path."""
     path = Path(path)
-    if not path.exists():
-        raise AnalysisInputError(f"{path}: manifest not found")
-    table = pd.read_csv(path, dtype=str)
+    table = read_csv(path, "manifest")
     if set(table.columns) != {"arm", "seed", "path"}:
         raise AnalysisInputError(f"{path}: expected the columns arm, seed, path; got {list(table.columns)}")
-    if not table["seed"].str.fullmatch(r"-?\d+").all():
-        raise AnalysisInputError(f"{path}: seed: expected integers\n{describe_rows(table, ['arm', 'seed'])}")
-    return [(r.arm, int(r.seed), path.parent / r.path) for r in table.itertuples()]
+    table.index = [f"{path.name} line {i + 2}" for i in range(len(table))]  # line 1 is the header
+    empty = (table == "").any(axis=1)
+    if empty.any():
+        raise AnalysisInputError(f"{path}: empty cells in\n{describe_rows(table[empty], ['arm', 'seed', 'path'])}")
+    seeds = [as_seed(s) if re.fullmatch(r"-?\d+", s) else None for s in table["seed"]]
+    bad = np.array([seed is None for seed in seeds])
+    if bad.any():
+        raise AnalysisInputError(
+            f"{path}: seed: expected integers within int64 in\n{describe_rows(table[bad], ['arm', 'seed'])}"
+        )
+    return [(r.arm, seed, path.parent / r.path) for r, seed in zip(table.itertuples(), seeds)]
 
 
-def _single(paths, directory, what):
+def _single(paths: Iterable[Path], directory: Path, what: str) -> Path:
     paths = sorted(paths)
     if len(paths) != 1:
-        raise AnalysisInputError(f"{directory}: expected exactly one {what}, found {len(paths)} {[p.name for p in paths]}")
+        raise AnalysisInputError(
+            f"{directory}: expected exactly one {what}, found {len(paths)} {[p.name for p in paths]}"
+        )
     return paths[0]
 
 
-def load_scores(config, scores_path=None):
+def load_scores(config: Config, scores_path: Path | str | None = None) -> tuple[pd.DataFrame, str]:
     """Load the scores a config points at; return ``(tidy_frame, description)``.
 
     ``scores_path`` (the CLI's ``--scores``) replaces any ``input`` section by
@@ -260,8 +429,14 @@ def load_scores(config, scores_path=None):
         if filters is not None and not (isinstance(filters, list) and all(isinstance(f, dict) for f in filters)):
             raise AnalysisInputError(f"{config.source}: input.filters: expected a list of {{column: value}}")
         frame = wide_csv_to_tidy(
-            spec["path"], experiment=config.experiment, benchmarks=config.benchmarks, arm=spec["arm"],
-            seed=spec["seed"], scale=spec["scale"], columns=spec.get("columns"), filters=filters,
+            spec["path"],
+            experiment=config.experiment,
+            benchmarks=config.benchmarks,
+            arm=spec["arm"],
+            seed=spec["seed"],
+            scale=spec["scale"],
+            columns=spec.get("columns"),
+            filters=filters,
         )
         return frame, f"wide CSV {spec['path']}" + (f" filtered by {filters}" if filters else "")
     if ("pattern" in spec) == ("manifest" in spec) or "metric" not in spec:
@@ -277,7 +452,15 @@ def load_scores(config, scores_path=None):
 # -------------------------------------------------------------------------- validation
 
 
-def validate_scores(frame, *, experiment, comparisons, benchmarks=None, drop_incomplete=False, source="scores"):
+def validate_scores(
+    frame: pd.DataFrame,
+    *,
+    experiment: str,
+    comparisons: Iterable[Comparison],
+    benchmarks: dict[str, str] | None = None,
+    drop_incomplete: bool = False,
+    source: str = "scores",
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Check a tidy table before any computation; return ``(frame, dropped)``.
 
     Errors (each naming the rows): missing columns, non-numeric scores or
@@ -293,7 +476,8 @@ def validate_scores(frame, *, experiment, comparisons, benchmarks=None, drop_inc
     of failing and listed in ``dropped`` (arm, seed, reason); each comparison
     then uses the seeds complete in both of its arms.
     """
-    def fail(problem, bad):
+
+    def fail(problem: str, bad: pd.Series) -> NoReturn:
         raise AnalysisInputError(f"{source}: {problem} in\n{describe_rows(frame[bad], COLUMNS)}")
 
     frame = coerce_tidy(frame, source)
@@ -305,7 +489,7 @@ def validate_scores(frame, *, experiment, comparisons, benchmarks=None, drop_inc
     out_of_range = ~frame["score"].between(0.0, 1.0)
     if out_of_range.any():
         fail("scores outside [0, 1] (a percent table needs scale: percent)", out_of_range)
-    duplicated = frame.duplicated(KEY, keep=False)
+    duplicated = duplicated_keys(frame)
     if duplicated.any():
         fail("duplicate rows for the same (experiment, arm, seed, benchmark, item)", duplicated)
     foreign = frame["experiment"] != experiment
@@ -357,7 +541,7 @@ def validate_scores(frame, *, experiment, comparisons, benchmarks=None, drop_inc
     return frame, incomplete
 
 
-def incomplete_runs(frame):
+def incomplete_runs(frame: pd.DataFrame) -> pd.DataFrame:
     """Runs (arm, seed) that lack a benchmark, or some of a benchmark's items.
 
     A benchmark's item set is the union over all runs; returns a frame with
@@ -371,9 +555,11 @@ def incomplete_runs(frame):
     for (arm, seed), row in short[short.any(axis=1)].iterrows():
         lacking = row.index[row]
         absent = [b for b in lacking if counts.at[(arm, seed), b] == 0]
-        partial = [f"{b} ({counts.at[(arm, seed), b]} of {items_per_benchmark[b]} items)"
-                   for b in lacking if b not in absent]
-        reason = "; ".join(filter(None, [absent and f"missing benchmark(s) {absent}",
-                                         partial and f"incomplete {', '.join(partial)}"]))
+        partial = [
+            f"{b} ({counts.at[(arm, seed), b]} of {items_per_benchmark[b]} items)" for b in lacking if b not in absent
+        ]
+        reason = "; ".join(
+            filter(None, [absent and f"missing benchmark(s) {absent}", partial and f"incomplete {', '.join(partial)}"])
+        )
         records.append((arm, int(seed), reason))
     return pd.DataFrame(records, columns=[*RUN, "reason"])

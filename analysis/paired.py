@@ -1,32 +1,75 @@
 """Seed-matched comparisons of each arm with its reference, family by family.
 
-For every family, arm and measure (each summary and, optionally, each
-benchmark), the paired differences d_s = value(arm, s) - value(reference, s)
-over the matched seeds give: the mean difference; bootstrap intervals over
-seeds (percentile, BCa) and optionally a crossed seeds x items interval; the
-exact sign-flip p; Holm within (family, measure) across the family's arms;
-the smallest adjusted p the design can reach; equivalence within +-delta; the
-minimum detectable effect and the seeds needed for a given effect.
+For every family, arm and measure (each summary, each statistic of
+:mod:`analysis.statistics` and, optionally, each benchmark), the paired
+differences d_s = value(arm, s) - value(reference, s) over the matched seeds
+give: the mean difference; the exact sign-flip p and the interval that
+inverts the same test (the paired t interval where no data could make it
+reject), then the other intervals the config names (:mod:`analysis.intervals`:
+paired t, percentile and BCa bootstrap, crossed seeds x items); the
+family-wise adjusted p (Holm across
+arms on the primary summary, the other cells gatekept behind it, see
+:mod:`analysis.multiplicity`) and the smallest one the design can reach;
+equivalence within +-delta by an exact sign-flip TOST (or a paired t-TOST);
+the minimum detectable effect and the seeds needed for a given effect, from
+the sign-flip test's own power, with a range for the uncertainty of the
+spread.
 
-Comparisons with the same number of seeds share one set of resamples, drawn
-from ``numpy.random.default_rng([bootstrap_seed, n_seeds, purpose])``, so the
-results do not depend on which other comparisons are in the config.
+Comparisons with the same number of seeds share one set of resamples
+(:mod:`analysis.intervals`), so the results do not depend on which other
+comparisons are in the config.
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from analysis import multiplicity, power, resampling
+from analysis import intervals, multiplicity, normal_theory, power, resampling, validity
 from analysis.errors import AnalysisInputError
 
+if TYPE_CHECKING:
+    from analysis.config import Comparison, Settings
+
 COLUMNS = [
-    "family", "summary", "arm", "reference", "n_seeds", "mean_diff", "ci_low", "ci_high", "ci_method",
-    "p_value", "p_holm", "reject", "min_attainable_p", "equivalent", "mde",
-    "level", "sd_diff", "ci_level", "eq_low", "eq_high", "equivalence_margin", "seeds_needed", "note",
+    "family",
+    "measure",
+    "arm",
+    "reference",
+    "n_seeds",
+    "mean_diff",
+    "ci_low",
+    "ci_high",
+    "ci_method",
+    "p_value",
+    "p_holm",
+    "reject",
+    "min_attainable_p",
+    "equivalent",
+    "mde",
+    "level",
+    "sd_diff",
+    "ci_level",
+    "eq_low",
+    "eq_high",
+    "equivalence_margin",
+    "seeds_needed",
+    "note",
+    "stage",
+    "equivalence_method",
+    "p_equivalence",
+    "equivalence_attainable",
+    "mde_low",
+    "mde_high",
+    "seeds_needed_low",
+    "seeds_needed_high",
+    "higher_is_better",
 ]
-_SEEDS, _SIGN_FLIP, _CROSSED = 0, 1, 2  # purposes in the generator seed
+NOT_WEIGHTED = "no crossed interval: not a weighted mean of benchmarks"
 
 
 @dataclass(frozen=True)
@@ -39,7 +82,7 @@ class Pair:
     diffs: pd.DataFrame
 
 
-def paired_differences(values, comparisons):
+def paired_differences(values: pd.DataFrame, comparisons: Sequence[Comparison]) -> list[Pair]:
     """Seed-matched differences for every (family, arm); ``values`` has index (arm, seed).
 
     Uses the seeds present for both arms: validation has already made the
@@ -60,147 +103,252 @@ def paired_differences(values, comparisons):
     return pairs
 
 
-def compare(values, comparisons, settings, *, levels, items=None, measure_weights=None):
+def compare(
+    values: pd.DataFrame,
+    comparisons: Sequence[Comparison],
+    settings: Settings,
+    *,
+    levels: Mapping[str, str],
+    higher_is_better: Mapping[str, bool] | None = None,
+    items: Mapping[str, pd.DataFrame] | None = None,
+    measure_weights: pd.DataFrame | None = None,
+) -> tuple[pd.DataFrame, list[str]]:
     """Run every paired comparison; return ``(table, notes)``.
 
-    ``values``: runs (index arm, seed) x measures. ``levels``: measure ->
-    ``"summary"`` or ``"benchmark"``. For the crossed seeds x items interval
-    pass ``items`` (benchmark -> runs x items frame, see
-    :func:`analysis.summaries.item_scores`) and ``measure_weights`` (measure x
-    benchmark). ``table`` has :data:`COLUMNS`, one row per comparison,
-    measure and interval method; ``notes`` are plain sentences for the report.
+    ``values``: runs (index arm, seed) x measures, the primary summary first.
+    ``levels``: measure -> ``"summary"`` or ``"benchmark"``;
+    ``higher_is_better``: measure -> bool (default True), which sign of the
+    difference is "better". For the crossed seeds x items intervals pass
+    ``items`` (benchmark -> runs x items frame, see
+    :func:`analysis.summaries.item_scores`) and ``measure_weights`` (weighted
+    measure x benchmark; other measures get no crossed interval).
+    ``table`` has :data:`COLUMNS`, one row per comparison, measure and
+    interval method; ``notes`` are plain sentences for the report.
     """
     pairs = paired_differences(values, comparisons)
     measures = list(values.columns)
-    alpha, k_of = settings.alpha, {c.family: len(c.arms) for c in comparisons}
     by_n = {}
     for i, pair in enumerate(pairs):
         by_n.setdefault(len(pair.diffs), []).append(i)
 
     blocks = []
     for n, members in sorted(by_n.items()):
-        # rows: pair-major, measure-minor
-        d = np.concatenate([pairs[i].diffs.to_numpy().T for i in members])
-        stats = _seed_statistics(d, n, settings)
+        # rows: pair-major, measure-minor; numpy's row sums depend on the memory layout, so one fixed
+        # layout (column-major, as a matrix product's frame gives) keeps results independent of how values was built
+        d = np.asfortranarray(np.concatenate([pairs[i].diffs.to_numpy().T for i in members]))
+        stats = seed_statistics(d, settings)
         if settings.item_bootstrap and items is not None:
-            stats["intervals"]["crossed_percentile"] = _crossed_intervals(
-                [pairs[i] for i in members], items, measure_weights, n, settings
+            stats["intervals"] |= _crossed_intervals(
+                [pairs[i] for i in members], items, measure_weights, measures, settings
             )
         for j, i in enumerate(members):
             rows = slice(j * len(measures), (j + 1) * len(measures))
             pair = pairs[i]
-            base = pd.DataFrame({
-                "family": pair.family, "summary": measures, "arm": pair.arm, "reference": pair.reference,
-                "n_seeds": n, "mean_diff": stats["mean"][rows], "p_value": stats["p"][rows],
-                "min_attainable_p": multiplicity.min_attainable_p(stats["p_min"], k_of[pair.family]),
-                "level": [levels[m] for m in measures], "sd_diff": stats["sd"][rows],
-                "equivalence_margin": settings.equivalence_margin,
-            })
-            for method, (ci, eq, defined) in stats["intervals"].items():
-                block = base.assign(
-                    ci_method=method, ci_level=settings.confidence,
-                    ci_low=ci[rows, 0], ci_high=ci[rows, 1], eq_low=eq[rows, 0], eq_high=eq[rows, 1],
-                    equivalent=power.equivalent(eq[rows], settings.equivalence_margin),
-                    note=np.where(defined[rows], "", "BCa undefined (no spread in the bootstrap); "
-                                                     "percentile interval shown"),
-                )
-                blocks.append(block)
-    table = pd.concat(blocks, ignore_index=True)
-
-    # power at the family's first Holm level alpha / k, vectorized over all rows at once
-    first_level = alpha / table["family"].map(k_of).to_numpy()
-    sd, n_seeds = table["sd_diff"].to_numpy(), table["n_seeds"].to_numpy()
-    limits = {"power": settings.power, "max_exact": settings.exact_max_seeds,
-              "resamples": settings.sign_flip_resamples}
-    table["mde"] = power.minimum_detectable_effect(sd, n_seeds, level=first_level, **limits)
-    table["seeds_needed"] = power.seeds_needed(settings.power_effect, sd, level=first_level, **limits)
-
-    table = _with_holm(table, alpha)
-    rank = {"family": [c.family for c in comparisons], "level": ["summary", "benchmark"], "summary": measures,
-            "arm": list(dict.fromkeys(a for c in comparisons for a in c.arms)),
-            "ci_method": list(dict.fromkeys(table["ci_method"]))}
+            base = pd.DataFrame(
+                {
+                    "family": pair.family,
+                    "measure": measures,
+                    "arm": pair.arm,
+                    "reference": pair.reference,
+                    "n_seeds": n,
+                    "mean_diff": stats["mean"][rows],
+                    "p_value": stats["p"][rows],
+                    "level": [levels[m] for m in measures],
+                    "sd_diff": stats["sd"][rows],
+                    "ci_level": settings.confidence,
+                    "equivalence_margin": settings.equivalence_margin,
+                    "equivalence_method": settings.equivalence_test,
+                    "p_equivalence": stats["p_eq"][rows],
+                    "equivalent": stats["p_eq"][rows] <= settings.alpha,
+                    "equivalence_attainable": stats["eq_attainable"][rows],
+                    "eq_low": stats["eq"][rows, 0],
+                    "eq_high": stats["eq"][rows, 1],
+                    "higher_is_better": [(higher_is_better or {}).get(m, True) for m in measures],
+                }
+            )
+            for method, (ci, note) in stats["intervals"].items():
+                blocks.append(base.assign(ci_method=method, ci_low=ci[rows, 0], ci_high=ci[rows, 1], note=note[rows]))
+    table = _with_family_procedure(pd.concat(blocks, ignore_index=True), measures[0], settings)
+    table = _with_power(table, settings)
+    rank = {
+        "family": [c.family for c in comparisons],
+        "level": ["summary", "benchmark"],
+        "measure": measures,
+        "arm": list(dict.fromkeys(a for c in comparisons for a in c.arms)),
+        "ci_method": list(dict.fromkeys(table["ci_method"])),
+    }
     table = table.sort_values(
         list(rank), key=lambda col: col.map({v: i for i, v in enumerate(rank[col.name])}), kind="stable"
     )[COLUMNS].reset_index(drop=True)
-    return table, _design_notes(table, k_of, settings)
+    return table, _design_notes(table, settings)
 
 
-def _with_holm(table, alpha):
-    """Add p_holm and reject: Holm within (family, measure) across the family's arms.
+def _with_family_procedure(table: pd.DataFrame, primary: str, settings: Settings) -> pd.DataFrame:
+    """Add stage, p_holm, reject and min_attainable_p under the family's gatekept Holm.
 
-    Each (family, measure, arm) has one p, shared by its interval-method rows.
+    Each (family, measure, arm) has one p, shared by its interval-method
+    rows. Stage ``primary``: the primary summary, Holm across the family's
+    arms; ``secondary``: every other cell, Holm over all of them once every
+    primary comparison rejects (:func:`analysis.multiplicity.gatekept_holm`).
     """
-    first = table.drop_duplicates(["family", "summary", "arm"])
+    table = table.assign(stage=np.where(table["measure"] == primary, "primary", "secondary"))
+    cells = table.drop_duplicates(["family", "measure", "arm"])
     adjusted = []
-    for (family, measure), group in first.groupby(["family", "summary"], sort=False):
-        reject, p_holm = multiplicity.holm(group["p_value"].to_numpy(), alpha)
-        adjusted.append(pd.DataFrame({"family": family, "summary": measure, "arm": group["arm"],
-                                      "p_holm": p_holm, "reject": reject}))
-    return table.merge(pd.concat(adjusted), on=["family", "summary", "arm"], how="left")
+    for family, group in cells.groupby("family", sort=False):
+        first, rest = group[group["stage"] == "primary"], group[group["stage"] == "secondary"]
+        (reject_1, holm_1), (reject_2, holm_2) = multiplicity.gatekept_holm(
+            first["p_value"].to_numpy(), rest["p_value"].to_numpy(), settings.alpha
+        )
+        k, m = len(first), len(rest)
+        p_min = resampling.min_sign_flip_pvalue(
+            group["n_seeds"].to_numpy(), max_exact=settings.exact_max_seeds, resamples=settings.sign_flip_resamples
+        )
+        secondary = (group["stage"] == "secondary").to_numpy()
+        adjusted.append(
+            pd.DataFrame(
+                {
+                    "family": family,
+                    "measure": np.concatenate([first["measure"], rest["measure"]]),
+                    "arm": np.concatenate([first["arm"], rest["arm"]]),
+                    "p_holm": np.concatenate([holm_1, holm_2]),
+                    "reject": np.concatenate([reject_1, reject_2]),
+                }
+            ).merge(
+                pd.DataFrame(
+                    {
+                        "measure": group["measure"],
+                        "arm": group["arm"],
+                        "min_attainable_p": multiplicity.min_attainable_p(p_min, np.where(secondary, max(k, m), k)),
+                        "power_level": settings.alpha / np.where(secondary, max(m, 1), k),
+                    }
+                ),
+                on=["measure", "arm"],
+            )
+        )
+    return table.merge(pd.concat(adjusted), on=["family", "measure", "arm"], how="left")
 
 
-def _design_notes(table, k_of, settings):
-    """Plain sentences on what the seed counts allow, and on BCa fallbacks."""
+def _with_power(table: pd.DataFrame, settings: Settings) -> pd.DataFrame:
+    """Add the sign-flip test's MDE and seeds needed at each cell's first Holm level, and their range.
+
+    The range uses both ends of the ``confidence`` chi-square interval for the
+    sd of the differences; all rows are computed at once.
+    """
+    sd, n, level = table["sd_diff"].to_numpy(), table["n_seeds"].to_numpy(), table.pop("power_level").to_numpy()
+    limits = power.options(settings)
+    low, high = power.sd_interval(sd, n, settings.confidence)
+    columns = {}
+    for suffix, spread in (("", sd), ("_low", low), ("_high", high)):
+        columns[f"mde{suffix}"] = power.minimum_detectable_effect(spread, n, level=level, **limits)
+        columns[f"seeds_needed{suffix}"] = power.seeds_needed(settings.power_effect, spread, level=level, **limits)
+    return table.assign(**columns)
+
+
+def _design_notes(table: pd.DataFrame, settings: Settings) -> list[str]:
+    """Plain sentences on what the seed counts allow, which intervals to trust, and fallbacks."""
     notes = []
-    for family, group in table.groupby("family", sort=False):
+    limits = {"max_exact": settings.exact_max_seeds, "resamples": settings.sign_flip_resamples}
+    cells = table.drop_duplicates(["family", "measure", "arm"])
+    for family, group in cells.groupby("family", sort=False):
+        k, m = int((group["stage"] == "primary").sum()), int((group["stage"] == "secondary").sum())
         for n in sorted(group["n_seeds"].unique()):
-            p_min = float(resampling.min_sign_flip_pvalue(
-                n, max_exact=settings.exact_max_seeds, resamples=settings.sign_flip_resamples))
-            statement = multiplicity.attainability_statement(int(n), k_of[family], p_min, settings.alpha, family)
+            p_min = float(resampling.min_sign_flip_pvalue(n, **limits))
+            statement = multiplicity.attainability_statement(int(n), k, p_min, settings.alpha, family)
+            if statement is None and m:  # the primaries can reach alpha; can the gatekept cells?
+                statement = multiplicity.secondary_attainability_statement(int(n), k, m, p_min, settings.alpha, family)
             if statement:
                 notes.append(statement)
-    for n in sorted(table["n_seeds"].unique()):
-        cover = float(resampling.normal_theory_coverage(n, settings.confidence))
-        if cover < settings.confidence - 0.01:
+    first = table[table["ci_method"] == intervals.FIRST_METHOD]
+    for n in sorted(first["n_seeds"].unique()):
+        at_n = first[first["n_seeds"] == n]
+        if (at_n["note"] != "").any():
+            notes.append(validity.fallback_sentence(int(n), settings.confidence))
+        if not at_n["equivalence_attainable"].all():
             notes.append(
-                f"With {n} seeds the bootstrap intervals are too narrow: a nominal {settings.confidence:.0%} "
-                f"percentile interval covers about {cover:.0%} for normal differences (analysis/README.md "
-                f"has measured coverage), so read intervals and equivalence verdicts as descriptive; "
-                f"the sign-flip p-values are exact."
+                validity.unattainable_equivalence_sentence(int(n), settings.alpha, settings.equivalence_margin)
             )
-    fallback = table[table["note"] != ""]
-    if len(fallback):
-        notes.append(f"BCa was undefined for {len(fallback)} comparison(s) (all paired differences equal); "
-                     f"their 'bca' rows show the percentile interval (see the note column).")
+        caveat = validity.bootstrap_sentence(int(n), settings.ci_methods, settings.confidence)
+        if caveat:
+            notes.append(caveat)
+    undefined = table[table["note"] == intervals.BCA_FALLBACK]
+    if len(undefined):
+        notes.append(
+            f"BCa was undefined for {len(undefined)} comparison(s) (all paired differences equal); "
+            f"their 'bca' rows show the percentile interval (see the note column)."
+        )
+    unweighted = list(dict.fromkeys(table.loc[table["note"] == NOT_WEIGHTED, "measure"]))
+    if unweighted:
+        one = len(unweighted) == 1
+        notes.append(
+            f"The crossed seeds x items intervals need a weighted mean of benchmarks, which "
+            f"{' and '.join(unweighted)} {'is' if one else 'are'} not: {'its' if one else 'their'} crossed "
+            f"rows are empty."
+        )
+    flat = cells[cells["sd_diff"] == 0]
+    if len(flat):
+        notes.append(
+            f"{len(flat)} comparison(s) have no spread (all paired differences equal): their minimum "
+            f"detectable effect and seeds needed are undefined (empty)."
+        )
     return notes
 
 
-def _seed_statistics(d, n, settings):
-    """Mean, sd, sign-flip p and interval per method for the rows of ``d`` (K x n)."""
-    rng = np.random.default_rng([settings.bootstrap_seed, n, _SEEDS])
-    boot = resampling.bootstrap_means(d, resampling.resample_counts(rng, n, settings.resamples))
-    found, bca_defined = resampling.bootstrap_intervals(boot, d, settings.ci_methods, _levels(settings))
-    always = np.ones(len(d), dtype=bool)
-    intervals = {m: (ci[:, 0], ci[:, 1], bca_defined if m == "bca" else always) for m, ci in found.items()}
-    p = resampling.sign_flip_pvalue(
-        d, max_exact=settings.exact_max_seeds, resamples=settings.sign_flip_resamples,
-        rng=np.random.default_rng([settings.bootstrap_seed, n, _SIGN_FLIP]),
-    )
-    p_min = resampling.min_sign_flip_pvalue(n, max_exact=settings.exact_max_seeds,
-                                            resamples=settings.sign_flip_resamples)
-    return {"mean": d.mean(axis=1), "sd": d.std(axis=1, ddof=1), "p": p, "p_min": p_min,
-            "intervals": intervals}
+def seed_statistics(d: np.ndarray, settings: Settings) -> dict:
+    """Mean, sd, sign-flip p, equivalence and the interval of each method for the rows of ``d`` (K x n).
+
+    ``intervals`` maps method -> ``(ci (K, 2), note (K,))``
+    (:func:`analysis.intervals.seed_intervals`); a non-empty note says which
+    interval was shown instead of the method's.
+    """
+    block = intervals.Block(d, settings)
+    flip = block.sign_flip
+    if settings.equivalence_test == "t":
+        p_eq, eq = normal_theory.t_tost(block.d, settings.equivalence_margin, settings.alpha)
+        attainable = np.ones(len(block.d), dtype=bool)
+    else:
+        p_eq, eq, attainable = flip["p_equivalence"], flip["eq"], flip["equivalence_attainable"]
+    return {
+        "mean": block.d.mean(axis=1),
+        "sd": normal_theory.spread(block.d),
+        "p": flip["p_value"],
+        "p_eq": p_eq,
+        "eq": eq,
+        "eq_attainable": attainable,
+        "intervals": intervals.seed_intervals(block),
+    }
 
 
-def _crossed_intervals(pairs, items, measure_weights, n, settings):
-    """Crossed seeds x items percentile intervals, rows pair-major and measure-minor like the seed rows."""
+def _crossed_intervals(
+    pairs: Sequence[Pair],
+    items: Mapping[str, pd.DataFrame],
+    measure_weights: pd.DataFrame,
+    measures: Sequence[str],
+    settings: Settings,
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Crossed seeds x items intervals per method, rows pair-major and measure-minor like the seed rows.
+
+    Only measures in ``measure_weights`` (weighted means of benchmarks) have
+    one; the others get an empty interval and the note :data:`NOT_WEIGHTED`.
+    """
     benchmarks = list(measure_weights.columns)
+    weighted = np.isin(measures, measure_weights.index)
     item_diffs = []
     for benchmark in benchmarks:
         frame = items[benchmark]
-        item_diffs.append(np.stack([
-            frame.loc[pair.arm].loc[pair.diffs.index].to_numpy()
-            - frame.loc[pair.reference].loc[pair.diffs.index].to_numpy()
-            for pair in pairs
-        ]))
-    rng = np.random.default_rng([settings.bootstrap_seed, n, _CROSSED])
-    per_benchmark = resampling.crossed_bootstrap_means(item_diffs, rng, settings.resamples)  # (P, R, B)
-    boot = per_benchmark @ measure_weights.to_numpy().T  # (P, R, M)
-    boot = boot.transpose(0, 2, 1).reshape(-1, settings.resamples)
-    ci = resampling.bootstrap_intervals(boot, None, ["percentile"], _levels(settings))[0]["percentile"]
-    return ci[:, 0], ci[:, 1], np.ones(len(boot), dtype=bool)
-
-
-def _levels(settings):
-    """The reported interval's confidence, and 1 - 2 alpha for equivalence (TOST at alpha)."""
-    return settings.confidence, 1 - 2 * settings.alpha
+        item_diffs.append(
+            np.stack(
+                [
+                    frame.loc[pair.arm].loc[pair.diffs.index].to_numpy()
+                    - frame.loc[pair.reference].loc[pair.diffs.index].to_numpy()
+                    for pair in pairs
+                ]
+            )
+        )
+    crossed = intervals.Crossed(item_diffs, measure_weights.loc[np.asarray(measures)[weighted]].to_numpy(), settings)
+    note = np.tile(np.where(weighted, "", NOT_WEIGHTED).astype(object), len(pairs))
+    out = {}
+    for method, ci in intervals.crossed_intervals(crossed, settings.crossed_methods).items():
+        full = np.full((len(pairs), len(measures), 2), np.nan)
+        full[:, weighted] = ci.reshape(len(pairs), int(weighted.sum()), 2)
+        out[method] = (full.reshape(-1, 2), note)
+    return out

@@ -1,31 +1,72 @@
-"""Equivalence and power for paired differences over seeds.
+"""Power of the exact sign-flip test: the minimum detectable effect and the seeds needed.
 
-Power uses the paired t-test as the model of the sign-flip test: for normal
-differences the randomization test has the t-test's asymptotic power (Lehmann
-& Romano 2005, sec. 15.2). Two things make the t model too optimistic at few
-seeds, and both are handled: the sign-flip test cannot reject at all while its
-smallest p exceeds the level (then the MDE is infinite and more seeds are
-needed whatever the effect), and the level is the family's first Holm step,
-alpha / k, the level the most significant comparison must reach.
+Model: the n paired differences are normal with mean mu and sd sigma. The
+sign-flip test is scale-invariant, so its power depends only on mu / sigma,
+n and the level. It rejects at level lambda exactly when its (1 - lambda)
+interval excludes 0, and that interval shifts with the data, so with z the
+standardized noise and L(z) the interval's lower end,
+
+    power(e) = P(L(z) > -e) + P(L(z) > e)        (e = mu / sigma; -z has the law of z)
+
+which one simulation of L per (n, lambda) gives for every effect at once
+(:func:`analysis.resampling.sign_flip`, common random numbers). Beyond
+:data:`SIMULATED_MAX_SEEDS` the discreteness of the test has faded and the
+paired t-test's power is used: the randomization test has the t-test's
+asymptotic power (Lehmann & Romano 2005, Testing Statistical Hypotheses,
+sec. 15.2); measured, the two differ by at most 0.01 from 14 seeds on.
+
+The level is the first step of the comparison's Holm family, alpha / k: the
+level the most significant comparison must reach. The uncertainty of the
+spread itself (2 degrees of freedom at 3 seeds) is given as a range: the MDE
+and the seeds needed at both ends of the chi-square confidence interval for
+sigma.
 """
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import stats
 
-from analysis.resampling import min_sign_flip_pvalue
+from analysis.resampling import min_sign_flip_pvalue, sign_flip
+
+if TYPE_CHECKING:
+    from analysis.config import Settings
+
+SIMULATED_MAX_SEEDS = 14  # 2^14 subset means per replicate; beyond, t power (gap <= 0.01 measured)
 
 
-def equivalent(interval, margin):
-    """Equivalence within +-margin: the (1 - 2 alpha) interval lies inside (-margin, margin).
+@functools.lru_cache(maxsize=512)
+def _lower_ends(n: int, level: float, replicates: int, seed: int) -> np.ndarray:
+    """Sorted draws of the lower end L of the sign-flip (1 - level) interval for standard normal samples.
 
-    The interval form of two one-sided tests at level alpha (Schuirmann 1987,
-    J. Pharmacokinet. Biopharm. 15); ``interval`` is ``(K, 2)``.
+    Each sample gives two: L, and minus the upper end, which has the law of L
+    (-z has the law of z) and is negatively correlated with it.
     """
-    interval = np.atleast_2d(interval)
-    return (interval[:, 0] > -margin) & (interval[:, 1] < margin)
+    z = np.random.default_rng([seed, n, replicates]).normal(size=(replicates, n))
+    ci = sign_flip(z, confidence=1 - level, max_exact=SIMULATED_MAX_SEEDS)["ci"]
+    return np.sort(np.concatenate([ci[:, 0], -ci[:, 1]]))
 
 
-def t_power(effect_sd, n, level):
+def sign_flip_power(
+    effect_sd: np.ndarray | float, n: int, level: float, *, replicates: int = 4000, seed: int = 0
+) -> np.ndarray:
+    """Power of the two-sided exact sign-flip test on n normal differences at ``level`` (n <= 14).
+
+    ``effect_sd`` (any shape) is the true mean difference in units of the
+    differences' standard deviation. Monte-Carlo error at most about
+    sqrt(p (1 - p) / replicates).
+    """
+    lower = _lower_ends(int(n), float(level), int(replicates), int(seed))
+    e = np.asarray(effect_sd, dtype=float)
+    above = lambda x: 1 - np.searchsorted(lower, x, side="right") / len(lower)  # noqa: E731  P(L > x)
+    return above(-e) + above(e)
+
+
+def t_power(effect_sd: np.ndarray | float, n: np.ndarray | float, level: np.ndarray | float) -> np.ndarray:
     """Power of the two-sided one-sample t-test on n differences at ``level``.
 
     ``effect_sd`` is the true mean difference in units of its standard
@@ -40,53 +81,141 @@ def t_power(effect_sd, n, level):
     return stats.nct.sf(crit, df, nc) + stats.nct.sf(crit, df, -nc)
 
 
-def _can_reject(n, level, max_exact, resamples):
-    return min_sign_flip_pvalue(n, max_exact=max_exact, resamples=resamples) <= level
+@functools.lru_cache(maxsize=4096)
+def detectable_effect_sd(
+    n: int,
+    level: float,
+    power: float,
+    replicates: int = 4000,
+    seed: int = 0,
+    max_exact: int = 20,
+    resamples: int = 100_000,
+) -> float:
+    """Smallest mu / sigma the sign-flip test at ``level`` detects with probability ``power`` with n seeds.
+
+    Infinite when the test cannot reject at ``level`` with n seeds whatever the data.
+    """
+    if min_sign_flip_pvalue(n, max_exact=max_exact, resamples=resamples) > level:
+        return np.inf
+    if n <= SIMULATED_MAX_SEEDS:
+        f = lambda e: sign_flip_power(e, n, level, replicates=replicates, seed=seed) - power  # noqa: E731
+    else:
+        f = lambda e: t_power(e, n, level) - power  # noqa: E731
+    high = 1.0
+    while f(high) < 0:
+        high *= 2
+    return float(_bisect(f, np.zeros(()), np.full((), high)))
 
 
-def minimum_detectable_effect(sd, n, *, level, power=0.8, max_exact=20, resamples=100_000):
+def options(settings: Settings) -> dict[str, float | int]:
+    """The keyword arguments of :func:`minimum_detectable_effect` and :func:`seeds_needed` from ``analysis:``."""
+    return {
+        "power": settings.power,
+        "replicates": settings.power_replicates,
+        "seed": settings.bootstrap_seed,
+        "max_exact": settings.exact_max_seeds,
+        "resamples": settings.sign_flip_resamples,
+    }
+
+
+def minimum_detectable_effect(
+    sd: np.ndarray | float,
+    n: np.ndarray | int,
+    *,
+    level: np.ndarray | float,
+    power: float = 0.8,
+    replicates: int = 4000,
+    seed: int = 0,
+    max_exact: int = 20,
+    resamples: int = 100_000,
+) -> np.ndarray:
     """Smallest true mean difference detected with probability ``power`` at ``level`` (score units).
 
-    ``sd`` is the observed standard deviation of the paired differences.
-    Infinite when the sign-flip test cannot reach ``level`` with n seeds;
-    NaN when ``sd`` is zero or n < 2 (no spread to scale by).
+    ``sd`` is the standard deviation of the paired differences (observed, or
+    an end of :func:`sd_interval`); arrays broadcast. Infinite when the
+    sign-flip test cannot reach ``level`` with n seeds; NaN when ``sd`` is
+    zero (no spread to scale by).
     """
-    sd, n = np.broadcast_arrays(np.asarray(sd, dtype=float), np.asarray(n))
-    # 64 SD brackets every case the sign-flip test can reject at all (n >= 6 at level 0.05)
-    effect = _bisect(lambda e: t_power(e, n, level) - power, np.zeros(sd.shape), np.full(sd.shape, 64.0))
-    mde = effect * sd
-    mde = np.where(_can_reject(n, level, max_exact, resamples), mde, np.inf)
-    return np.where((sd > 0) & (n >= 2), mde, np.nan)
+    sd, n, level = np.broadcast_arrays(np.asarray(sd, dtype=float), np.asarray(n), np.asarray(level, dtype=float))
+    unit = np.array(
+        [
+            detectable_effect_sd(int(m), float(lv), float(power), replicates, seed, max_exact, resamples)
+            for m, lv in zip(n.ravel(), level.ravel())
+        ]
+    ).reshape(sd.shape)
+    with np.errstate(invalid="ignore"):  # inf * 0 when the test cannot reject and there is no spread
+        return np.where(sd > 0, unit * sd, np.nan)
 
 
-def seeds_needed(effect, sd, *, level, power=0.8, max_exact=20, resamples=100_000, max_seeds=100_000):
-    """Fewest matched seeds that detect a true mean difference ``effect`` with probability ``power``.
+def seeds_needed(
+    effect: float,
+    sd: np.ndarray | float,
+    *,
+    level: np.ndarray | float,
+    power: float = 0.8,
+    replicates: int = 4000,
+    seed: int = 0,
+    max_exact: int = 20,
+    resamples: int = 100_000,
+    max_seeds: int = 100_000,
+) -> np.ndarray:
+    """Fewest matched seeds with which the sign-flip test at ``level`` detects ``effect`` with probability ``power``.
 
-    Needs both t-power >= ``power`` at ``level`` and a sign-flip test able to
-    reach ``level``; NaN when ``sd`` is zero, and ``max_seeds`` when even that
-    is not enough.
+    NaN when ``sd`` is zero, and ``max_seeds`` when even that is not enough.
+    Up to :data:`SIMULATED_MAX_SEEDS` every seed count is tried (the exact
+    test's power is not monotone in n); beyond, the t-test's power is. Rows
+    for which even the t-test needs more seeds skip the simulated range: for
+    normal differences the t-test is the most powerful unbiased test
+    (Lehmann & Romano 2005, sec. 5.3), so the sign-flip test needs as many.
     """
     sd, level = np.broadcast_arrays(np.asarray(sd, dtype=float), np.asarray(level, dtype=float))
-    # fewest seeds whose smallest sign-flip p reaches the level: 2^(1-n) <= level, else Monte Carlo
-    floor = np.maximum(2, np.ceil(1 - np.log2(level)))
-    floor = np.where(floor <= max_exact, floor, np.where(1 / (resamples + 1) <= level, max_exact + 1, max_seeds))
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):
         effect_sd = np.where(sd > 0, effect / sd, np.nan)
+    needed = np.full(sd.shape, np.nan)
+    for lv in np.unique(level):
+        rows = (level == lv) & (sd > 0)
+        beyond = _t_seeds_needed(effect_sd[rows], lv, power, max_seeds, low=1)
+        searching = rows.copy()
+        searching[rows] = beyond <= SIMULATED_MAX_SEEDS
+        for n in range(2, SIMULATED_MAX_SEEDS + 1):
+            if not searching.any():
+                break
+            if min_sign_flip_pvalue(n, max_exact=max_exact, resamples=resamples) > lv:
+                continue
+            enough = sign_flip_power(effect_sd[searching], n, lv, replicates=replicates, seed=seed) >= power
+            found = np.flatnonzero(searching)[enough]
+            needed[found], searching[found] = n, False
+        open_ = rows & np.isnan(needed)
+        needed[open_] = _t_seeds_needed(effect_sd[open_], lv, power, max_seeds)
+    return needed
 
-    def enough(n):
-        return t_power(effect_sd, n, level) >= power
 
-    # integer bisection; below the floor the sign-flip test cannot reject, so floor - 1 is never enough
-    low, high = floor - 1, np.full(sd.shape, float(max_seeds))
+def _t_seeds_needed(
+    effect_sd: np.ndarray, level: float, power: float, max_seeds: int, low: int = SIMULATED_MAX_SEEDS
+) -> np.ndarray:
+    """Fewest n in (low, max_seeds] with t power >= ``power``: integer bisection, rows that converge stay put."""
+    low = np.full(effect_sd.shape, float(low))
+    high = np.full(effect_sd.shape, float(max_seeds))
     while np.any(open_ := high - low > 1):
         mid = (low + high) // 2
-        ok = enough(mid)
-        # rows that have converged stay put while others are still searching
+        ok = t_power(effect_sd, mid, level) >= power
         high, low = np.where(ok & open_, mid, high), np.where(~ok & open_, mid, low)
-    return np.where(sd > 0, high, np.nan)
+    return high
 
 
-def _bisect(f, low, high, iterations=40):
+def sd_interval(sd: np.ndarray | float, n: np.ndarray | int, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Chi-square confidence interval ``(low, high)`` for the sd of normal differences from the observed sd."""
+    df = np.asarray(n, dtype=float) - 1
+    sd = np.asarray(sd, dtype=float)
+    return (
+        sd * np.sqrt(df / stats.chi2.isf((1 - confidence) / 2, df)),
+        sd * np.sqrt(df / stats.chi2.ppf((1 - confidence) / 2, df)),
+    )
+
+
+def _bisect(
+    f: Callable[[np.ndarray], np.ndarray], low: np.ndarray, high: np.ndarray, iterations: int = 50
+) -> np.ndarray:
     """Vectorized bisection for an increasing f with f(low) < 0 <= f(high)."""
     for _ in range(iterations):
         mid = (low + high) / 2

@@ -9,42 +9,82 @@ string that comes from a config or a results file is HTML-escaped.
 
 Sections: what was run (config, arms, seeds, recipe, provenance); headline
 verdicts per family in plain words; forest plots and tables; per-benchmark
-differences; training dynamics; ranking sensitivity; power and warnings.
-Results converted from elsewhere (a wide CSV, lm-eval logs) have no runs: the
-report then says so where training curves and provenance would be.
+differences; score distributions (performance profiles and the paired
+probability of improvement); training dynamics; ranking sensitivity; power
+and warnings. Results converted from elsewhere (a wide CSV, lm-eval logs)
+have no runs: the report then says so where training curves and provenance
+would be. An analysis written before ``comparisons.csv`` named its
+``measure`` column (it was ``summary``), or before the score distributions
+existed, is read as well.
 """
+
+from __future__ import annotations
 
 import base64
 import html
-import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from analysis import figures, tables
+from analysis import figures, io, tables, validity
 from analysis.config import Settings, load_config
 from analysis.errors import AnalysisInputError
-from analysis.resampling import normal_theory_coverage
+from armlab import files
 
-TEXT_COLUMNS = ("family", "summary", "arm", "reference", "ci_method", "level", "note", "ranking", "summary_a",
-                "summary_b", "benchmark", "reason")
+if TYPE_CHECKING:
+    from analysis.config import Config
+
+TEXT_COLUMNS = (
+    "family",
+    "measure",
+    "summary",
+    "arm",
+    "reference",
+    "ci_method",
+    "level",
+    "note",
+    "ranking",
+    "summary_a",
+    "summary_b",
+    "benchmark",
+    "reason",
+)
 CAPTIONS = {
-    "forest": "Paired difference from the reference, in points, with its interval over seeds, per arm and summary. "
-              "Grey band: the equivalence margin. Filled: Holm-significant; diamond: equivalent; open: inconclusive.",
+    "forest": "Paired difference from the reference, in points, with its interval over seeds, per arm and summary "
+    "(where lower is better, as for the optimality gap, a negative difference is an improvement). "
+    "Grey band: the equivalence margin. Filled: Holm-significant; diamond: equivalent; open: inconclusive.",
     "benchmarks": "Mean paired difference (points) of every arm on every benchmark; bold numbers are "
-                  "Holm-significant within (family, benchmark).",
+    "significant under the family's gatekept Holm: tested only once every arm's primary comparison is "
+    "significant, then with Holm over all benchmarks and secondary summaries of the family.",
     "training": "Reward, fraction of zero-variance groups and fraction of kept prompts per training step: "
-                "mean over seeds, band from the lowest to the highest seed.",
-    "rankings": "Rank of every arm under every summary; crossing lines mean the order depends on the summary.",
+    "mean over seeds, band from the lowest to the highest seed.",
+    "rankings": "Rank of every arm under every summary (1 = best: the highest mean, the lowest where lower is "
+    "better); crossing lines mean the order depends on the summary.",
     "power": "Smallest true difference detected with the target power, against the number of matched seeds, "
-             "at the observed spread of each arm's paired differences.",
+    "at the observed spread of each arm's paired differences.",
+    "profiles": "Performance profile (rliable's score distribution): the fraction of an arm's runs, over seeds and "
+    "benchmarks, whose accuracy exceeds each threshold; a curve above another is better at every "
+    "threshold. Band: percentile bootstrap over seeds, too narrow at few seeds (analysis/README.md).",
 }
-NO_TRAINING_LOGS = ("No training logs: these results were converted from elsewhere (a released table, lm-eval "
-                    "logs), so there are no training curves, recipe or run provenance beyond the scores file.")
-NAV = (("run", "What was run"), ("verdicts", "Verdicts"), ("comparisons", "Comparisons"), ("benchmarks", "Benchmarks"),
-       ("training", "Training"), ("rankings", "Rankings"), ("power", "Power"))
+NO_TRAINING_LOGS = (
+    "No training logs: these results were converted from elsewhere (a released table, lm-eval "
+    "logs), so there are no training curves, recipe or run provenance beyond the scores file."
+)
+NAV = (
+    ("run", "What was run"),
+    ("verdicts", "Verdicts"),
+    ("comparisons", "Comparisons"),
+    ("benchmarks", "Benchmarks"),
+    ("distributions", "Distributions"),
+    ("training", "Training"),
+    ("rankings", "Rankings"),
+    ("power", "Power"),
+)
+OPTIONAL = ("probability_of_improvement", "performance_profiles")  # tables absent from older analyses
 STYLE = """
 :root { --ink: #1a1a1a; --muted: #555; --rule: #d8d8d8; }
 body { font: 15px/1.45 "DejaVu Sans", system-ui, sans-serif; color: var(--ink); max-width: 1160px;
@@ -80,7 +120,7 @@ pre { background: #f5f5f5; padding: .6rem; overflow: auto; font-size: .78rem; }
 """
 
 
-def esc(value):
+def esc(value: object) -> str:
     """HTML-escape any value as text (quotes included, so it is safe in attributes too)."""
     return html.escape(str(value), quote=True)
 
@@ -88,11 +128,14 @@ def esc(value):
 # ----------------------------------------------------------------------------- reading
 
 
-def read_csv(path):
+def read_csv(path: Path | str) -> pd.DataFrame:
     """A table written by the analysis; text stays text (an arm named ``NA`` is not a missing value)."""
-    if not path.exists():
-        raise AnalysisInputError(f"{path}: not found; the report reads the output directory of `armlab analyze`")
-    frame = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype=dict.fromkeys(TEXT_COLUMNS, str))
+    frame = io.read_csv(
+        path,
+        "table of `armlab analyze` (the report reads its output directory)",
+        na_values=[""],
+        dtype=dict.fromkeys(TEXT_COLUMNS, str),
+    )
     text = [c for c in TEXT_COLUMNS if c in frame.columns]
     frame[text] = frame[text].fillna("")
     return frame
@@ -110,21 +153,34 @@ class Analysis:
     rankings: pd.DataFrame
     sensitivity: pd.DataFrame
     dropped: pd.DataFrame
+    probability_of_improvement: pd.DataFrame | None  # None: written before the table existed
+    performance_profiles: pd.DataFrame | None
 
 
-def read_analysis(directory, experiment):
-    """Read the output directory of `armlab analyze` for ``experiment``."""
+def read_analysis(directory: Path | str, experiment: str) -> Analysis:
+    """Read the output directory of `armlab analyze` for ``experiment``; older layouts are accepted (module doc)."""
     directory = Path(directory)
     path = directory / "manifest.json"
     if not path.exists():
         raise AnalysisInputError(f"{path}: not found; the report reads the output directory of `armlab analyze`")
-    manifest = json.loads(path.read_text())
-    if manifest.get("experiment") != experiment or "settings" not in manifest:
-        raise AnalysisInputError(f"{path}: experiment {manifest.get('experiment')!r} is not the config's "
-                                 f"{experiment!r}, or the file was not written by `armlab analyze`")
-    frames = {name: read_csv(directory / f"{name}.csv")
-              for name in ("comparisons", "summaries", "weights", "rankings", "sensitivity", "dropped")}
-    return Analysis(manifest=manifest, settings=Settings(**manifest["settings"]), **frames)
+    manifest = files.read_json(path, "manifest")
+    if not isinstance(manifest, dict) or manifest.get("experiment") != experiment or "settings" not in manifest:
+        found = manifest.get("experiment") if isinstance(manifest, dict) else None
+        raise AnalysisInputError(
+            f"{path}: experiment {found!r} is not the config's "
+            f"{experiment!r}, or the file was not written by `armlab analyze`"
+        )
+    names = ["comparisons", "summaries", "weights", "rankings", "sensitivity", "dropped"]
+    optional = [name for name in OPTIONAL if f"{name}.csv" in manifest.get(files.FILES_KEY, {})]
+    files.verify_manifest(path, [f"{name}.csv" for name in names + optional])
+    try:
+        settings = Settings(**manifest["settings"])
+    except TypeError as exc:
+        raise AnalysisInputError(f"{path}: settings: {exc}; expected the settings `armlab analyze` writes") from None
+    tables_read = dict.fromkeys(OPTIONAL) | {name: read_csv(directory / f"{name}.csv") for name in names + optional}
+    if "measure" not in tables_read["comparisons"]:
+        tables_read["comparisons"] = tables_read["comparisons"].rename(columns={"summary": "measure"})
+    return Analysis(manifest=manifest, settings=settings, **tables_read)
 
 
 @dataclass(frozen=True)
@@ -135,18 +191,22 @@ class Runs:
     manifests: list  # dicts, each with arm and seed
 
 
-def read_runs(directory):
+def read_runs(directory: Path | str) -> Runs | None:
     """Step logs and manifests under ``directory/<arm>/seed-<seed>/``; ``None`` when there are no step logs."""
     directory = Path(directory)
     if not directory.is_dir():
         raise AnalysisInputError(f"{directory}: runs directory not found (omit --runs for converted results)")
     logs, manifests = [], []
     for path in sorted(directory.glob("*/seed-*/steps.parquet")):
-        arm, seed = path.parent.parent.name, int(path.parent.name.removeprefix("seed-"))
-        logs.append(pd.read_parquet(path).assign(arm=arm, seed=seed))
-        manifest = path.with_name("manifest.json")
-        if manifest.exists():
-            manifests.append({**json.loads(manifest.read_text()), "arm": arm, "seed": seed})
+        arm, seed = path.parent.parent.name, io.as_seed(path.parent.name.removeprefix("seed-"))
+        if seed is None:
+            raise AnalysisInputError(f"{path.parent}: expected a directory seed-<integer> (runs/<arm>/seed-<seed>)")
+        manifest = files.verify_manifest(path.with_name("manifest.json"), [path.name])
+        try:
+            logs.append(pd.read_parquet(path).assign(arm=arm, seed=seed))
+        except (OSError, ValueError) as exc:  # pyarrow's errors for a file that is not parquet
+            raise AnalysisInputError(f"{path}: not a parquet step log ({str(exc).splitlines()[0]})") from None
+        manifests.append({**manifest, "arm": arm, "seed": seed})
     if not logs:
         return None
     return Runs(steps=pd.concat(logs, ignore_index=True), manifests=manifests)
@@ -155,12 +215,12 @@ def read_runs(directory):
 # ----------------------------------------------------------------------------- words
 
 
-def _join(names):
+def _join(names: Iterable[str]) -> str:
     names = list(names)
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def _span(values, fmt):
+def _span(values: Iterable[float], fmt: str) -> str | None:
     """``"a"`` when all finite values format alike, else ``"lowest–highest"``; ``None`` when none is finite."""
     values = np.asarray(values, dtype=float)
     values = values[np.isfinite(values)]
@@ -170,99 +230,132 @@ def _span(values, fmt):
     return low if low == high else f"{low}–{high}"
 
 
-def primary_rows(comparisons):
+def primary_rows(comparisons: pd.DataFrame) -> pd.DataFrame:
     """One row per (family, arm): the first interval method on the primary (first) summary."""
     rows = figures.first_method(comparisons[comparisons["level"] == "summary"])
-    rows = rows[rows["summary"] == rows["summary"].iloc[0]]
+    rows = rows[rows["measure"] == rows["measure"].iloc[0]]
     return rows.assign(verdict=tables.verdicts(rows))
 
 
-def precision_sentence(rows, settings):
+def precision_sentence(rows: pd.DataFrame, settings: Settings) -> str:
     """What the family's seeds can detect (rows: :func:`primary_rows` of one family)."""
     n, k = int(rows["n_seeds"].max()), len(rows)
     mde = _span(100 * rows["mde"], "{:.2f}")
     if figures.cannot_reach_alpha(rows, settings.alpha):
-        text = (f"With {n} seeds no effect of any size is detectable: the smallest Holm-adjusted p this family "
-                f"can reach is {rows['min_attainable_p'].max():.3g} > α = {settings.alpha:g}.")
+        text = (
+            f"With {n} seeds no effect of any size is detectable: the smallest Holm-adjusted p this family "
+            f"can reach is {rows['min_attainable_p'].max():.3g} > α = {settings.alpha:g}."
+        )
     elif mde:
-        text = (f"The smallest effect detectable with {n} seeds (power {settings.power:g}, level α/{k}) is "
-                f"{mde} points at the observed spread.")
+        text = (
+            f"The smallest effect detectable with {n} seeds (power {settings.power:g}, level α/{k}) is "
+            f"{mde} points at the observed spread."
+        )
     else:
         text = "The paired differences have no spread, so the detectable effect is undefined."
     needed = _span(rows["seeds_needed"], "{:.0f}")
     if needed:
-        text += (f" Detecting {100 * settings.power_effect:g} point(s) with power {settings.power:g} needs "
-                 f"{needed} matched seeds at the observed spread.")
+        text += (
+            f" Detecting {100 * settings.power_effect:g} point(s) with power {settings.power:g} needs "
+            f"{needed} matched seeds at the observed spread."
+        )
+    if "mde_low" in rows:  # the spread's own uncertainty (absent from tables written before it existed)
+        mde_range = _span(100 * np.concatenate([rows["mde_low"], rows["mde_high"]]), "{:.2f}")
+        needed_range = _span(np.concatenate([rows["seeds_needed_low"], rows["seeds_needed_high"]]), "{:.0f}")
+        ranges = [
+            f"detectable effect {mde_range} points" if mde_range else None,
+            f"seeds needed {needed_range}" if needed_range else None,
+        ]
+        ranges = [r for r in ranges if r]
+        if ranges:
+            text += (
+                f" Power is the exact sign-flip test's, for normal differences; over the "
+                f"{100 * settings.confidence:g}% range of the spread with {n} seeds: {' and '.join(ranges)}."
+            )
     return text
 
 
-def family_headline(rows, settings):
+def family_headline(rows: pd.DataFrame, settings: Settings) -> list[str]:
     """Plain-word verdicts of one family (rows: :func:`primary_rows` of that family).
 
     What the seeds could detect at all is :func:`precision_sentence`.
     """
-    reference, measure, n = rows["reference"].iloc[0], rows["summary"].iloc[0], int(rows["n_seeds"].max())
+    reference, measure, n = rows["reference"].iloc[0], rows["measure"].iloc[0], int(rows["n_seeds"].max())
     level, margin = f"{100 * rows['ci_level'].iloc[0]:g}%", f"{100 * rows['equivalence_margin'].iloc[0]:g}"
 
-    def interval(r):
+    def interval(r: Any) -> str:
         return f"{level} interval {tables.points(r.ci_low)} to {tables.points(r.ci_high)}"
 
     sentences = []
     if not (rows["verdict"] == "better").any():
-        sentences.append(f"No arm beats {reference} on {measure} at this precision "
-                         f"({n} seeds, Holm at α = {settings.alpha:g}).")
+        sentences.append(
+            f"No arm beats {reference} on {measure} at this precision ({n} seeds, Holm at α = {settings.alpha:g})."
+        )
     for r in rows[rows["verdict"].isin(["better", "worse"])].itertuples():
         relation = "beats" if r.verdict == "better" else "is worse than"
-        sentences.append(f"{r.arm} {relation} {reference} by {abs(100 * r.mean_diff):.2f} points "
-                         f"({interval(r)}; Holm p = {r.p_holm:.3g}).")
+        sentences.append(
+            f"{r.arm} {relation} {reference} by {abs(100 * r.mean_diff):.2f} points "
+            f"({interval(r)}; Holm p = {r.p_holm:.3g})."
+        )
     equivalent = rows.loc[rows["verdict"] == "equivalent", "arm"]
     if len(equivalent):
         verb = "is" if len(equivalent) == 1 else "are"
-        coverage = float(normal_theory_coverage(n, rows["ci_level"].iloc[0]))
-        caveat = (f" (descriptive only: with {n} seeds a nominal {level} interval covers about {coverage:.0%})"
-                  if coverage < rows["ci_level"].iloc[0] - 0.01 else "")
-        sentences.append(f"{_join(equivalent)} {verb} equivalent to {reference} within ±{margin} point(s){caveat}.")
+        # what decided equivalence: its TOST, or (tables written before the column existed) the first interval
+        decided_by = rows["equivalence_method"].iloc[0] if "equivalence_method" in rows else rows["ci_method"].iloc[0]
+        caveat = validity.descriptive_caveat(decided_by, n, rows["ci_level"].iloc[0])
+        sentences.append(
+            f"{_join(equivalent)} {verb} equivalent to {reference} within ±{margin} point(s)"
+            f"{' ' + caveat if caveat else ''}."
+        )
+    if "equivalence_attainable" in rows and not rows["equivalence_attainable"].astype(bool).all():
+        sentences.append(
+            validity.unattainable_equivalence_sentence(n, settings.alpha, rows["equivalence_margin"].iloc[0])
+        )
     largest = rows.loc[rows["mean_diff"].abs().idxmax()]
-    sentences.append(f"Largest observed difference: {largest.arm}, {tables.points(largest.mean_diff)} points "
-                     f"({interval(largest)}).")
+    sentences.append(
+        f"Largest observed difference: {largest.arm}, {tables.points(largest.mean_diff)} points ({interval(largest)})."
+    )
     return sentences
 
 
 # ----------------------------------------------------------------------------- HTML pieces
 
 
-def html_table(frame):
+def html_table(frame: pd.DataFrame) -> str:
     """A frame as an HTML table; every header and cell is escaped."""
     head = "".join(f"<th>{esc(c)}</th>" for c in frame.columns)
-    body = "".join("<tr>" + "".join(f"<td>{esc(v)}</td>" for v in row) + "</tr>"
-                   for row in frame.itertuples(index=False))
+    body = "".join(
+        "<tr>" + "".join(f"<td>{esc(v)}</td>" for v in row) + "</tr>" for row in frame.itertuples(index=False)
+    )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def html_list(items):
+def html_list(items: Iterable[object]) -> str:
     return "<ul>" + "".join(f"<li>{esc(item)}</li>" for item in items) + "</ul>"
 
 
-def html_figure(rendered, title, caption):
+def html_figure(rendered: Mapping[str, bytes], title: str, caption: str) -> str:
     """A rendered figure inline: base64 SVG in an ``<img>`` (an image cannot run scripts or load anything)."""
     data = base64.b64encode(rendered["svg"]).decode("ascii")
-    return (f'<figure><img src="data:image/svg+xml;base64,{data}" alt="{esc(title)}">'
-            f"<figcaption>{esc(caption)}</figcaption></figure>")
+    return (
+        f'<figure><img src="data:image/svg+xml;base64,{data}" alt="{esc(title)}">'
+        f"<figcaption>{esc(caption)}</figcaption></figure>"
+    )
 
 
-def muted(text):
+def muted(text: str) -> str:
     return f'<p class="muted">{esc(text)}</p>'
 
 
-def details(summary, body):
+def details(summary: str, body: str) -> str:
     return f"<details><summary>{esc(summary)}</summary>{body}</details>"
 
 
-def section(anchor, title, body):
+def section(anchor: str, title: str, body: str) -> str:
     return f'<section id="{anchor}"><h2>{esc(title)}</h2>{body}</section>'
 
 
-def _flatten(mapping, prefix=""):
+def _flatten(mapping: Mapping, prefix: str = "") -> dict:
     """Nested dicts as ``{"a.b": value}``."""
     out = {}
     for key, value in mapping.items():
@@ -273,10 +366,11 @@ def _flatten(mapping, prefix=""):
     return out
 
 
-def recipe_tables(manifests):
+def recipe_tables(manifests: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(shared, per_arm)``: the recipe keys equal in every run, and per arm the keys that differ."""
-    recipes = pd.DataFrame([{"arm": m["arm"], **{k: str(v) for k, v in _flatten(m.get("recipe", {})).items()}}
-                            for m in manifests])
+    recipes = pd.DataFrame(
+        [{"arm": m["arm"], **{k: str(v) for k, v in _flatten(m.get("recipe", {})).items()}} for m in manifests]
+    )
     recipes = recipes.fillna("—")  # a key that some runs lack differs between runs
     keys = [c for c in recipes.columns if c != "arm"]
     varying = [k for k in keys if recipes[k].nunique() > 1]
@@ -285,16 +379,21 @@ def recipe_tables(manifests):
     return shared, recipes.drop_duplicates("arm")[["arm", *varying]]
 
 
-def provenance(manifests):
+def provenance(manifests: list[dict]) -> tuple[dict[str, str], pd.DataFrame]:
     """``(facts, times)``: the distinct commits, versions and platforms of the runs, and each run's time."""
     frame = pd.DataFrame(manifests)
     packages = pd.DataFrame([m.get("packages", {}) for m in manifests])
 
-    def distinct(values):
+    def distinct(values: pd.Series) -> str:
         return ", ".join(values.dropna().astype(str).unique()) or "not recorded"
 
-    columns = {"git commit": "git_commit", "python": "python", "platform": "platform", "threads": "threads",
-               "config hash": "config_hash"}
+    columns = {
+        "git commit": "git_commit",
+        "python": "python",
+        "platform": "platform",
+        "threads": "threads",
+        "config hash": "config_hash",
+    }
     facts = {label: distinct(frame.get(column, pd.Series(dtype=str))) for label, column in columns.items()}
     facts |= {name: distinct(packages[name]) for name in packages.columns}
     times = frame.reindex(columns=["arm", "seed", "seconds", "ms_per_step"])
@@ -302,7 +401,7 @@ def provenance(manifests):
     return facts, times
 
 
-def runs_summary(runs):
+def runs_summary(runs: Runs | None) -> str:
     """One line on the training runs: how many, how long, which commit; or that there are none."""
     if runs is None:
         return NO_TRAINING_LOGS
@@ -318,10 +417,11 @@ def runs_summary(runs):
 # ----------------------------------------------------------------------------- sections
 
 
-def what_was_run(cfg, analysis, runs, config_text):
+def what_was_run(cfg: Config, analysis: Analysis, runs: Runs | None, config_text: str) -> str:
     """Scores, arms and seeds, benchmarks, comparisons, runs; folded: summaries, recipe, provenance, config."""
     seeds = analysis.summaries.groupby("arm", sort=False)["seed"].apply(
-        lambda s: ", ".join(map(str, sorted(s.unique()))))
+        lambda s: ", ".join(map(str, sorted(s.unique())))
+    )
     compared = cfg.compared_arms
     others = [a for a in seeds.index if a not in compared]
     seed_sets = sorted(set(seeds[compared]))
@@ -330,10 +430,10 @@ def what_was_run(cfg, analysis, runs, config_text):
     facts = {
         "Scores": analysis.manifest.get("input", "not recorded"),
         "Arms × seeds": f"{', '.join(compared)} × seeds {'; '.join(seed_sets)}"
-                        + (" (matched)" if len(seed_sets) == 1 else "")
-                        + (f"; only summarized: {', '.join(others)}" if others else ""),
+        + (" (matched)" if len(seed_sets) == 1 else "")
+        + (f"; only summarized: {', '.join(others)}" if others else ""),
         "Benchmarks": f"{len(benchmarks)} in {len(domains)} domain(s): "
-                      + ", ".join(f"{d} ({c})" for d, c in domains.items()),
+        + ", ".join(f"{d} ({c})" for d, c in domains.items()),
         "Comparisons": "; ".join(f"{c.family}: {', '.join(c.arms)} vs {c.reference}" for c in cfg.comparisons),
         "Training runs": runs_summary(runs),
     }
@@ -344,46 +444,93 @@ def what_was_run(cfg, analysis, runs, config_text):
     if runs is not None and runs.manifests:
         shared, per_arm = recipe_tables(runs.manifests)
         facts, times = provenance(runs.manifests)
-        body += details("Recipe: what each arm changes, and what all runs share",
-                        html_table(per_arm) + html_table(shared))
-        body += details("Provenance: commit, versions, platform and run times",
-                        html_table(pd.DataFrame({"": list(facts), "value": list(facts.values())}))
-                        + html_table(times))
+        body += details(
+            "Recipe: what each arm changes, and what all runs share", html_table(per_arm) + html_table(shared)
+        )
+        body += details(
+            "Provenance: commit, versions, platform and run times",
+            html_table(pd.DataFrame({"": list(facts), "value": list(facts.values())})) + html_table(times),
+        )
     body += details(f"Config file ({cfg.source})", f"<pre>{esc(config_text)}</pre>")
     return section("run", "What was run", body)
 
 
-def verdict_section(analysis):
+def verdict_section(analysis: Analysis) -> str:
     """Headline verdicts per family, on the primary summary, with a chip per arm."""
     rows = primary_rows(analysis.comparisons)
     cards = []
     for family, group in rows.groupby("family", sort=False):
-        chips = "".join(f'<span class="chip {r.verdict}">{esc(r.arm)} {esc(tables.points(r.mean_diff))} · '
-                        f"{esc(r.verdict)}</span>" for r in group.itertuples())
+        chips = "".join(
+            f'<span class="chip {r.verdict}">{esc(r.arm)} {esc(tables.points(r.mean_diff))} · {esc(r.verdict)}</span>'
+            for r in group.itertuples()
+        )
         unreachable = figures.cannot_reach_alpha(group, analysis.settings.alpha) is not None
-        precision = ('<p class="warning">' if unreachable else "<p>") + esc(
-            precision_sentence(group, analysis.settings)) + "</p>"
-        cards.append(f'<div class="card"><h3>{esc(family)}: arms vs {esc(group["reference"].iloc[0])}</h3>{chips}'
-                     + html_list(family_headline(group, analysis.settings)) + precision + "</div>")
-    lede = (f'<p class="muted">On the primary summary, {esc(rows["summary"].iloc[0])}; Δ in points (score × 100). '
-            f"Better/worse: Holm-significant; equivalent: within the margin; otherwise inconclusive.</p>")
+        precision = (
+            ('<p class="warning">' if unreachable else "<p>")
+            + esc(precision_sentence(group, analysis.settings))
+            + "</p>"
+        )
+        cards.append(
+            f'<div class="card"><h3>{esc(family)}: arms vs {esc(group["reference"].iloc[0])}</h3>{chips}'
+            + html_list(family_headline(group, analysis.settings))
+            + precision
+            + "</div>"
+        )
+    lede = (
+        f'<p class="muted">On the primary summary, {esc(rows["measure"].iloc[0])}; Δ in points (score × 100). '
+        f"Better/worse: exact sign-flip test, Holm across the family's arms at α = {analysis.settings.alpha:g}; "
+        f"equivalent: exact sign-flip TOST (or paired t-TOST, analysis.equivalence_test) within the margin at "
+        f"α; otherwise inconclusive.</p>"
+    )
     return section("verdicts", "Headline verdicts", lede + f'<div class="cards">{"".join(cards)}</div>')
 
 
-def comparison_section(analysis, forest):
+def comparison_section(analysis: Analysis, forest: Mapping[str, str]) -> str:
     """Per family: the forest plot, the summary table and (folded) the per-benchmark table."""
     parts = []
     for (family, level), group in analysis.comparisons.groupby(["family", "level"], sort=False):
         table = html_table(tables.comparison_display(group))
-        parts.append(f"<h3>{esc(family)}</h3>{forest[family]}{table}" if level == "summary"
-                     else details(f"{family}: per benchmark", table))
-    note = (f'<p class="muted">p: exact sign-flip test; Holm within (family, measure); MDE: minimum detectable '
-            f"effect at power {analysis.settings.power:g}; {tables.FALLBACK_MARK}: BCa undefined, percentile "
-            f"interval shown. The same tables are in comparisons.csv, .md and .tex.</p>")
+        parts.append(
+            f"<h3>{esc(family)}</h3>{forest[family]}{table}"
+            if level == "summary"
+            else details(f"{family}: per benchmark", table)
+        )
+    note = (
+        f'<p class="muted">p: exact sign-flip test; the first interval inverts it, so it excludes 0 exactly '
+        f"when p ≤ {1 - analysis.settings.confidence:.3g}. p Holm: Holm across the family's arms on the "
+        f"primary summary; secondary summaries and benchmarks are tested only once every primary comparison "
+        f"is significant, then with Holm over all of them, so the chance of any false better/worse in a family "
+        f"is at most α. MDE: minimum detectable effect of the sign-flip test at power "
+        f"{analysis.settings.power:g} (range: over the uncertainty of the spread); {tables.FALLBACK_MARK}: "
+        f"another interval shown in place of the method's (the paired t interval where the sign-flip one is "
+        f"unbounded, percentile where BCa is undefined). Percentile and BCa intervals over few seeds are too "
+        f"narrow: their measured coverage is in the notes below and in analysis/README.md. The same tables are "
+        f"in comparisons.csv, .md and .tex.</p>"
+    )
     return section("comparisons", "Forest plots and tables", "".join(parts) + note)
 
 
-def power_section(analysis, power_figure):
+def distributions_section(analysis: Analysis, profile_figures: Mapping[str, str]) -> str:
+    """Per family: the performance profiles of its arms, and the paired probability of improvement."""
+    if analysis.probability_of_improvement is None:
+        return section(
+            "distributions",
+            "Score distributions",
+            muted(
+                "This analysis was written before performance profiles and the probability of improvement existed; "
+                "rerun `armlab analyze` to get them."
+            ),
+        )
+    parts = []
+    for family, group in analysis.probability_of_improvement.groupby("family", sort=False):
+        parts.append(
+            f"<h3>{esc(family)}</h3>{profile_figures[family]}"
+            + html_table(tables.improvement_display(group).drop(columns="family"))
+        )
+    return section("distributions", "Score distributions", "".join(parts) + muted(tables.IMPROVEMENT_NOTE))
+
+
+def power_section(analysis: Analysis, power_figure: str) -> str:
     """The power plot, every note of the analysis, and the dropped runs."""
     body = power_figure + "<h3>Warnings and notes</h3>" + html_list(analysis.manifest.get("notes", []))
     if len(analysis.dropped):
@@ -391,7 +538,9 @@ def power_section(analysis, power_figure):
     return section("power", "Power and warnings", body)
 
 
-def render_figures(cfg, analysis, runs, formats=("svg",)):
+def render_figures(
+    cfg: Config, analysis: Analysis, runs: Runs | None, formats: Iterable[str] = ("svg",)
+) -> dict[str, tuple[str, str, dict[str, bytes]]]:
     """Every figure of the report: ``{name: (title, caption, {format: bytes})}``."""
     comparisons, settings = analysis.comparisons, analysis.settings
     arms = cfg.compared_arms + sorted(set(analysis.summaries["arm"]) - set(cfg.compared_arms))
@@ -400,29 +549,54 @@ def render_figures(cfg, analysis, runs, formats=("svg",)):
     for i, (family, group) in enumerate(comparisons.groupby("family", sort=False), start=1):
         made[f"forest-{i}"] = (f"Forest plot: {family}", "forest", figures.forest_plot(group, settings.alpha, styles))
     if (comparisons["level"] == "benchmark").any():
-        made["benchmarks"] = ("Per-benchmark differences", "benchmarks",
-                              figures.benchmark_heatmap(comparisons, cfg.benchmarks))
+        made["benchmarks"] = (
+            "Per-benchmark differences",
+            "benchmarks",
+            figures.benchmark_heatmap(comparisons, cfg.benchmarks),
+        )
     if runs is not None:
         made["training"] = ("Training dynamics", "training", figures.training_curves(runs.steps, styles))
     if len(analysis.rankings):
         made["rankings"] = ("Ranking sensitivity", "rankings", figures.ranking_plot(analysis.rankings, styles))
     made["power"] = ("Power", "power", figures.power_plot(comparisons, settings, styles))
+    if analysis.performance_profiles is not None:
+        for i, comp in enumerate(cfg.comparisons, start=1):
+            title = f"{comp.family}: performance profiles"
+            made[f"profile-{i}"] = (
+                title,
+                "profiles",
+                figures.profile_plot(analysis.performance_profiles, [comp.reference, *comp.arms], title, styles),
+            )
     return {name: (title, CAPTIONS[kind], figures.render(fig, formats)) for name, (title, kind, fig) in made.items()}
 
 
-def render_html(cfg, analysis, runs, rendered, config_text):
+def render_html(
+    cfg: Config,
+    analysis: Analysis,
+    runs: Runs | None,
+    rendered: Mapping[str, tuple[str, str, Mapping[str, bytes]]],
+    config_text: str,
+) -> str:
     """The whole report as one HTML string."""
     inline = {name: html_figure(r, title, caption) for name, (title, caption, r) in rendered.items()}
     families = list(dict.fromkeys(analysis.comparisons["family"]))
     forest = {family: inline[f"forest-{i}"] for i, family in enumerate(families, start=1)}
-    sensitivity = (html_table(analysis.sensitivity.round({"spearman": 3, "kendall": 3}))
-                   if len(analysis.sensitivity) else muted("No ranking set has three or more arms."))
+    profile_figures = {c.family: inline.get(f"profile-{i}", "") for i, c in enumerate(cfg.comparisons, start=1)}
+    shown = analysis.sensitivity.assign(
+        **{c: analysis.sensitivity[c].map(tables.correlation) for c in ("spearman", "kendall")}
+    )
+    sensitivity = html_table(shown) if len(shown) else muted("No ranking set has three or more arms.")
     sections = [
         what_was_run(cfg, analysis, runs, config_text),
         verdict_section(analysis),
         comparison_section(analysis, forest),
-        section("benchmarks", "Per-benchmark view", inline.get("benchmarks") or muted(
-            "Per-benchmark comparisons were not computed (analysis.per_benchmark is off).")),
+        section(
+            "benchmarks",
+            "Per-benchmark view",
+            inline.get("benchmarks")
+            or muted("Per-benchmark comparisons were not computed (analysis.per_benchmark is off)."),
+        ),
+        distributions_section(analysis, profile_figures),
         section("training", "Training dynamics", inline.get("training") or muted(NO_TRAINING_LOGS)),
         section("rankings", "Ranking sensitivity", inline.get("rankings", "") + sensitivity),
         power_section(analysis, inline["power"]),
@@ -437,22 +611,41 @@ def render_html(cfg, analysis, runs, rendered, config_text):
     )
 
 
-def write_report(config_path, analysis_dir, out_dir, runs_dir=None, figures_dir=None):
+def _separate(out_dir: Path | str, figures_dir: Path | str) -> None:
+    """Refuse --out and --figures inside one another: each is replaced as a whole."""
+    out, figs = Path(out_dir).resolve(), Path(figures_dir).resolve()
+    if out == figs or out.is_relative_to(figs) or figs.is_relative_to(out):
+        raise AnalysisInputError(
+            f"--figures {figures_dir} and --out {out_dir}: expected separate directories (each is replaced as a whole)"
+        )
+
+
+def write_report(
+    config_path: Path | str,
+    analysis_dir: Path | str,
+    out_dir: Path | str,
+    runs_dir: Path | str | None = None,
+    figures_dir: Path | str | None = None,
+) -> Path:
     """Write ``out_dir/index.html`` (and each figure as SVG and PNG to ``figures_dir``); return its path.
 
-    Every file is written under a temporary name and renamed, so a killed run leaves no file that
-    looks complete.
+    Each directory is new, empty or an earlier output of the report, and is replaced as a whole
+    (:func:`armlab.files.output_directory`), so a killed run leaves no file that looks complete and
+    nothing else is ever deleted; both are checked before any work.
     """
+    files.check_output_directory(out_dir, "report")
+    if figures_dir is not None:
+        _separate(out_dir, figures_dir)
+        files.check_output_directory(figures_dir, "report --figures")
     cfg = load_config(config_path)
     analysis = read_analysis(analysis_dir, cfg.experiment)
     runs = read_runs(runs_dir) if runs_dir is not None else None
     rendered = render_figures(cfg, analysis, runs, ("svg", "png") if figures_dir is not None else ("svg",))
+    page = render_html(cfg, analysis, runs, rendered, Path(config_path).read_text())
     if figures_dir is not None:
-        for name, (_, _, files) in rendered.items():
-            figures.save(files, figures_dir, name)
-    path = Path(out_dir) / "index.html"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(render_html(cfg, analysis, runs, rendered, Path(config_path).read_text()))
-    tmp.replace(path)
-    return path
+        with files.output_directory(figures_dir, "report --figures") as tmp:
+            for name, (_, _, images) in rendered.items():
+                figures.save(images, tmp, name)
+    with files.output_directory(out_dir, "report") as tmp:
+        (tmp / "index.html").write_text(page)
+    return Path(out_dir) / "index.html"

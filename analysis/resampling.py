@@ -2,23 +2,30 @@
 
 All functions work on many comparisons at once: ``diffs`` is a ``(K, n)``
 array, one row of n paired (seed-matched) differences per comparison, and the
-statistic is always their mean. Summaries are linear in benchmark accuracies,
-so this covers every summary and every benchmark. Every random draw comes from
-a ``numpy.random.Generator`` passed in by the caller, never the global one.
+statistic is their mean. Every measure is a per-run value (a weighted summary,
+a benchmark, or a statistic of :mod:`analysis.statistics`) differenced seed by
+seed, so the mean of the differences is the compared quantity for all of them.
+Every random draw comes from a ``numpy.random.Generator`` passed in by the
+caller, never the global one.
 
 Speed comes from drawing the resamples once as a ``(R, n)`` count matrix
 (how often each seed is drawn) and turning all K x R bootstrap means into
 one matrix product, instead of indexing the data R times.
 """
 
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Sequence
+
 import numpy as np
-from scipy import stats
 from scipy.special import ndtr, ndtri
 
-_EXACT_CHUNK = 1 << 14  # sign patterns per block, to bound memory at 20 seeds
+from analysis.errors import AnalysisInputError
+
+_BLOCK_CELLS = 1 << 21  # rows x subset means per block, to bound memory (16 MB) at any seed count
 
 
-def resample_counts(rng, n, resamples):
+def resample_counts(rng: np.random.Generator, n: int, resamples: int) -> np.ndarray:
     """Counts ``(resamples, n)``: how often each of n units is drawn in each bootstrap resample.
 
     The draws are ``rng.integers(0, n, (resamples, n))``, the same as
@@ -30,13 +37,13 @@ def resample_counts(rng, n, resamples):
     return np.bincount((idx + offsets).ravel(), minlength=resamples * n).reshape(resamples, n)
 
 
-def bootstrap_means(diffs, counts):
+def bootstrap_means(diffs: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Bootstrap distribution ``(K, R)`` of the mean of each row of ``diffs``, in resample order."""
     diffs = np.atleast_2d(diffs)
     return (diffs / diffs.shape[1]) @ counts.T.astype(float)
 
 
-def row_quantiles(values, levels, bins=1024):
+def row_quantiles(values: np.ndarray, levels: np.ndarray, bins: int = 1024) -> np.ndarray:
     """Quantiles at ``levels`` (K, Q) of each row of ``values`` (K, R), without sorting the rows.
 
     Equal to ``np.quantile(values[i], levels[i])`` (linear interpolation
@@ -76,7 +83,7 @@ def row_quantiles(values, levels, bins=1024):
     return picked[:, :q] * (1 - frac) + picked[:, q:] * frac
 
 
-def percentile_levels(k, confidences):
+def percentile_levels(k: int, confidences: Sequence[float]) -> np.ndarray:
     """Quantile levels ``(K, 2C)`` of the percentile interval (Efron & Tibshirani 1993, ch. 13).
 
     For each confidence c: (1 - c) / 2 and (1 + c) / 2.
@@ -85,7 +92,12 @@ def percentile_levels(k, confidences):
     return np.tile(tails, (k, 1))
 
 
-def bca_levels(boot, diffs, confidences):
+def _percentile(boot: np.ndarray, diffs: np.ndarray, confidences: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile levels of every row (:func:`percentile_levels`), always defined."""
+    return percentile_levels(len(boot), confidences), np.ones(len(boot), dtype=bool)
+
+
+def bca_levels(boot: np.ndarray, diffs: np.ndarray, confidences: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
     """Quantile levels ``(K, 2C)`` of the BCa interval for the mean (Efron 1987; Efron & Tibshirani 1993, sec. 14.3).
 
     Bias correction z0 = Phi^-1(share of bootstrap means below the estimate,
@@ -118,27 +130,36 @@ def bca_levels(boot, diffs, confidences):
     return ndtr(z0 + shifted / (1 - accel * shifted)), defined
 
 
-def bootstrap_intervals(boot, diffs, methods, confidences):
+def bootstrap_intervals(
+    boot: np.ndarray, diffs: np.ndarray, methods: Sequence[str], confidences: Sequence[float]
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """Intervals for every method and confidence from one quantile pass.
 
-    ``boot`` is :func:`bootstrap_means` of ``diffs``; ``methods`` are drawn
-    from ``("percentile", "bca")``. Returns ``({method: (K, C, 2)},
-    bca_defined (K,))``; ``bca_defined`` is all True without BCa.
+    ``boot`` is :func:`bootstrap_means` of ``diffs``; ``methods`` are names in
+    :data:`BOOTSTRAP` (another name is an error naming ``analysis.ci_methods``).
+    Returns ``({method: (K, C, 2)}, defined (K,))``; ``defined`` is False
+    where one of the methods is undefined (only BCa can be) and its
+    percentile levels were used.
     """
     k, c = len(boot), len(confidences)
     defined = np.ones(k, dtype=bool)
     levels = []
     for method in methods:
-        if method == "bca":
-            bca, defined = bca_levels(boot, diffs, confidences)
-            levels.append(bca)
-        else:
-            levels.append(percentile_levels(k, confidences))
+        if method not in BOOTSTRAP:
+            raise AnalysisInputError(
+                f"analysis.ci_methods: {method!r} is not a bootstrap interval; known: {sorted(BOOTSTRAP)}"
+            )
+        found, ok = BOOTSTRAP[method](boot, diffs, confidences)
+        levels.append(found)
+        defined &= ok
     quantiles = row_quantiles(boot, np.concatenate(levels, axis=1)).reshape(k, len(methods), c, 2)
     return {method: quantiles[:, i] for i, method in enumerate(methods)}, defined
 
 
-def crossed_bootstrap_means(item_diffs, rng, resamples):
+BOOTSTRAP = {"percentile": _percentile, "bca": bca_levels}  # bootstrap intervals: name -> quantile levels
+
+
+def crossed_bootstrap_means(item_diffs: Sequence[np.ndarray], rng: np.random.Generator, resamples: int) -> np.ndarray:
     """Crossed seeds x items bootstrap of per-benchmark mean differences.
 
     ``item_diffs`` is a list over benchmarks of ``(P, n, m_b)`` arrays: P
@@ -163,51 +184,176 @@ def crossed_bootstrap_means(item_diffs, rng, resamples):
     return out
 
 
-def sign_flip_pvalue(diffs, *, max_exact=20, resamples=100_000, rng=None):
-    """Two-sided sign-flip (paired randomization) p-value for mean(d) = 0, per row.
+def sign_flip(
+    diffs: np.ndarray,
+    *,
+    confidence: float | None = None,
+    alpha: float | None = None,
+    margin: float | None = None,
+    max_exact: int = 20,
+    resamples: int = 100_000,
+    rng: np.random.Generator | None = None,
+) -> dict[str, np.ndarray]:
+    """Exact sign-flip test of mean(d) = 0, its confidence interval and its TOST, per row of ``diffs``.
 
-    Under H0 each paired difference is symmetric about 0, so every pattern of
-    signs is equally likely (Fisher 1935, sec. 21). p is the share of patterns
-    with |sum(s * d)| >= |sum(d)|. Up to ``max_exact`` seeds all 2^n patterns
-    are enumerated (half of them: s and -s give the same |sum|), so the
-    smallest possible p is 2 / 2^n. Beyond, ``resamples`` random patterns give
-    p = (b + 1) / (B + 1) (Phipson & Smyth 2010, Stat. Appl. Genet. Mol. Biol. 9).
+    Under H0: mean = theta with each d - theta symmetric about 0, every sign
+    pattern s of d - theta is equally likely (Fisher 1935, sec. 21). For a
+    pattern, sum(s (d - theta)) >= sum(d - theta) exactly when the mean of the
+    seeds it flips, the subset S = {s = -1}, is <= theta (or S is empty). So
+    the one-sided p-values are ranks of theta among the 2^n - 1 subset means,
+    and inverting the test gives Hartigan's (1969, JASA 64) interval between
+    the k-th smallest and k-th largest subset mean, whose coverage is
+    1 - 2k / 2^n for symmetric continuous differences.
+
+    Returns a dict of arrays, one entry per row:
+
+    - ``p_value``: two-sided p = min(1, 2 min(p_greater, p_less)) at theta = 0
+      (equal to the share of patterns with |sum(s d)| >= |sum(d)|);
+    - with ``confidence``: ``ci`` (K, 2), the set of theta the two-sided test
+      at level 1 - confidence does not reject; (-inf, inf) when no data could
+      make it reject (2 / 2^n > 1 - confidence). It excludes 0 exactly when
+      ``p_value <= 1 - confidence``;
+    - with ``alpha`` and ``margin``: the two one-sided tests of mean <= -margin
+      and mean >= margin (Schuirmann 1987), ``p_equivalence`` = the larger of
+      their p-values, and ``eq`` (K, 2), the (1 - 2 alpha) interval, which lies
+      inside (-margin, margin) exactly when ``p_equivalence <= alpha``; and
+      ``equivalence_attainable``, False when 1 / 2^n > alpha.
+
+    Up to ``max_exact`` seeds all 2^n patterns are enumerated. Beyond,
+    ``resamples`` random patterns (shared by all rows) replace them and each
+    one-sided p is (b + 1) / (B + 1) (Phipson & Smyth 2010, Stat. Appl.
+    Genet. Mol. Biol. 9). Subset means within 1e-10 x max |d| of a tested
+    value (rounding of equal sums) count as ties, that is as not rejecting.
     """
     diffs = np.atleast_2d(np.asarray(diffs, dtype=float))
-    n = diffs.shape[1]
-    observed = np.abs(diffs.sum(axis=1))
-    # float sums of the same terms in another order differ by rounding; count those as ties
-    threshold = observed - 1e-10 * np.abs(diffs).sum(axis=1)
-    if n <= max_exact:
-        total = 1 << (n - 1)
-        hits = np.zeros(diffs.shape[0], dtype=np.int64)
-        for start in range(0, total, _EXACT_CHUNK):
-            codes = np.arange(start, min(start + _EXACT_CHUNK, total))
-            signs = 1 - 2 * ((codes[:, None] >> np.arange(n - 1)) & 1)
-            sums = diffs[:, :1] + diffs[:, 1:] @ signs.T  # first sign fixed at +1
-            hits += (np.abs(sums) >= threshold[:, None]).sum(axis=1)
-        return hits / total
-    hits = np.zeros(diffs.shape[0], dtype=np.int64)
-    for start in range(0, resamples, _EXACT_CHUNK):
-        signs = rng.choice([-1.0, 1.0], size=(min(_EXACT_CHUNK, resamples - start), n))
-        hits += (np.abs(diffs @ signs.T) >= threshold[:, None]).sum(axis=1)
-    return (hits + 1) / (resamples + 1)
+    k, n = diffs.shape
+    patterns = _Patterns(n, max_exact, resamples, rng)
+    want_ci, want_eq = confidence is not None, margin is not None
+    orders = []
+    if want_ci:
+        ci_rank = patterns.rank((1 - confidence) / 2)
+        orders.append(ci_rank)
+    if want_eq:
+        eq_rank = patterns.rank(alpha)
+        orders.append(eq_rank)
+    orders = [r for r in orders if r >= 1]
+    out = {"p_value": np.empty(k)}
+    if want_ci:
+        out["ci"] = np.empty((k, 2))
+    if want_eq:
+        out["p_equivalence"], out["eq"] = np.empty(k), np.empty((k, 2))
+        out["equivalence_attainable"] = np.full(k, eq_rank >= 1)
+    for rows, means, scale in patterns.subset_means(diffs):
+        tol = 1e-10 * scale[:, None]
+        greater, less = patterns.p_at(means, 0.0, tol)
+        out["p_value"][rows] = np.minimum(1.0, 2 * np.minimum(greater, less))
+        ordered = _order_statistics(means, orders, patterns.count)
+        if want_ci:
+            out["ci"][rows] = _endpoints(ordered, ci_rank, (0.0, 0.0), tol)
+        if want_eq:
+            eq_tol = 1e-10 * (scale[:, None] + margin)
+            lower_p, _ = patterns.p_at(means, -margin, eq_tol)
+            _, upper_p = patterns.p_at(means, margin, eq_tol)
+            out["p_equivalence"][rows] = np.maximum(lower_p, upper_p)
+            out["eq"][rows] = _endpoints(ordered, eq_rank, (-margin, margin), eq_tol)
+    return out
 
 
-def min_sign_flip_pvalue(n, *, max_exact=20, resamples=100_000):
-    """Smallest p-value :func:`sign_flip_pvalue` can return with n seeds: 2/2^n, or 1/(B+1) beyond ``max_exact``."""
+def sign_flip_pvalue(
+    diffs: np.ndarray, *, max_exact: int = 20, resamples: int = 100_000, rng: np.random.Generator | None = None
+) -> np.ndarray:
+    """Two-sided exact sign-flip p-value for mean(d) = 0, per row (see :func:`sign_flip`)."""
+    return sign_flip(diffs, max_exact=max_exact, resamples=resamples, rng=rng)["p_value"]
+
+
+def min_sign_flip_pvalue(n: np.ndarray | int, *, max_exact: int = 20, resamples: int = 100_000) -> np.ndarray:
+    """Smallest two-sided p :func:`sign_flip` can return with n seeds: 2/2^n, or 2/(B+1) beyond ``max_exact``."""
     n = np.asarray(n)
-    return np.where(n <= max_exact, 2.0 ** (1.0 - n), 1.0 / (resamples + 1))
+    return np.where(n <= max_exact, 2.0 ** (1.0 - n), 2.0 / (resamples + 1))
 
 
-def normal_theory_coverage(n, confidence):
-    """Approximate coverage of the percentile interval for the mean of n normal differences.
+def sign_flip_rank(n: np.ndarray | int, tail: np.ndarray | float) -> np.ndarray:
+    """Which order statistic of the 2^n - 1 subset means bounds the exact sign-flip set at one-sided level ``tail``.
 
-    With many resamples the interval is close to mean +- z * s_n / sqrt(n),
-    with the plug-in s_n = s * sqrt((n - 1) / n); against the t distribution
-    of the mean that covers P(|t_{n-1}| <= z * sqrt((n - 1) / n)): too
-    narrow at few seeds (Hesterberg 2015, Am. Stat. 69(4), sec. 6.1).
+    The one-sided test of n enumerated seeds rejects theta below the k-th
+    smallest subset mean, k = floor(tail 2^n); k < 1: it never rejects.
+    Works elementwise on arrays of n and tail.
     """
-    n = np.asarray(n, dtype=float)
-    z = ndtri(0.5 + confidence / 2)
-    return 1 - 2 * stats.t.sf(z * np.sqrt((n - 1) / n), n - 1)
+    return _rank(np.asarray(tail, dtype=float), 2.0 ** np.asarray(n), 1)
+
+
+def _rank(tail: np.ndarray | float, total: np.ndarray | float, base: int) -> np.ndarray:
+    """k such that (base + k - 1) / total <= tail < (base + k) / total: the one-sided test's rejection rank."""
+    return np.floor(tail * total).astype(int) - base + 1
+
+
+class _Patterns:
+    """The sign patterns of n seeds, enumerated or drawn, as the subsets of seeds they flip."""
+
+    def __init__(self, n: int, max_exact: int, resamples: int, rng: np.random.Generator | None) -> None:
+        self.n = n
+        if n <= max_exact:
+            self.flipped = None
+            self.sizes = np.zeros(1)
+            for _ in range(n):  # binary counting order: bit i of the subset's index is seed i
+                self.sizes = np.concatenate([self.sizes, self.sizes + 1])
+            self.sizes = self.sizes[1:]
+            self.total, self.base = float(2**n), 1
+        else:
+            flipped = rng.random((resamples, n)) < 0.5
+            empty = ~flipped.any(axis=1)
+            # a drawn pattern that flips nothing always counts as extreme, like the observed one
+            self.flipped = flipped[~empty].astype(float)
+            self.sizes = self.flipped.sum(axis=1)
+            self.total, self.base = resamples + 1.0, 1 + int(empty.sum())
+        self.count = len(self.sizes)
+
+    def rank(self, tail: float) -> int:
+        return int(_rank(np.float64(tail), self.total, self.base))
+
+    def subset_means(self, diffs: np.ndarray) -> Iterator[tuple[slice, np.ndarray, np.ndarray]]:
+        """``(rows, means (r, count), scale (r,))`` for blocks of rows; scale is max |d| of each row."""
+        block = max(1, _BLOCK_CELLS // self.count)
+        for start in range(0, len(diffs), block):
+            d = diffs[start : start + block]
+            if self.flipped is None:
+                sums = np.empty((len(d), self.count + 1))  # column j: the subset whose bits are j
+                sums[:, 0] = 0.0
+                for i in range(self.n):
+                    np.add(sums[:, : 1 << i], d[:, i : i + 1], out=sums[:, 1 << i : 2 << i])
+                sums = sums[:, 1:]
+            else:
+                sums = d @ self.flipped.T
+            yield slice(start, start + len(d)), sums / self.sizes, np.abs(d).max(axis=1)
+
+    def p_at(self, means: np.ndarray, theta: float, tol: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """One-sided p-values (greater, less) of the test of mean = theta."""
+        below = (means <= theta + tol).sum(axis=1)
+        above = (means >= theta - tol).sum(axis=1)
+        return (self.base + below) / self.total, (self.base + above) / self.total
+
+
+def _order_statistics(
+    means: np.ndarray, ranks: Collection[int], count: int
+) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """``{rank: (k-th smallest, k-th largest)}`` of each row of ``means``."""
+    positions = {r - 1 for r in ranks} | {count - r for r in ranks}
+    # one selection per position: several kth at once make numpy's partition five times slower
+    value = {i: np.partition(means, i, axis=1)[:, i] for i in positions}
+    return {r: (value[r - 1], value[count - r]) for r in ranks}
+
+
+def _endpoints(
+    ordered: dict[int, tuple[np.ndarray, np.ndarray]], rank: int, targets: tuple[float, float], tol: np.ndarray
+) -> np.ndarray:
+    """Interval from the order statistics; endpoints within ``tol`` of a tested value are that value.
+
+    Snapping makes "the interval excludes the value" agree with the p-value
+    that counts the same near-ties as ties.
+    """
+    if rank < 1:
+        return np.array([[-np.inf, np.inf]])
+    low, high = ordered[rank]
+    low = np.where(np.abs(low - targets[0]) <= tol[:, 0], targets[0], low)
+    high = np.where(np.abs(high - targets[1]) <= tol[:, 0], targets[1], high)
+    return np.stack([low, high], axis=1)

@@ -1,46 +1,80 @@
 """Ranking sensitivity: does the order of arms depend on which summary is used?"""
 
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
 from itertools import combinations
 
+import numpy as np
 import pandas as pd
 from scipy import stats
 
 
-def rankings(summaries, sets):
+def rankings(
+    summaries: pd.DataFrame, sets: Mapping[str, Sequence[str]], higher_is_better: Mapping[str, bool] | None = None
+) -> pd.DataFrame:
     """Rank arms by their mean over seeds under each summary.
 
     ``summaries``: runs (index arm, seed) x summaries; ``sets``: name -> arms
-    to rank together. Returns rows (ranking, summary, arm, mean, rank); rank 1
-    is the highest mean, ties share the best rank.
+    to rank together; ``higher_is_better``: summary -> bool (default True).
+    Returns rows (ranking, summary, arm, mean, rank); rank 1 is the best mean
+    (the highest, or the lowest where lower is better), ties share the best
+    rank.
     """
     means = summaries.groupby(level="arm").mean()
     rows = []
     for name, arms in sets.items():
         block = means.loc[list(arms)]
         for summary in summaries.columns:
-            rows.append(pd.DataFrame({
-                "ranking": name, "summary": summary, "arm": block.index, "mean": block[summary].to_numpy(),
-                "rank": block[summary].rank(ascending=False, method="min").astype(int).to_numpy(),
-            }).sort_values("rank", kind="stable"))
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "ranking": name,
+                        "summary": summary,
+                        "arm": block.index,
+                        "mean": block[summary].to_numpy(),
+                        "rank": block[summary]
+                        .rank(ascending=not (higher_is_better or {}).get(summary, True), method="min")
+                        .astype(int)
+                        .to_numpy(),
+                    }
+                ).sort_values("rank", kind="stable")
+            )
     return pd.concat(rows, ignore_index=True)
 
 
-def rank_correlations(ranked):
+def rank_correlations(ranked: pd.DataFrame, higher_is_better: Mapping[str, bool] | None = None) -> pd.DataFrame:
     """Spearman's rho and Kendall's tau-b between every two summaries, per ranking set of >= 3 arms.
 
     ``ranked`` is the output of :func:`rankings`; both coefficients come from
-    scipy and are computed on the arms' means (ties get average ranks).
+    scipy and are computed on the arms' means (ties get average ranks),
+    negated for a summary where lower is better (``higher_is_better``:
+    summary -> bool, default True), so +1 means the same order. When
+    all arms have the same mean under a summary no order exists to correlate:
+    the coefficients are NaN and ``note`` says which summary is constant.
     """
     rows = []
     for name, block in ranked.groupby("ranking", sort=False):
         table = block.pivot(index="arm", columns="summary", values="mean")
+        table = table * [1 if (higher_is_better or {}).get(s, True) else -1 for s in table.columns]
         if len(table) < 3:
             continue  # two arms always correlate +-1
         summaries = list(dict.fromkeys(block["summary"]))
         for a, b in combinations(summaries, 2):
-            rows.append({
-                "ranking": name, "summary_a": a, "summary_b": b, "n_arms": len(table),
-                "spearman": stats.spearmanr(table[a], table[b]).statistic,
-                "kendall": stats.kendalltau(table[a], table[b]).statistic,
-            })
-    return pd.DataFrame(rows, columns=["ranking", "summary_a", "summary_b", "n_arms", "spearman", "kendall"])
+            constant = [s for s in (a, b) if table[s].nunique() == 1]
+            row = {"ranking": name, "summary_a": a, "summary_b": b, "n_arms": len(table)}
+            if constant:
+                # scipy would return NaN with a ConstantInputWarning
+                row |= {
+                    "spearman": np.nan,
+                    "kendall": np.nan,
+                    "note": f"all arms have the same mean under {' and '.join(constant)}: no ranking to correlate",
+                }
+            else:
+                row |= {
+                    "spearman": stats.spearmanr(table[a], table[b]).statistic,
+                    "kendall": stats.kendalltau(table[a], table[b]).statistic,
+                    "note": "",
+                }
+            rows.append(row)
+    return pd.DataFrame(rows, columns=["ranking", "summary_a", "summary_b", "n_arms", "spearman", "kendall", "note"])

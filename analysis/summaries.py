@@ -10,6 +10,8 @@ written out with the results:
 - each named subset of the config, with its explicit weights.
 """
 
+from __future__ import annotations
+
 import numpy as np
 import pandas as pd
 
@@ -17,18 +19,18 @@ from analysis.errors import AnalysisInputError
 from analysis.io import RUN
 
 
-def benchmark_accuracy(scores):
+def benchmark_accuracy(scores: pd.DataFrame) -> pd.DataFrame:
     """Accuracy per run and benchmark: mean item score; index (arm, seed), one column per benchmark."""
     acc = scores.groupby([*RUN, "benchmark"], observed=True, sort=False)["score"].mean().unstack("benchmark")
     return acc[list(pd.unique(scores["benchmark"]))].sort_index()
 
 
-def benchmark_domains(scores):
+def benchmark_domains(scores: pd.DataFrame) -> pd.Series:
     """Domain of each benchmark, in order of first appearance."""
     return scores.drop_duplicates("benchmark").set_index("benchmark")["domain"]
 
 
-def summary_weights(domains, subsets=None):
+def summary_weights(domains: pd.Series, subsets: dict[str, dict[str, float]] | None = None) -> pd.DataFrame:
     """Weight matrix (summary x benchmark) of the built-in summaries and the named ``subsets``.
 
     ``domains`` maps benchmark -> domain; ``subsets`` maps name -> {benchmark:
@@ -48,12 +50,12 @@ def summary_weights(domains, subsets=None):
     return pd.DataFrame(rows, index=benchmarks).T.rename_axis(index="summary", columns="benchmark")
 
 
-def summarize(accuracy, weights):
+def summarize(accuracy: pd.DataFrame, weights: pd.DataFrame) -> pd.DataFrame:
     """Summaries per run: ``accuracy`` (runs x benchmarks) times the weights; index (arm, seed)."""
     return accuracy[weights.columns] @ weights.T
 
 
-def item_scores(scores):
+def item_scores(scores: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Per benchmark, item scores as a frame with index (arm, seed) and one column per item."""
     return {
         benchmark: group.set_index([*RUN, "item"])["score"].unstack("item").sort_index()
@@ -61,6 +63,21 @@ def item_scores(scores):
     }
 
 
-def to_long(frame, name):
+def to_long(frame: pd.DataFrame, name: str) -> pd.DataFrame:
     """A runs x columns frame as long rows (arm, seed, ``name``, value)."""
     return frame.rename_axis(columns=name).stack().rename("value").reset_index()
+
+
+def accuracy_table(scores: pd.DataFrame) -> pd.DataFrame:
+    """Accuracy (%) per arm: each domain, the primary summary and its sd over seeds, mean over seeds.
+
+    The domain columns and ``domain_balanced`` are the analysis's own summaries (means of
+    benchmark accuracies), so the table printed at the end of a run agrees with the analysis.
+    """
+    accuracy = benchmark_accuracy(scores)
+    domains = benchmark_domains(scores)
+    per_domain = accuracy.T.groupby(domains.loc[accuracy.columns].to_numpy(), sort=False).mean().T
+    per_run = per_domain.assign(domain_balanced=summarize(accuracy, summary_weights(domains))["domain_balanced"])
+    table = per_run.groupby(level="arm", sort=False).mean()
+    table["domain_balanced_sd"] = per_run.groupby(level="arm", sort=False)["domain_balanced"].std()
+    return (100 * table).round(1)

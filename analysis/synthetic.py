@@ -1,19 +1,45 @@
-"""Synthetic tidy scores with known truth, for tests, simulations and benchmarks.
+"""Synthetic data with known truth: tidy scores, and the simulations that measure every verdict.
 
 Item scores are Bernoulli with logit = item difficulty + seed effect + arm
 effect + run noise. The seed effect is shared by all arms of a seed (common
 random numbers, as in a real seed-matched grid), which is what makes pairing
 by seed pay off.
+
+The ``*_validity`` and ``*_coverage`` functions measure, with the analysis'
+own code, the coverage, size, family-wise error and power of everything the
+report can show (benchmarks/coverage_sim.py prints them for
+analysis/README.md and :mod:`analysis.validity_measured`); normal and
+heavy-tailed (Student t, 3 df, scaled to unit variance) noise.
 """
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+from scipy import optimize, stats
 
-from analysis import multiplicity, resampling
+from analysis import intervals, multiplicity, normal_theory, paired, power, resampling, summaries
+
+if TYPE_CHECKING:
+    from analysis.config import Settings
 
 
-def synthetic_scores(*, arms, seeds, benchmarks, items, rng, effects=None, seed_sd=0.3, run_sd=0.1,
-                     experiment="synthetic"):
+def synthetic_scores(
+    *,
+    arms: Iterable[str],
+    seeds: Iterable[int],
+    benchmarks: Mapping[str, str],
+    items: int | None,
+    rng: np.random.Generator,
+    effects: Mapping[str, float] | None = None,
+    seed_sd: float = 0.3,
+    run_sd: float = 0.1,
+    experiment: str = "synthetic",
+) -> pd.DataFrame:
     """A tidy table for every arm x seed x benchmark x item.
 
     ``benchmarks`` maps benchmark -> domain; ``effects`` maps arm -> shift on
@@ -27,50 +53,232 @@ def synthetic_scores(*, arms, seeds, benchmarks, items, rng, effects=None, seed_
     difficulty = rng.normal(0.0, 1.5, (len(names), n_items))
     seed_effect = rng.normal(0.0, seed_sd, len(seeds))
     run_noise = rng.normal(0.0, run_sd, (len(arms), len(seeds), len(names)))
-    logit = (shift[:, None, None, None] + seed_effect[None, :, None, None]
-             + run_noise[..., None] + difficulty[None, None])
+    logit = (
+        shift[:, None, None, None] + seed_effect[None, :, None, None] + run_noise[..., None] + difficulty[None, None]
+    )
     prob = 1.0 / (1.0 + np.exp(-logit))
     score = prob if items is None else (rng.random(prob.shape) < prob).astype(float)
     a, s, b, i = (ix.ravel() for ix in np.indices(score.shape))
-    return pd.DataFrame({
-        "experiment": experiment,
-        "arm": np.asarray(arms, dtype=object)[a],
-        "seed": np.asarray(seeds)[s],
-        "benchmark": np.asarray(names, dtype=object)[b],
-        "domain": np.asarray([benchmarks[n] for n in names], dtype=object)[b],
-        "item": "*" if items is None else np.char.mod("i%04d", i).astype(object),
-        "score": score.ravel(),
-    })
+    return pd.DataFrame(
+        {
+            "experiment": experiment,
+            "arm": np.asarray(arms, dtype=object)[a],
+            "seed": np.asarray(seeds)[s],
+            "benchmark": np.asarray(names, dtype=object)[b],
+            "domain": np.asarray([benchmarks[n] for n in names], dtype=object)[b],
+            "item": "*" if items is None else np.char.mod("i%04d", i).astype(object),
+            "score": score.ravel(),
+        }
+    )
 
 
-def grid_benchmarks(count=12, domains=("math", "logic", "science")):
+def grid_benchmarks(count: int = 12, domains: Sequence[str] = ("math", "logic", "science")) -> dict[str, str]:
     """``count`` benchmark names spread evenly over ``domains``: ``{"b00": "math", ...}``."""
     return {f"b{j:02d}": domains[j % len(domains)] for j in range(count)}
 
 
-def interval_coverage(diffs, truth, *, resamples, confidence, rng):
-    """Share of rows of ``diffs`` (replicates x seeds) whose interval covers ``truth``, per method.
+NOISE = {  # run-to-run noise of unit variance
+    "normal": lambda rng, shape: rng.normal(size=shape),
+    "t3": lambda rng, shape: rng.standard_t(3, size=shape) / np.sqrt(3),
+}
 
-    All replicates share one set of resamples, as comparisons do in
-    :func:`analysis.paired.compare`.
+
+def mc_error(rate: np.ndarray | float, replicates: int) -> np.ndarray | float:
+    """95% Monte-Carlo half-width of a rate estimated from ``replicates`` independent draws."""
+    return 1.96 * np.sqrt(rate * (1 - rate) / replicates)
+
+
+def bootstrap_coverage(
+    noise: str,
+    n: int,
+    *,
+    replicates: int,
+    resamples: int,
+    confidence: float,
+    rng: np.random.Generator,
+    block: int = 4000,
+) -> dict[str, float]:
+    """Coverage of the true mean by the percentile and BCa intervals over n seeds (:mod:`analysis.resampling`).
+
+    The intervals are shift-equivariant, so the true mean is 0 without loss.
+    All replicates share one set of resamples, as comparisons do; they are
+    processed ``block`` at a time to bound memory.
     """
-    boot = resampling.bootstrap_means(diffs, resampling.resample_counts(rng, diffs.shape[1], resamples))
-    intervals, _ = resampling.bootstrap_intervals(boot, diffs, ("percentile", "bca"), (confidence,))
-    return {m: float(np.mean((ci[:, 0, 0] <= truth) & (truth <= ci[:, 0, 1]))) for m, ci in intervals.items()}
+    d = NOISE[noise](rng, (replicates, n))
+    counts = resampling.resample_counts(rng, n, resamples)
+    covered = dict.fromkeys(resampling.BOOTSTRAP, 0)
+    for start in range(0, replicates, block):
+        part = d[start : start + block]
+        intervals, _ = resampling.bootstrap_intervals(
+            resampling.bootstrap_means(part, counts), part, resampling.BOOTSTRAP, (confidence,)
+        )
+        for method, ci in intervals.items():
+            covered[method] += int(((ci[:, 0, 0] <= 0) & (0 <= ci[:, 0, 1])).sum())
+    return {method: count / replicates for method, count in covered.items()}
 
 
-def null_family_rejections(draw, *, arms, seeds, replicates, alpha, rng):
-    """Family-wise and per-comparison rejection rates of the sign-flip test under a global null.
+def first_interval_validity(
+    noise: str, n: int, *, replicates: int, settings: Settings, rng: np.random.Generator
+) -> dict:
+    """Coverage of the first interval (sign-flip, t below its reach) and the t interval; the test's size.
 
-    Each replicate has a reference and ``arms`` arms on ``seeds`` seeds whose
-    run values are ``seed effect + draw(...)`` with the same distribution for
-    every arm, so every paired difference is symmetric about 0. Returns the
-    share of replicates with any Holm rejection (the FWER), the same without
-    adjustment, and the per-comparison rejection rate.
+    Runs :func:`analysis.paired.seed_statistics` on differences with true
+    mean 0. ``incoherent`` counts replicates where the bounded sign-flip
+    interval excludes 0 but p > 1 - confidence, or the reverse (always 0).
     """
-    runs = rng.normal(size=(replicates, 1, seeds)) + draw(rng, (replicates, arms + 1, seeds))
-    diffs = (runs[:, 1:] - runs[:, :1]).reshape(-1, seeds)
-    p = resampling.sign_flip_pvalue(diffs).reshape(replicates, arms)
-    holm_any = np.array([multiplicity.holm(row, alpha)[0].any() for row in p])
-    return {"fwer_holm": float(holm_any.mean()), "fwer_unadjusted": float((p <= alpha).any(axis=1).mean()),
-            "per_comparison": float((p <= alpha).mean())}
+    d = NOISE[noise](rng, (replicates, n))
+    stats = paired.seed_statistics(d, replace(settings, ci_methods=("t",)))
+    covers = {m: (ci[:, 0] <= 0) & (0 <= ci[:, 1]) for m, (ci, _) in stats["intervals"].items()}
+    bounded = stats["intervals"][intervals.FIRST_METHOD][1] == ""
+    rejects = stats["p"] <= 1 - settings.confidence
+    return {
+        "coverage": {m: float(c.mean()) for m, c in covers.items()},
+        "size": float(np.mean(stats["p"] <= settings.alpha)),
+        "incoherent": int((bounded & (rejects == covers[intervals.FIRST_METHOD])).sum()),
+    }
+
+
+def equivalence_validity(
+    noise: str, n: int, *, truth: float, sd: float, replicates: int, settings: Settings, rng: np.random.Generator
+) -> dict[str, float]:
+    """Share of replicates declared equivalent within +-margin when the true mean difference is ``truth``.
+
+    At ``truth`` = margin this is the size of each rule (at most alpha for a
+    valid TOST): the exact sign-flip TOST and the paired t-TOST that
+    :func:`analysis.paired.seed_statistics` runs, and, for contrast, e2d0814's
+    rule: a (1 - 2 alpha) percentile or BCa bootstrap interval inside the margin.
+    """
+    d = truth + sd * NOISE[noise](rng, (replicates, n))
+    out = {}
+    for test in ("sign_flip", "t"):
+        stats = paired.seed_statistics(d, replace(settings, ci_methods=(), equivalence_test=test))
+        out[f"{test}_tost"] = float(np.mean(stats["p_eq"] <= settings.alpha))
+    boot = resampling.bootstrap_means(d, resampling.resample_counts(rng, n, settings.resamples))
+    intervals, _ = resampling.bootstrap_intervals(boot, d, resampling.BOOTSTRAP, (1 - 2 * settings.alpha,))
+    margin = settings.equivalence_margin
+    for method, ci in intervals.items():
+        out[f"{method}_inside"] = float(np.mean((ci[:, 0, 0] > -margin) & (ci[:, 0, 1] < margin)))
+    return out
+
+
+def family_validity(
+    noise: str,
+    n: int,
+    *,
+    replicates: int,
+    settings: Settings,
+    rng: np.random.Generator,
+    arms: int = 4,
+    benchmarks: int = 12,
+    effect: float = 0.0,
+) -> dict[str, float]:
+    """Family-wise error of everything called better or worse, under a global or a partial null.
+
+    Each replicate is a family of ``arms`` arms against one reference on
+    ``benchmarks`` benchmarks in three domains, measured on the primary
+    summary (domain-balanced), the flat mean and every benchmark; run values
+    are a seed effect per (seed, benchmark) shared by all arms plus unit run
+    noise. ``effect`` shifts every arm on the first benchmark only, so the
+    summaries and that benchmark differ and the other benchmarks are true
+    nulls. Returns the FWER over the true nulls under the family's gatekept
+    Holm (:func:`analysis.multiplicity.gatekept_holm`) and, for contrast,
+    under e2d0814's Holm within each measure.
+    """
+    names = grid_benchmarks(benchmarks)
+    weights = summaries.summary_weights(pd.Series(names)).to_numpy()  # (2, B)
+    measure_weights = np.vstack([weights, np.eye(benchmarks)])  # (M, B)
+    shift = np.zeros(benchmarks)
+    shift[0] = effect
+    seed_effect = rng.normal(size=(replicates, 1, n, benchmarks))
+    runs = seed_effect + NOISE[noise](rng, (replicates, arms + 1, n, benchmarks))
+    runs[:, 1:] += shift
+    diffs = (runs[:, 1:] - runs[:, :1]) @ measure_weights.T  # (R, arms, n, M)
+    true_null = np.abs(measure_weights @ shift) == 0  # (M,)
+    p = resampling.sign_flip_pvalue(diffs.transpose(0, 1, 3, 2).reshape(-1, n), max_exact=settings.exact_max_seeds)
+    p = p.reshape(replicates, arms, len(measure_weights))
+    gatekept = np.zeros(replicates, dtype=bool)
+    per_measure = np.zeros(replicates, dtype=bool)
+    for r in range(replicates):
+        (first, _), (rest, _) = multiplicity.gatekept_holm(p[r, :, 0], p[r, :, 1:].ravel(), settings.alpha)
+        rejected = np.concatenate([first[:, None], rest.reshape(arms, -1)], axis=1)
+        gatekept[r] = (rejected & true_null).any()
+        per_measure[r] = any(multiplicity.holm(p[r, :, j], settings.alpha)[0].any() for j in np.flatnonzero(true_null))
+    return {"gatekept_holm": float(gatekept.mean()), "holm_per_measure": float(per_measure.mean())}
+
+
+def power_validity(
+    noise: str, n: int, *, replicates: int, settings: Settings, rng: np.random.Generator, arms: int = 4
+) -> dict[str, float] | None:
+    """Power of the sign-flip test at the MDE the analysis reports, at the first Holm level alpha / arms.
+
+    The MDE is computed for the true sd (1); differences with that mean are
+    drawn and tested by :func:`analysis.resampling.sign_flip_pvalue`, which
+    is not the simulation inside :mod:`analysis.power`. For contrast, the
+    same at e2d0814's MDE, the t-test's. ``range_covers``: the share of
+    replicates whose MDE range (the MDE at both ends of the chi-square
+    interval for the sd from the replicate's own spread) contains the MDE at
+    the true sd. ``None`` where the test cannot reach the level.
+    """
+    level = settings.alpha / arms
+    unit = power.detectable_effect_sd(
+        n,
+        level,
+        settings.power,
+        settings.power_replicates,
+        settings.bootstrap_seed,
+        settings.exact_max_seeds,
+        settings.sign_flip_resamples,
+    )
+    if not np.isfinite(unit):
+        return None
+    z = NOISE[noise](rng, (replicates, n))
+    low, high = power.sd_interval(normal_theory.spread(z), n, settings.confidence)
+    t_mde = optimize.brentq(lambda e: power.t_power(e, n, level) - settings.power, 0, 64)
+    rate = {
+        name: float(np.mean(resampling.sign_flip_pvalue(z + e) <= level))
+        for name, e in (("at_mde", unit), ("at_t_mde", t_mde))
+    }
+    return rate | {"range_covers": float(np.mean((low <= 1) & (1 <= high))), "mde_sd": unit}
+
+
+def crossed_validity(
+    noise: str,
+    n: int,
+    *,
+    items: int,
+    replicates: int,
+    resamples: int,
+    settings: Settings,
+    rng: np.random.Generator,
+    seed_sd: float,
+    item_sd: float,
+    cell_sd: float,
+) -> dict[str, float]:
+    """Coverage of the population mean over new seeds and new items by the crossed intervals.
+
+    Item-level differences d[s, i] = seed effect + item effect + cell noise
+    (``noise`` law for the cells), population mean 0. Compares the
+    variance-components interval, the pigeonhole bootstrap and the
+    seeds-only first interval; ``width_*`` are mean widths over the width
+    of the interval with the true standard error.
+    """
+    d = (
+        seed_sd * rng.normal(size=(replicates, n, 1))
+        + item_sd * rng.normal(size=(replicates, 1, items))
+        + cell_sd * NOISE[noise](rng, (replicates, n, items))
+    )
+    truth_se = np.sqrt(seed_sd**2 / n + item_sd**2 / items + cell_sd**2 / (n * items))
+    oracle = 2 * stats.norm.ppf(0.5 + settings.confidence / 2) * truth_se
+    components = normal_theory.crossed_interval([d], np.ones((1, 1)), settings.confidence)
+    boot = resampling.crossed_bootstrap_means([d], rng, resamples)[:, :, 0]
+    pigeonhole = resampling.bootstrap_intervals(boot, None, ["percentile"], (settings.confidence,))[0]["percentile"]
+    seeds_only = paired.seed_statistics(d.mean(axis=2), replace(settings, ci_methods=()))
+    out = {}
+    for name, ci in (
+        ("components", components),
+        ("pigeonhole", pigeonhole[:, 0]),
+        ("seeds_only", seeds_only["intervals"][intervals.FIRST_METHOD][0]),
+    ):
+        out[name] = float(np.mean((ci[:, 0] <= 0) & (0 <= ci[:, 1])))
+        out[f"width_{name}"] = float(np.mean(ci[:, 1] - ci[:, 0]) / oracle)
+    return out

@@ -6,113 +6,213 @@ as a paper table (:func:`latex_table`). All are in points (score x 100), and
 all state the same :func:`verdicts`.
 """
 
+from __future__ import annotations
+
+import html
 import re
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
+if TYPE_CHECKING:
+    from analysis.pipeline import AnalysisResult
+
 FALLBACK_MARK = "†"
 
 
-def points(x):
+def points(x: float) -> str:
     """A difference in score units as signed points (score x 100), two decimals."""
     return f"{round(100 * x, 2) + 0.0:+.2f}"  # + 0.0: no "-0.00"
 
 
-def _p(x):
+def _p(x: float) -> str:
     return f"{x:.3g}"
 
 
-def _mde(x):
+def _mde(x: float) -> str:
     return "∞" if np.isinf(x) else ("—" if np.isnan(x) else f"{100 * x:.2f}")
 
 
-def verdicts(table):
+def _mde_range(row: pd.Series) -> str:
+    """``"MDE (low–high)"`` in points; the range is absent from tables written before it existed."""
+    shown = _mde(row["mde"])
+    if "mde_low" not in row or not np.isfinite(row["mde"]):
+        return shown
+    return f"{shown} ({_mde(row['mde_low'])}–{_mde(row['mde_high'])})"
+
+
+def equivalence_shown(table: pd.DataFrame) -> pd.Series:
+    """The equivalence column in words: yes, no, or "not attainable with n seeds" (no data could say yes)."""
+    attainable = table.get("equivalence_attainable", pd.Series(True, index=table.index)).astype(bool)
+    said = np.where(table["equivalent"].astype(bool), "yes", "no")
+    return pd.Series(
+        np.where(attainable, said, "not attainable with " + table["n_seeds"].astype(str) + " seeds"), index=table.index
+    )
+
+
+def higher_is_better(table: pd.DataFrame) -> pd.Series:
+    """Whether higher is better on each row (tables written before the column existed: always)."""
+    return table.get("higher_is_better", pd.Series(True, index=table.index)).astype(bool)
+
+
+def verdicts(table: pd.DataFrame) -> np.ndarray:
     """Plain-word verdict of each comparison row.
 
-    ``better`` / ``worse``: Holm-significant with a positive / negative mean
-    difference; ``equivalent``: not significant and the (1 - 2 alpha)
-    interval inside ±δ; ``inconclusive``: neither.
+    ``better`` / ``worse``: significant under the family's gatekept Holm with
+    a mean difference in the better / worse direction (positive, or negative
+    for a measure where lower is better, such as ``optimality_gap``);
+    ``equivalent``: not significant and the equivalence TOST at alpha rejects
+    |difference| >= δ; ``inconclusive``: neither (including "equivalence not
+    attainable").
     """
-    reject, diff = table["reject"].astype(bool), table["mean_diff"]
-    return np.select([reject & (diff > 0), reject & (diff < 0), table["equivalent"].astype(bool)],
-                     ["better", "worse", "equivalent"], "inconclusive")
+    reject = table["reject"].astype(bool)
+    gain = np.where(higher_is_better(table), table["mean_diff"], -table["mean_diff"])
+    return np.select(
+        [reject & (gain > 0), reject & (gain < 0), table["equivalent"].astype(bool)],
+        ["better", "worse", "equivalent"],
+        "inconclusive",
+    )
 
 
-def comparison_display(table):
+def interval_columns(table: pd.DataFrame, fmt: Callable[[float], str]) -> dict[str, list[str]]:
+    """``{"<level> CI <method>": strings}``, one column per interval method in table order, rows of the first.
+
+    An interval shown in place of the method's (a non-empty note) is marked
+    with a dagger; an interval the method does not define (empty) is "—".
+    """
+    level = f"{100 * table['ci_level'].iloc[0]:g}%"
+    columns = {}
+    for method in dict.fromkeys(table["ci_method"]):
+        rows = table[table["ci_method"] == method]
+        columns[f"{level} CI {method}"] = [
+            "—" if np.isnan(lo) else f"[{fmt(lo)}, {fmt(hi)}]{FALLBACK_MARK if note else ''}"
+            for lo, hi, note in zip(rows["ci_low"], rows["ci_high"], rows["note"])
+        ]
+    return columns
+
+
+def comparison_display(table: pd.DataFrame) -> pd.DataFrame:
     """Comparisons (one family and level) as strings, one row per (measure, arm).
 
-    Interval columns are per method; a BCa interval that fell back to the
-    percentile one is marked with a dagger. Equivalence is judged with the
-    first method's (1 - 2 alpha) interval.
+    Interval columns are per method, the sign-flip test's first
+    (:func:`interval_columns`); a measure where lower is better is marked
+    "(lower is better)". Equivalence is the comparison's TOST.
     """
-    methods = list(dict.fromkeys(table["ci_method"]))
-    first = table[table["ci_method"] == methods[0]].reset_index(drop=True)
-    level = f"{100 * first['ci_level'].iloc[0]:g}%"
+    first = table[table["ci_method"] == table["ci_method"].iloc[0]].reset_index(drop=True)
     margin = f"{100 * first['equivalence_margin'].iloc[0]:g}"
-    out = pd.DataFrame({
-        "measure": first["summary"], "arm": first["arm"], "n": first["n_seeds"].astype(str),
-        "Δ (pts)": first["mean_diff"].map(points),
-    })
-    for method in methods:
-        rows = table[table["ci_method"] == method].reset_index(drop=True)
-        mark = np.where(rows["note"] != "", FALLBACK_MARK, "")
-        out[f"{level} CI {method}"] = [
-            f"[{points(lo)}, {points(hi)}]{m}" for lo, hi, m in zip(rows["ci_low"], rows["ci_high"], mark)
-        ]
+    out = pd.DataFrame(
+        {
+            "measure": first["measure"].where(higher_is_better(first), first["measure"] + " (lower is better)"),
+            "arm": first["arm"],
+            "n": first["n_seeds"].astype(str),
+            "Δ (pts)": first["mean_diff"].map(points),
+            **interval_columns(table, points),
+        }
+    )
     out["p"] = first["p_value"].map(_p)
     out["p Holm"] = first["p_holm"].map(_p)
     out["reject"] = first["reject"].map({True: "yes", False: "no"})
-    out[f"equiv. ±{margin}"] = first["equivalent"].map({True: "yes", False: "no"})
-    out["MDE (pts)"] = first["mde"].map(_mde)
+    out[f"equiv. ±{margin}"] = equivalence_shown(first)
+    out["MDE (pts)"] = [_mde_range(row) for _, row in first.iterrows()]
     out["verdict"] = verdicts(first)
     return out
 
 
-def to_markdown(frame):
-    """A string frame as a GitHub Markdown table."""
-    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
-    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+_ONE_LINE = str.maketrans({"\n": " ", "\r": " "})
+_ONE_CELL = str.maketrans({"\n": " ", "\r": " ", "|": "\\|"})
+
+
+def markdown_text(value: object) -> str:
+    """A value as one line of Markdown text, HTML-escaped as in the HTML report (``<script>`` shows, never runs)."""
+    return html.escape(str(value), quote=False).translate(_ONE_LINE)
+
+
+def markdown_cell(value: object) -> str:
+    """:func:`markdown_text` that cannot end its table cell either (``|`` is escaped)."""
+    return html.escape(str(value), quote=False).translate(_ONE_CELL)
+
+
+def _equivalence_test(table: pd.DataFrame) -> str:
+    """The TOST that decided equivalence, in words (tables written before the column existed used intervals)."""
+    method = table["equivalence_method"].iloc[0] if "equivalence_method" in table else None
+    return {"sign_flip": "the exact sign-flip TOST", "t": "the paired t-TOST"}.get(
+        method, f"the (1 - 2α) {table['ci_method'].iloc[0]} interval"
+    )
+
+
+def correlation(x: float) -> str:
+    """A rank correlation as shown: signed, three decimals; "—" where it is undefined (NaN)."""
+    return "—" if np.isnan(x) else f"{x:+.3f}"
+
+
+def to_markdown(frame: pd.DataFrame) -> str:
+    """A string frame as a GitHub Markdown table; headers and cells are escaped (:func:`markdown_cell`)."""
+    lines = ["| " + " | ".join(map(markdown_cell, frame.columns)) + " |", "|" + "---|" * len(frame.columns)]
+    lines += ["| " + " | ".join(map(markdown_cell, row)) + " |" for row in frame.itertuples(index=False)]
     return "\n".join(lines)
 
 
-_LATEX = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$",
-          "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-          "<": r"\textless{}", ">": r"\textgreater{}", "Δ": r"$\Delta$", "±": r"$\pm$", "∞": r"$\infty$",
-          "—": "--", FALLBACK_MARK: r"$^\dagger$"}
+_LATEX = {
+    "\\": r"\textbackslash{}",
+    "_": r"\_",
+    "%": r"\%",
+    "&": r"\&",
+    "#": r"\#",
+    "$": r"\$",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "Δ": r"$\Delta$",
+    "±": r"$\pm$",
+    "∞": r"$\infty$",
+    "—": "--",
+    FALLBACK_MARK: r"$^\dagger$",
+}
 
 
-def _latex_escape(text):
+def _latex_escape(text: object) -> str:
     return "".join(_LATEX.get(c, c) for c in str(text))
 
 
-def comparison_sections(table):
+def comparison_sections(table: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame]]:
     """``(title, display frame)`` per family and level, in table order."""
     for (family, level), group in table.groupby(["family", "level"], sort=False):
         reference = group["reference"].iloc[0]
         yield f"Family {family}: arms vs {reference}, per {level}", comparison_display(group)
 
 
-def comparisons_markdown(table):
+def comparisons_markdown(table: pd.DataFrame) -> str:
     """All comparison tables as Markdown sections."""
-    parts = [f"### {title}\n\n{to_markdown(frame)}" for title, frame in comparison_sections(table)]
-    footer = (f"\nDifferences in points (score x 100); p: exact sign-flip test; Holm within (family, measure); "
-              f"{FALLBACK_MARK}: BCa undefined, percentile interval shown.")
+    parts = [f"### {markdown_text(title)}\n\n{to_markdown(frame)}" for title, frame in comparison_sections(table)]
+    footer = (
+        f"\nDifferences in points (score x 100). p: exact sign-flip test; its interval (first) excludes 0 "
+        f"exactly when p <= 1 - confidence. p Holm: Holm across the family's arms on the primary summary; "
+        f"secondary summaries and benchmarks: Holm over all of them, only once every primary comparison is "
+        f"significant (gatekept, so the chance of any false better/worse in a family is at most α). "
+        f"Equivalence: {_equivalence_test(table)} at α, per comparison. MDE: smallest effect the sign-flip "
+        f"test detects at the power target, and its range over the uncertainty of the spread. "
+        f"{FALLBACK_MARK}: another interval shown in place of the method's (see the note column)."
+    )
     return "\n\n".join(parts) + "\n" + footer + "\n"
 
 
-def _math(text, bold=False):
+def _math(text: str, bold: bool = False) -> str:
     return rf"$\mathbf{{{text}}}$" if bold else f"${text}$"
 
 
-def _best(shown, best):
+def _best(shown: pd.Series, best: Callable[[pd.Series], float]) -> pd.Series:
     """Which displayed values (strings of numbers) are the best, unless they are all equal."""
     values = shown.astype(float)
     target = best(values)
     return (values == target) & (values != target).any()
 
 
-def latex_table(table):
+def latex_table(table: pd.DataFrame) -> str:
     """One family and level (rows of ``comparisons.csv``) as a booktabs paper table.
 
     Arms are rows, grouped by measure; the columns are Δ, the first interval
@@ -124,24 +224,38 @@ def latex_table(table):
     rows = table[table["ci_method"] == method]
     family, reference, level = rows["family"].iloc[0], rows["reference"].iloc[0], rows["level"].iloc[0]
     n_seeds = "/".join(map(str, sorted(rows["n_seeds"].unique())))
+    procedure = (
+        "Holm-adjusted over the family's arms"
+        if level == "summary" and (rows.get("stage", pd.Series("primary", index=rows.index)) == "primary").all()
+        else "Holm-adjusted over the family's arms on the primary summary, and over all secondary summaries and "
+        "benchmarks once every primary comparison is significant"
+    )
     caption = (
         f"Family {family}: arms vs {reference} ({n_seeds} seeds), per {level}. Δ: mean paired difference in "
-        f"points; {100 * rows['ci_level'].iloc[0]:g}% {method} bootstrap interval over seeds; p: exact sign-flip "
-        f"test, Holm-adjusted over the family's arms. Verdict: better/worse when Holm-significant, equivalent "
-        f"when within ±{100 * rows['equivalence_margin'].iloc[0]:g} point(s). Smallest attainable Holm p: "
-        f"{rows['min_attainable_p'].min():.3g}. Bold: best value per {level}."
+        f"points; {100 * rows['ci_level'].iloc[0]:g}% {method} interval over seeds; p: exact sign-flip "
+        f"test, {procedure}. Verdict: better/worse when significant, equivalent when {_equivalence_test(rows)} "
+        f"puts it within ±{100 * rows['equivalence_margin'].iloc[0]:g} point(s). Smallest attainable Holm p: "
+        f"{rows['min_attainable_p'].min():.3g}. Bold: best value per {level}. {FALLBACK_MARK}: another interval "
+        f"shown in place of the method's (the paired t interval where the sign-flip one is unbounded)."
     )
     label = re.sub(r"[^A-Za-z0-9]+", "-", f"{family}-{level}").strip("-")
-    lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{_latex_escape(caption)}}}", rf"\label{{tab:{label}}}",
-             r"\begin{tabular}{lrcrrl}", r"\toprule",
-             rf"Arm & $\Delta$ (pts) & {_latex_escape(method)} interval & $p$ & $p_\mathrm{{Holm}}$ & Verdict \\",
-             r"\midrule"]
-    for g, (measure, group) in enumerate(rows.groupby("summary", sort=False)):
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        rf"\caption{{{_latex_escape(caption)}}}",
+        rf"\label{{tab:{label}}}",
+        r"\begin{tabular}{lrcrrl}",
+        r"\toprule",
+        rf"Arm & $\Delta$ (pts) & {_latex_escape(method)} interval & $p$ & $p_\mathrm{{Holm}}$ & Verdict \\",
+        r"\midrule",
+    ]
+    for g, (measure, group) in enumerate(rows.groupby("measure", sort=False)):
         lines += [r"\addlinespace"] if g else []
-        lines.append(rf"\multicolumn{{6}}{{l}}{{\textit{{{_latex_escape(measure)}}}}} \\")
-        shown = {"diff": group["mean_diff"].map(points), "p": group["p_value"].map(_p),
-                 "holm": group["p_holm"].map(_p)}
-        best = {"diff": max, "p": min, "holm": min}
+        higher = higher_is_better(group).iloc[0]
+        title = _latex_escape(measure if higher else f"{measure} (lower is better)")
+        lines.append(rf"\multicolumn{{6}}{{l}}{{\textit{{{title}}}}} \\")
+        shown = {"diff": group["mean_diff"].map(points), "p": group["p_value"].map(_p), "holm": group["p_holm"].map(_p)}
+        best = {"diff": max if higher else min, "p": min, "holm": min}
         cell = {key: [_math(v, b) for v, b in zip(values, _best(values, best[key]))] for key, values in shown.items()}
         for i, (row, verdict) in enumerate(zip(group.itertuples(), verdicts(group))):
             interval = _math(f"[{points(row.ci_low)}, {points(row.ci_high)}]") + (r"$^\dagger$" if row.note else "")
@@ -151,40 +265,75 @@ def latex_table(table):
     return "\n".join(lines)
 
 
-def comparisons_latex(table):
+def comparisons_latex(table: pd.DataFrame) -> str:
     """All comparison tables as LaTeX paper tables, one per family and level (needs booktabs)."""
     groups = table.groupby(["family", "level"], sort=False)
     return "\n\n".join(latex_table(group) for _, group in groups) + "\n"
 
 
-def report_markdown(result):
+IMPROVEMENT_NOTE = (
+    "P: the share of matched (seed, benchmark) pairs where the arm's accuracy beats the reference's, "
+    "ties counted 1/2 (rliable's probability of improvement, paired by seed). Intervals over seeds "
+    "as in the comparisons; p: exact sign-flip test of P = 1/2, unadjusted. Descriptive: the "
+    "family's verdicts are the comparisons'."
+)
+
+
+def improvement_display(table: pd.DataFrame) -> pd.DataFrame:
+    """The probability of improvement (rows of probability_of_improvement.csv) as strings, one row per arm."""
+    first = table[table["ci_method"] == table["ci_method"].iloc[0]].reset_index(drop=True)
+    share = "{:.3f}".format
+    return pd.DataFrame(
+        {
+            "family": first["family"],
+            "arm": first["arm"],
+            "reference": first["reference"],
+            "seeds × benchmarks": first["n_seeds"].astype(str) + " × " + first["n_benchmarks"].astype(str),
+            "P(arm > reference)": first["probability"].map(share),
+            **interval_columns(table, share),
+            "p (P = 1/2)": first["p_value"].map(_p),
+        }
+    )
+
+
+def report_markdown(result: AnalysisResult) -> str:
     """The plain-words Markdown report of an :class:`analysis.pipeline.AnalysisResult`."""
     cfg = result.config
     means = result.summaries.groupby(level="arm", sort=False).mean()
-    seeds = result.summaries.reset_index().groupby("arm", sort=False)["seed"].apply(
-        lambda s: ", ".join(map(str, sorted(s))))
+    seeds = (
+        result.summaries.reset_index()
+        .groupby("arm", sort=False)["seed"]
+        .apply(lambda s: ", ".join(map(str, sorted(s))))
+    )
     arm_table = pd.concat([seeds.rename("seeds"), means.map(lambda x: f"{100 * x:.2f}")], axis=1)
     arm_table = arm_table.reset_index().rename(columns={"index": "arm"})
     corr = result.correlations.assign(
-        spearman=result.correlations["spearman"].map(lambda x: f"{x:+.3f}"),
-        kendall=result.correlations["kendall"].map(lambda x: f"{x:+.3f}"),
+        spearman=result.correlations["spearman"].map(correlation),
+        kendall=result.correlations["kendall"].map(correlation),
         n_arms=result.correlations["n_arms"].astype(str),
     )
     ranks = [
-        f"{name}:\n\n" + to_markdown(block.pivot(index="arm", columns="summary", values="rank")
-                                     .sort_values(block["summary"].iloc[0]).astype(str).reset_index())
+        f"{markdown_text(name)}:\n\n"
+        + to_markdown(
+            block.pivot(index="arm", columns="summary", values="rank")
+            .sort_values(block["summary"].iloc[0])
+            .astype(str)
+            .reset_index()
+        )
         for name, block in result.rankings.groupby("ranking", sort=False)
     ]
     sections = [
-        f"# Analysis of {cfg.experiment}",
-        f"Input: {result.source}. Config: {cfg.source}.",
+        f"# Analysis of {markdown_text(cfg.experiment)}",
+        f"Input: {markdown_text(result.source)}. Config: {markdown_text(cfg.source)}.",
         "## What the design allows and other notes",
-        "\n".join(f"- {note}" for note in result.notes) or "- none",
+        "\n".join(f"- {markdown_text(note)}" for note in result.notes) or "- none",
         "## Summaries per arm (mean over seeds, points)",
         to_markdown(arm_table),
         "## Paired comparisons",
         comparisons_markdown(result.comparisons),
-        "## Rank of each arm under each summary (1 = highest mean)",
+        "## Probability of improvement (paired)",
+        to_markdown(improvement_display(result.improvement)) + "\n\n" + IMPROVEMENT_NOTE,
+        "## Rank of each arm under each summary (1 = highest mean; lowest where lower is better)",
         "\n\n".join(ranks),
         "## Ranking sensitivity (correlation of arm means between summaries)",
         to_markdown(corr) if len(corr) else "No ranking set has three or more arms.",

@@ -36,13 +36,20 @@ ARMS = ["grpo"] + [f"arm{i:02d}" for i in range(1, 13)]
 
 
 def grid_config(resamples, item_bootstrap):
-    return parse_config({
-        "experiment": "synthetic",
-        "comparisons": [{"family": "first", "reference": "grpo", "arms": ARMS[1:7]},
-                        {"family": "second", "reference": "grpo", "arms": ARMS[7:]}],
-        "analysis": {"resamples": resamples, "item_bootstrap": item_bootstrap,
-                     "subsets": {"first_six": [f"b{j:02d}" for j in range(6)]}},
-    })
+    return parse_config(
+        {
+            "experiment": "synthetic",
+            "comparisons": [
+                {"family": "first", "reference": "grpo", "arms": ARMS[1:7]},
+                {"family": "second", "reference": "grpo", "arms": ARMS[7:]},
+            ],
+            "analysis": {
+                "resamples": resamples,
+                "item_bootstrap": item_bootstrap,
+                "subsets": {"first_six": [f"b{j:02d}" for j in range(6)]},
+            },
+        }
+    )
 
 
 def best_of(repeat, fn):
@@ -62,8 +69,16 @@ def ours(diffs, resamples):
 
 
 def scipy_interval(arm, ref, resamples, method):
-    ci = stats.bootstrap((arm, ref), lambda x, y, axis: np.mean(x - y, axis=axis), paired=True, vectorized=True,
-                         n_resamples=resamples, method=method, axis=-1, rng=np.random.default_rng(0))
+    ci = stats.bootstrap(
+        (arm, ref),
+        lambda x, y, axis: np.mean(x - y, axis=axis),
+        paired=True,
+        vectorized=True,
+        n_resamples=resamples,
+        method=method,
+        axis=-1,
+        rng=np.random.default_rng(0),
+    )
     return np.column_stack([ci.confidence_interval.low, ci.confidence_interval.high])
 
 
@@ -83,18 +98,29 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--loop-comparisons", type=int, default=180,
-                        help="comparisons timed in the Python loop (its time is scaled to all 180)")
+    parser.add_argument(
+        "--loop-comparisons",
+        type=int,
+        default=180,
+        help="comparisons timed in the Python loop (its time is scaled to all 180)",
+    )
     args = parser.parse_args()
     R = args.resamples
 
-    scores = synthetic.synthetic_scores(arms=ARMS, seeds=range(1, 13), benchmarks=synthetic.grid_benchmarks(12),
-                                        items=500, rng=np.random.default_rng(0),
-                                        effects={a: 0.02 * i for i, a in enumerate(ARMS)})
+    scores = synthetic.synthetic_scores(
+        arms=ARMS,
+        seeds=range(1, 13),
+        benchmarks=synthetic.grid_benchmarks(12),
+        items=500,
+        rng=np.random.default_rng(0),
+        effects={a: 0.02 * i for i, a in enumerate(ARMS)},
+    )
     config = grid_config(R, item_bootstrap=False)
-    print(f"grid: {scores['arm'].nunique()} arms x {scores['seed'].nunique()} seeds x "
-          f"{scores['benchmark'].nunique()} benchmarks x {scores['item'].nunique()} items = {len(scores):,} rows; "
-          f"{R:,} resamples; one core")
+    print(
+        f"grid: {scores['arm'].nunique()} arms x {scores['seed'].nunique()} seeds x "
+        f"{scores['benchmark'].nunique()} benchmarks x {scores['item'].nunique()} items = {len(scores):,} rows; "
+        f"{R:,} resamples; one core"
+    )
 
     # the 180 x 12 paired differences the analysis bootstraps
     accuracy = summaries.benchmark_accuracy(scores)
@@ -123,17 +149,21 @@ def main():
     ]
     for name, t in rows:
         print(f"   {name:<62} {t:8.3f} s   x{t / t_ours:7.1f}")
-    print(f"   same resamples as scipy: percentile max |ours - scipy| = {np.abs(pct - sp_pct).max():.1e}; "
-          f"BCa differs in {bca_ties} of {len(diffs)} comparisons, where resamples tie with the estimate "
-          f"(accuracies are multiples of 1/500) and rounding decides scipy's z0 (max {np.abs(bca - sp_bca).max():.1e})")
+    print(
+        f"   same resamples as scipy: percentile max |ours - scipy| = {np.abs(pct - sp_pct).max():.1e}; "
+        f"BCa differs in {bca_ties} of {len(diffs)} comparisons, where resamples tie with the estimate "
+        f"(accuracies are multiples of 1/500) and rounding decides scipy's z0 (max {np.abs(bca - sp_bca).max():.1e})"
+    )
     print(f"   the loop (its own draws) vs ours: max gap {loop_gap:.3f} standard errors")
-    print(f"   speed-up vs scipy: {t_sp_bca / t_ours:.1f}x (BCa alone), {(t_sp_pct + t_sp_bca) / t_ours:.1f}x "
-          f"(both intervals); vs the Python loop: {t_loop / t_ours:.0f}x")
+    print(
+        f"   speed-up vs scipy: {t_sp_bca / t_ours:.1f}x (BCa alone), {(t_sp_pct + t_sp_bca) / t_ours:.1f}x "
+        f"(both intervals); vs the Python loop: {t_loop / t_ours:.0f}x"
+    )
 
     print("\n2. whole analysis of the grid from the tidy table in memory")
     for crossed in (False, True):
         cfg = grid_config(R, item_bootstrap=crossed)
-        t, result = best_of(args.repeat, lambda: pipeline.run_analysis(cfg, scores, "synthetic grid"))
+        t, result = best_of(args.repeat, lambda cfg=cfg: pipeline.run_analysis(cfg, scores, "synthetic grid"))
         label = "seeds + crossed seeds x items bootstrap" if crossed else "seeds bootstrap (default)"
         print(f"   {label:<62} {t:8.3f} s   ({len(result.comparisons)} comparison rows)")
 

@@ -35,8 +35,8 @@ def main(argv=None) -> None:
         base.train_base(stage_config(config, "base"), root / "data", root / "base")
         setup = time.perf_counter() - t0
 
+        from evals.lm_eval_tasks import write_task_configs
         from evals.run import evaluate
-        from evals.tasks import write_task_configs
 
         eval_config = stage_config(config, "eval")
         write_task_configs(eval_config, root / "data", root / "tasks")
@@ -47,8 +47,12 @@ def main(argv=None) -> None:
         per_arm = {}
         for arm in config["arms"]:
             probe = json.loads(json.dumps(stage_config(config, "train", arm)))
-            probe["arms"][arm] = {**probe["arms"][arm], "steps": args.probe_steps,
-                                  "checkpoint_every": args.probe_steps, "log_every": args.probe_steps}
+            probe["arms"][arm] = {
+                **probe["arms"][arm],
+                "steps": args.probe_steps,
+                "checkpoint_every": args.probe_steps,
+                "log_every": args.probe_steps,
+            }
             t0 = time.perf_counter()
             train(probe, arm, 1, root / "data", root / "base" / "policy.pt", root / "runs" / arm)
             per_step = (time.perf_counter() - t0) / args.probe_steps
@@ -58,7 +62,10 @@ def main(argv=None) -> None:
     job_seconds = n_seeds * sum(per_arm.values()) + eval_seconds  # + the base policy's evaluation
     # timed one job at a time: side-by-side jobs share the memory bus, so read this as a lower bound
     wall = setup + job_seconds / args.jobs
-    print(f"\n{args.config}: {len(per_arm)} arms × {n_seeds} seeds, setup {setup:.0f}s, one evaluation {eval_seconds:.1f}s")
+    print(
+        f"\n{args.config}: {len(per_arm)} arms × {n_seeds} seeds, setup {setup:.0f}s, "
+        f"one evaluation {eval_seconds:.1f}s"
+    )
     for arm, seconds in per_arm.items():
         print(f"  {arm:24s} {seconds:7.1f} s per run (training + evaluation)")
     print(f"estimated wall time with {args.jobs} jobs: {wall / 60:.0f} min ({wall / 3600:.2f} h)")

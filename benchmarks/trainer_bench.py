@@ -29,24 +29,37 @@ TINY = REPO / "tests" / "fixtures" / "tiny.yaml"
 
 def bench_config(args) -> dict:
     """The tiny experiment reshaped to the benchmark's step; one arm, plain GRPO."""
-    shape = {"steps": args.steps, "prompts_per_step": args.prompts, "group_size": args.group,
-             "max_new_tokens": args.tokens, "checkpoint_every": 10**6, "log_every": args.steps}
-    return load_config([TINY], {"threads": args.threads, "arms": {"grpo": {}}, "comparisons": [],
-                                "model": {"d_model": args.d_model, "n_layer": args.n_layer, "n_head": 4, "max_len": 32},
-                                "base": {"steps": 1, "batch_size": 8, "lr": 0.001},
-                                "recipe": {**load_config([TINY])["recipe"], **shape}})
+    shape = {
+        "steps": args.steps,
+        "prompts_per_step": args.prompts,
+        "group_size": args.group,
+        "max_new_tokens": args.tokens,
+        "checkpoint_every": 10**6,
+        "log_every": args.steps,
+    }
+    return load_config(
+        [TINY],
+        {
+            "threads": args.threads,
+            "arms": {"grpo": {}},
+            "comparisons": [],
+            "model": {"d_model": args.d_model, "n_layer": args.n_layer, "n_head": 4, "max_len": 32},
+            "base": {"steps": 1, "batch_size": 8, "lr": 0.001},
+            "recipe": {**load_config([TINY])["recipe"], **shape},
+        },
+    )
 
 
 def builtin_seconds_per_step(config: dict, work: Path) -> tuple[float, int]:
     import shutil
 
-    from training.policy import load_policy
+    from training.policy import load_model
     from training.train import train
 
     shutil.rmtree(work / "run", ignore_errors=True)
     train(stage_config(config, "train", "grpo"), "grpo", 1, work / "data", work / "base" / "policy.pt", work / "run")
     steps = pd.read_parquet(work / "run" / "steps.parquet")
-    n_params = sum(p.numel() for p in load_policy(work / "base" / "policy.pt").parameters())
+    n_params = sum(p.numel() for p in load_model(work / "base" / "policy.pt").parameters())
     return float(steps.seconds.iloc[1:].median()), n_params
 
 
@@ -56,6 +69,7 @@ def matching_intermediate_size(config: dict, n_params: int) -> int:
 
     def count(width):
         return sum(p.numel() for p in tiny_model(config["model"], 0, width).parameters())
+
     d = config["model"]["d_model"]
     return min(range(8, 8 * d + 1, 8), key=lambda width: abs(count(width) - n_params))
 
@@ -71,16 +85,25 @@ def trl_seconds_per_step(config: dict, work: Path, intermediate_size: int) -> tu
 
     recipe = resolve_arm(config, "grpo")
     items = [item for pool in load_pools(work / "data").values() for item in pool]
-    dataset = datasets.Dataset.from_list([{k: item[k] for k in ("prompt", "answer", "task", "domain", "id")}
-                                          for item in items])
+    dataset = datasets.Dataset.from_list(
+        [{k: item[k] for k in ("prompt", "answer", "task", "domain", "id")} for item in items]
+    )
     model = tiny_model(config["model"], 0, intermediate_size)
     kwargs = grpo_config_kwargs(recipe, config["experiment"], 1, str(work / "trl"), config["threads"])
-    trainer = GRPOTrainer(model=model, reward_funcs=[make_reward(recipe, 1)], processing_class=char_tokenizer(),
-                          args=GRPOConfig(**{**kwargs, "logging_steps": 1}), train_dataset=dataset)
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=[make_reward(recipe, 1)],
+        processing_class=char_tokenizer(),
+        args=GRPOConfig(**{**kwargs, "logging_steps": 1}),
+        train_dataset=dataset,
+    )
     trainer.train()
     logs = pd.DataFrame([row for row in trainer.state.log_history if "step_time" in row])
-    return (float(logs.step_time.iloc[1:].median()), sum(p.numel() for p in model.parameters()),
-            float(logs["completions/mean_length"].mean()))
+    return (
+        float(logs.step_time.iloc[1:].median()),
+        sum(p.numel() for p in model.parameters()),
+        float(logs["completions/mean_length"].mean()),
+    )
 
 
 def main(argv=None) -> None:
@@ -106,12 +129,17 @@ def main(argv=None) -> None:
             width = matching_intermediate_size(config, builtin[-1][1])
             trl.append(trl_seconds_per_step(copy.deepcopy(config), work, width))
         (builtin_s, builtin_params), (trl_s, trl_params, trl_len) = min(builtin), min(trl)
-    result = {"shape": f"{args.prompts} prompts x {args.group} completions x {args.tokens} tokens, "
-                       f"{args.threads} threads", "builtin_params": builtin_params, "trl_params": trl_params,
-              "builtin_s_per_step": round(builtin_s, 4), "trl_s_per_step": round(trl_s, 4),
-              "trl_mean_completion_tokens": round(trl_len, 2),
-              "builtin_steps_per_s": round(1 / builtin_s, 2), "trl_steps_per_s": round(1 / trl_s, 2),
-              "ratio_builtin_over_trl": round(trl_s / builtin_s, 2)}
+    result = {
+        "shape": f"{args.prompts} prompts x {args.group} completions x {args.tokens} tokens, {args.threads} threads",
+        "builtin_params": builtin_params,
+        "trl_params": trl_params,
+        "builtin_s_per_step": round(builtin_s, 4),
+        "trl_s_per_step": round(trl_s, 4),
+        "trl_mean_completion_tokens": round(trl_len, 2),
+        "builtin_steps_per_s": round(1 / builtin_s, 2),
+        "trl_steps_per_s": round(1 / trl_s, 2),
+        "ratio_builtin_over_trl": round(trl_s / builtin_s, 2),
+    }
     print(json.dumps(result, indent=2))
 
 

@@ -11,7 +11,7 @@ import torch
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
-from training.policy import load_policy, greedy_answers
+from training.policy import greedy_answers, load_model
 
 
 def cut_at(text: str, until: list[str]) -> str:
@@ -27,7 +27,7 @@ class BuiltinPolicyLM(LM):
     def __init__(self, checkpoint: str, batch_size: int = 512, max_gen_toks: int = 6, threads: int = 1):
         super().__init__()
         torch.set_num_threads(int(threads))
-        self.model = load_policy(checkpoint).eval()
+        self.model = load_model(checkpoint).eval()
         self.batch_size, self.max_gen_toks = int(batch_size), int(max_gen_toks)
 
     def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:

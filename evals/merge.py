@@ -1,6 +1,6 @@
 """Merge per-run tidy scores into ``results/<experiment>/scores.parquet``.
 
-    python -m evals.merge --out results/<exp>/scores.parquet results/<exp>/evals/*/seed-*/scores.parquet
+python -m evals.merge --out results/<exp>/scores.parquet results/<exp>/evals/*/seed-*/scores.parquet
 """
 
 from __future__ import annotations
@@ -10,35 +10,35 @@ from pathlib import Path
 
 import pandas as pd
 
-from evals.run import SCORE_COLUMNS
-from training.utils import atomic_path
+from armlab.contract import COLUMNS, KEY, duplicated_keys
+from armlab.files import BadFile, atomic_path, one_line_errors, verify_file
+
+
+def read_run_scores(path: Path) -> pd.DataFrame:
+    """One evaluation's ``scores.parquet``, checked against its manifest's sha256 and the contract's columns."""
+    verify_file(path)
+    try:
+        frame = pd.read_parquet(path)
+    except (OSError, ValueError) as exc:  # pyarrow's errors for a file that is not parquet
+        raise BadFile(f"{path}: not a parquet file ({str(exc).splitlines()[0]})") from None
+    if list(frame.columns) != COLUMNS:
+        raise BadFile(f"{path}: columns {list(frame.columns)}; expected {COLUMNS}")
+    return frame
 
 
 def merge(paths: list[Path]) -> pd.DataFrame:
-    """Concatenate per-run score tables, checking the contract's columns and that no row repeats."""
-    frames = []
-    for path in paths:
-        frame = pd.read_parquet(path)
-        if list(frame.columns) != SCORE_COLUMNS:
-            raise ValueError(f"{path}: columns {list(frame.columns)}; expected {SCORE_COLUMNS}")
-        frames.append(frame)
-    scores = pd.concat(frames, ignore_index=True)
-    key = ["experiment", "arm", "seed", "benchmark", "item"]
-    duplicated = scores[scores.duplicated(key, keep=False)]
+    """Concatenate per-run score tables, checking each (:func:`read_run_scores`) and that no row repeats."""
+    scores = pd.concat([read_run_scores(path) for path in paths], ignore_index=True)
+    duplicated = scores[duplicated_keys(scores)]
     if len(duplicated):
-        raise ValueError(f"duplicate (arm, seed, benchmark, item) rows, e.g. {duplicated.head(3).to_dict('records')}")
-    return scores.sort_values(key, ignore_index=True)
+        raise BadFile(
+            f"duplicate (arm, seed, benchmark, item) rows across the inputs (a run given twice?), "
+            f"e.g. {duplicated.head(3).to_dict('records')}"
+        )
+    return scores.sort_values(KEY, ignore_index=True)
 
 
-def accuracy_table(scores: pd.DataFrame) -> pd.DataFrame:
-    """Mean accuracy (%) per arm and domain, with the domain-balanced average and the spread over seeds."""
-    per_run = scores.groupby(["arm", "seed", "domain"]).score.mean().unstack()
-    per_run["balanced"] = per_run.mean(axis=1)
-    table = per_run.groupby("arm").mean()
-    table["balanced_sd"] = per_run.groupby("arm").balanced.std()
-    return (100 * table).round(1)
-
-
+@one_line_errors
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, type=Path)
@@ -47,7 +47,7 @@ def main(argv=None) -> None:
     scores = merge(args.inputs)
     with atomic_path(args.out) as tmp:
         scores.to_parquet(tmp, index=False)
-    print(f"wrote {len(scores)} rows from {len(args.inputs)} runs to {args.out}\n{accuracy_table(scores)}", flush=True)
+    print(f"wrote {len(scores)} rows from {len(args.inputs)} runs to {args.out}", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,11 @@
 """Evaluate one checkpoint on the experiment's benchmarks through lm-evaluation-harness.
 
 Writes the lm-eval results JSON, the per-item samples (``samples_<task>.jsonl``)
-and the run's rows of the tidy scores table (``scores.parquet``). A builtin checkpoint
-(``--checkpoint policy.pt``) is served by our adapter; a Hugging Face checkpoint of the
-trl/command backends (``--hf-checkpoint DIR``, or ``--run-manifest`` of the run that wrote
-it) by lm-eval's own ``hf`` model, on the same task configs.
+and the run's rows of the tidy scores table (``scores.parquet``). ``--model`` names the
+lm-eval model (its registry name; the backend's ``lm_eval_model``): ``armlab-builtin``
+(evals/lm_eval_adapter.py) serves a builtin ``--checkpoint policy.pt``; lm-eval's own ``hf``
+serves a Hugging Face checkpoint of the trl/command backends (``--hf-checkpoint DIR``, or
+``--run-manifest`` of the run that wrote it), on the same task configs.
 
     python -m evals.run --config results/<exp>/config/eval.json --tasks results/<exp>/lm_eval_tasks \
         --checkpoint results/<exp>/runs/grpo/seed-1/policy.pt --arm grpo --seed 1 --out results/<exp>/evals/grpo/seed-1
@@ -23,14 +24,24 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import pandas as pd  # noqa: E402
 
-from evals.tasks import TASK_PREFIX, task_name  # noqa: E402
-from training.utils import atomic_path, environment_record, write_json  # noqa: E402
+from armlab.contract import COLUMNS  # noqa: E402
+from armlab.files import (  # noqa: E402
+    BadFile,
+    atomic_path,
+    environment_record,
+    json_number,
+    one_line_errors,
+    read_json,
+    verify_file,
+    verify_manifest,
+    write_manifest,
+)
+from evals.lm_eval_tasks import TASK_PREFIX, task_name  # noqa: E402
 
-SCORE_COLUMNS = ["experiment", "arm", "seed", "benchmark", "domain", "item", "score"]
 
-
-def samples_to_scores(samples: dict[str, list[dict]], experiment: str, arm: str, seed: int,
-                      lm_eval_tasks: dict | None = None) -> pd.DataFrame:
+def samples_to_scores(
+    samples: dict[str, list[dict]], experiment: str, arm: str, seed: int, lm_eval_tasks: dict | None = None
+) -> pd.DataFrame:
     """Tidy per-item rows (the scores contract) from lm-eval's logged samples.
 
     Our benchmarks' samples carry their domain and item id in the doc; a task of ``lm_eval_tasks`` (config
@@ -42,44 +53,106 @@ def samples_to_scores(samples: dict[str, list[dict]], experiment: str, arm: str,
     rows = []
     for task, task_samples in samples.items():
         spec = lm_eval_tasks.get(task)
-        for sample in task_samples:
+        for number, sample in enumerate(task_samples):
             if spec is None:
-                rows.append({**run, "benchmark": task[len(TASK_PREFIX):], "domain": sample["doc"]["domain"],
-                             "item": str(sample["doc"]["id"]), "score": float(sample["acc"])})
+                doc = sample.get("doc")
+                if not (isinstance(doc, dict) and "domain" in doc and "id" in doc):
+                    raise BadFile(
+                        f"lm-eval samples of task {task}, sample {number}: no doc with the 'domain' and "
+                        f"'id' that armlab's task configs put there"
+                    )
+                rows.append(
+                    {
+                        **run,
+                        "benchmark": task[len(TASK_PREFIX) :],
+                        "domain": doc["domain"],
+                        "item": str(doc["id"]),
+                        "score": _score(sample, "acc", task, number),
+                    }
+                )
             elif sample.get("filter", "none") == spec["filter"]:
-                rows.append({**run, "benchmark": task, "domain": spec["domain"], "item": str(sample["doc_id"]),
-                             "score": float(sample[spec["metric"]])})
-    return pd.DataFrame(rows, columns=SCORE_COLUMNS).sort_values(["benchmark", "item"], ignore_index=True)
+                if "doc_id" not in sample:
+                    raise BadFile(f"lm-eval samples of task {task}, sample {number}: no 'doc_id', the item id")
+                rows.append(
+                    {
+                        **run,
+                        "benchmark": task,
+                        "domain": spec["domain"],
+                        "item": str(sample["doc_id"]),
+                        "score": _score(sample, spec["metric"], task, number),
+                    }
+                )
+    return pd.DataFrame(rows, columns=COLUMNS).sort_values(["benchmark", "item"], ignore_index=True)
 
 
-def load_model(config: dict, checkpoint: Path, hf: bool):
-    """The lm-eval model for a checkpoint: our adapter for builtin ``policy.pt``, lm-eval's ``hf`` otherwise."""
-    if not hf:
-        from evals.lm_eval_adapter import BuiltinPolicyLM
+def _score(sample: dict, metric: str, task: str, number: int) -> float:
+    score = json_number(sample.get(metric))
+    if score is None:
+        raise BadFile(
+            f"lm-eval samples of task {task}, sample {number}: metric {metric!r} is "
+            f"{sample.get(metric, 'missing')!r}; expected a finite number (keys: {sorted(sample)})"
+        )
+    return score
 
-        return BuiltinPolicyLM(str(checkpoint), batch_size=config["eval"]["batch_size"],
-                               max_gen_toks=config["eval"]["max_gen_toks"], threads=config["threads"])
+
+def _builtin_model_args(config: dict, checkpoint: Path) -> dict:
+    return {
+        "checkpoint": str(checkpoint),
+        "batch_size": config["eval"]["batch_size"],
+        "max_gen_toks": config["eval"]["max_gen_toks"],
+        "threads": config["threads"],
+    }
+
+
+def _hf_model_args(config: dict, checkpoint: Path) -> dict:
     import torch
-    from lm_eval.models.huggingface import HFLM
 
     torch.set_num_threads(config["threads"])
     # the task configs carry max_gen_toks and the stop strings
-    return HFLM(pretrained=str(checkpoint), batch_size=config["eval"]["batch_size"],
-                device="cuda" if torch.cuda.is_available() else "cpu")
+    return {
+        "pretrained": str(checkpoint),
+        "batch_size": config["eval"]["batch_size"],
+        "device": "cuda" if torch.cuda.is_available() else "cpu",
+    }
 
 
-def evaluate(config: dict, tasks_dir: Path, checkpoint: Path, arm: str, seed: int, out_dir: Path,
-             hf: bool = False) -> pd.DataFrame:
+# lm-eval model name (the backends' `lm_eval_model`) -> the module that registers it with lm-eval, and its
+# constructor arguments for a checkpoint; only that module is imported (lm-eval's hf model imports transformers)
+MODELS = {
+    "armlab-builtin": ("evals.lm_eval_adapter", _builtin_model_args),
+    "hf": ("lm_eval.models.huggingface", _hf_model_args),
+}
+
+
+def load_model(config: dict, checkpoint: Path, model: str):
+    """lm-eval's model ``model`` (its registry name) serving ``checkpoint``."""
+    import importlib
+
+    from lm_eval.api.registry import get_model
+
+    module, model_args = MODELS[model]
+    importlib.import_module(module)
+    return get_model(model)(**model_args(config, checkpoint))
+
+
+def evaluate(
+    config: dict, tasks_dir: Path, checkpoint: Path, arm: str, seed: int, out_dir: Path, model: str = "armlab-builtin"
+) -> pd.DataFrame:
     import lm_eval
     from lm_eval.tasks import TaskManager
 
     start = time.perf_counter()
-    model = load_model(config, checkpoint, hf)
+    lm = load_model(config, checkpoint, model)
     extra = config["eval"].get("lm_eval_tasks", {})
     # lm-eval's own task configs are indexed only when the config lists some of them
     task_manager = TaskManager(include_path=str(tasks_dir), include_defaults=bool(extra))
-    results = lm_eval.simple_evaluate(model=model, tasks=[task_name(b) for b in config["benchmarks"]] + list(extra),
-                                      task_manager=task_manager, log_samples=True, bootstrap_iters=0)
+    results = lm_eval.simple_evaluate(
+        model=lm,
+        tasks=[task_name(b) for b in config["benchmarks"]] + list(extra),
+        task_manager=task_manager,
+        log_samples=True,
+        bootstrap_iters=0,
+    )
     samples = results.pop("samples")
     scores = samples_to_scores(samples, config["experiment"], arm, seed, extra)
     with atomic_path(out_dir) as tmp:
@@ -90,31 +163,68 @@ def evaluate(config: dict, tasks_dir: Path, checkpoint: Path, arm: str, seed: in
                 for sample in task_samples:
                     f.write(json.dumps(sample, default=str) + "\n")
         scores.to_parquet(tmp / "scores.parquet", index=False)
-        write_json(tmp / "manifest.json", {"experiment": config["experiment"], "arm": arm, "seed": seed,
-                                           "checkpoint": str(checkpoint), "seconds": time.perf_counter() - start,
-                                           **environment_record(config["threads"])})
+        write_manifest(
+            tmp,
+            {
+                "experiment": config["experiment"],
+                "arm": arm,
+                "seed": seed,
+                "checkpoint": str(checkpoint),
+                "lm_eval_model": model,
+                "seconds": time.perf_counter() - start,
+                **environment_record(config["threads"]),
+            },
+            *sorted(p.name for p in tmp.iterdir()),
+        )
     accuracy = scores.groupby("benchmark").score.mean()
     print(f"[eval {arm} seed {seed}] " + " ".join(f"{b} {a:.2f}" for b, a in accuracy.items()), flush=True)
     return scores
 
 
+def checkpoint_to_evaluate(args: argparse.Namespace) -> Path:
+    """The checkpoint the command line names; an armlab checkpoint is first checked against its manifest.
+
+    A ``--hf-checkpoint`` is the user's base model, not an armlab output, so no manifest describes it.
+    """
+    if args.checkpoint:
+        return verify_file(args.checkpoint)
+    if args.hf_checkpoint:
+        return args.hf_checkpoint
+    manifest = verify_manifest(args.run_manifest)
+    run_dir = args.run_manifest.parent.resolve()
+    named = manifest.get("checkpoint")
+    checkpoint = Path(named).resolve() if isinstance(named, str) else None
+    if checkpoint is None or not checkpoint.is_relative_to(run_dir):
+        raise BadFile(
+            f"{args.run_manifest}: checkpoint: expected the path of a checkpoint inside {run_dir}, got {named!r}"
+        )
+    relative = checkpoint.relative_to(run_dir).as_posix()
+    if not any(name == relative or name.startswith(f"{relative}/") for name in manifest["files"]):
+        raise BadFile(f"{args.run_manifest}: checkpoint {relative} has no sha256 in 'files', so it cannot be checked")
+    return checkpoint
+
+
+@one_line_errors
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", required=True)
     parser.add_argument("--tasks", required=True, type=Path)
+    parser.add_argument(
+        "--model",
+        default="armlab-builtin",
+        choices=sorted(MODELS),
+        help="the lm-eval model that serves the checkpoint (the backend's lm_eval_model)",
+    )
     which = parser.add_mutually_exclusive_group(required=True)
-    which.add_argument("--checkpoint", type=Path, help="a builtin policy.pt")
+    which.add_argument("--checkpoint", type=Path, help="an armlab checkpoint file (builtin policy.pt)")
     which.add_argument("--hf-checkpoint", type=Path, help="a Hugging Face checkpoint directory")
     which.add_argument("--run-manifest", type=Path, help="manifest.json of a trl/command run (names its checkpoint)")
     parser.add_argument("--arm", required=True)
     parser.add_argument("--seed", required=True, type=int)
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
-    checkpoint = args.checkpoint or args.hf_checkpoint
-    if args.run_manifest:
-        checkpoint = Path(json.loads(args.run_manifest.read_text())["checkpoint"])
-    evaluate(json.loads(Path(args.config).read_text()), args.tasks, checkpoint, args.arm, args.seed, args.out,
-             hf=args.checkpoint is None)
+    config = read_json(args.config, "config")
+    evaluate(config, args.tasks, checkpoint_to_evaluate(args), args.arm, args.seed, args.out, model=args.model)
 
 
 if __name__ == "__main__":

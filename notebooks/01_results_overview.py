@@ -45,7 +45,7 @@ RUNS = os.environ.get("ARMLAB_RUNS", str(ROOT / "results" / "demo" / "runs")) or
 # ## The scores
 #
 # One row per scored item: `experiment, arm, seed, benchmark, domain, item, score` (the contract
-# of DESIGN.md). The config says which arms are compared with which reference.
+# in docs/contracts.md). The config says which arms are compared with which reference.
 
 # %%
 cfg = config.load_config(CONFIG)
@@ -101,7 +101,7 @@ for note in result.notes:
 # %%
 references = [c.reference for c in cfg.comparisons]
 styles = figures.arm_styles(cfg.compared_arms, references)
-for family, group in result.comparisons.groupby("family", sort=False):
+for _, group in result.comparisons.groupby("family", sort=False):
     display(figures.forest_plot(group, cfg.settings.alpha, styles))
 
 # %%
@@ -129,6 +129,7 @@ else:
 # Arms as rows; Δ, interval, p, Holm p and verdict as columns; the best values in bold (booktabs).
 
 # %%
-first = result.comparisons[(result.comparisons["family"] == cfg.comparisons[0].family)
-                           & (result.comparisons["level"] == "summary")]
+first = result.comparisons[
+    (result.comparisons["family"] == cfg.comparisons[0].family) & (result.comparisons["level"] == "summary")
+]
 print(tables.latex_table(first))

@@ -38,6 +38,22 @@ from analysis import config, figures, pipeline, report, tables
 ROOT = next(p for p in (Path.cwd(), *Path.cwd().parents) if (p / "pyproject.toml").exists())
 CONFIG = ROOT / "config" / "experiments" / "dataflex_rl_released.yaml"
 CSV = Path(os.environ.get("ARMLAB_DATAFLEX_CSV", ROOT.parent / "shared" / "data" / "dataflex-rl" / "all_runs_171.csv"))
+if not CSV.exists():
+    import runpy
+    import tempfile
+
+    display(
+        Markdown(
+            f"**DataFlex-RL's table is not at `{CSV}`.** Download `results/all_runs_171.csv` from the DataFlex-RL "
+            "repository (haolpku/DataFlex-RL) and set `ARMLAB_DATAFLEX_CSV` to its path (or put it at "
+            "`../shared/data/dataflex-rl/all_runs_171.csv` beside this repository). Until then the cells below run on "
+            "a **synthetic** table of the same layout (`tests/fixtures/report/build.py`): "
+            "its numbers are not DataFlex-RL's."
+        )
+    )
+    CSV = runpy.run_path(str(ROOT / "tests" / "fixtures" / "report" / "build.py"))["write_wide_csv"](
+        Path(tempfile.mkdtemp(prefix="armlab-synthetic-")) / "all_runs_synthetic.csv"
+    )
 
 # %% [markdown]
 # ## The table and what is compared
@@ -81,7 +97,7 @@ display(Markdown(tables.comparisons_markdown(result.comparisons[result.compariso
 
 # %%
 styles = figures.arm_styles(cfg.compared_arms, [c.reference for c in cfg.comparisons])
-for family, group in result.comparisons.groupby("family", sort=False):
+for _, group in result.comparisons.groupby("family", sort=False):
     display(figures.forest_plot(group, cfg.settings.alpha, styles))
 
 # %% [markdown]

@@ -20,7 +20,9 @@
 #
 # 1. the exact sign-flip test over n seeds cannot give p below 2/2ⁿ, and Holm asks the best
 #    comparison of a family of k for α/k, so below a floor of seeds nothing can be significant;
-# 2. above that floor, the paired t-test's power at the observed standard deviation.
+# 2. above that floor, the sign-flip test's own power (simulated for normal differences up to 14
+#    seeds, the t-test's beyond) at the observed standard deviation, which itself is uncertain
+#    at few seeds: `mde_low`–`mde_high` in the comparisons table is its range.
 #
 # Reads the same environment variables as notebook 01 (`ARMLAB_CONFIG`, `ARMLAB_SCORES`).
 
@@ -57,8 +59,14 @@ rows[["family", "arm", "n_seeds", "k", "first_holm_level", "sd_points"]]
 # ## The floor: the fewest seeds that can reach α/k at all
 
 # %%
-floor = pd.DataFrame({"seeds": SEEDS, "smallest p": min_sign_flip_pvalue(
-    np.array(SEEDS), max_exact=settings.exact_max_seeds, resamples=settings.sign_flip_resamples)})
+floor = pd.DataFrame(
+    {
+        "seeds": SEEDS,
+        "smallest p": min_sign_flip_pvalue(
+            np.array(SEEDS), max_exact=settings.exact_max_seeds, resamples=settings.sign_flip_resamples
+        ),
+    }
+)
 for k_family in sorted(rows["k"].unique()):
     floor[f"reaches α/{k_family} = {settings.alpha / k_family:.3g}"] = floor["smallest p"] <= settings.alpha / k_family
 floor
@@ -69,7 +77,7 @@ floor
 # `inf`: with that many seeds the sign-flip test cannot reach α/k, whatever the effect.
 
 # %%
-limits = {"power": settings.power, "max_exact": settings.exact_max_seeds, "resamples": settings.sign_flip_resamples}
+limits = power.options(settings)
 sd, level = rows["sd_diff"].to_numpy(), rows["first_holm_level"].to_numpy()
 index = pd.MultiIndex.from_frame(rows[["family", "arm"]])
 mde = pd.DataFrame({n: 100 * power.minimum_detectable_effect(sd, n, level=level, **limits) for n in SEEDS}, index=index)

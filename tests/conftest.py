@@ -33,3 +33,33 @@ def tiny_experiment(tiny_config, tmp_path_factory):
 def snakemake_bin():
     path = shutil.which("snakemake") or str(Path(os.sys.executable).parent / "snakemake")
     return path
+
+
+def copy_of_the_repository(destination: Path) -> Path:
+    """A checkout-like copy (Snakefile, environment.yml, profiles/, workflows/, config/, tests/fixtures/) to run in.
+
+    Users run from the repository root, where `config/config.yaml` exists; a workflow test
+    run anywhere else cannot see what that file does to a user's experiment.
+    """
+    destination.mkdir(parents=True, exist_ok=True)
+    for name in ("Snakefile", "environment.yml"):  # the rules' conda: directives name environment.yml
+        shutil.copy2(REPO / name, destination / name)
+    for folder in ("profiles", "workflows", "config", "tests/fixtures"):
+        shutil.copytree(REPO / folder, destination / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    return destination
+
+
+DATAFLEX_CSV = REPO.parent / "shared" / "data" / "dataflex-rl" / "all_runs_171.csv"
+
+
+def require_dataflex_table() -> Path:
+    """DataFlex-RL's released table beside the repository (as CI has it); skipped where absent, except in CI."""
+    if DATAFLEX_CSV.exists():
+        return DATAFLEX_CSV
+    message = (
+        f"{DATAFLEX_CSV} is missing: DataFlex-RL's released table (results/all_runs_171.csv of its "
+        f"repository); put a copy there to run this test"
+    )
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
+    pytest.skip(message)

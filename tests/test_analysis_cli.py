@@ -8,14 +8,14 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from conftest import require_dataflex_table
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from analysis import cli
+import armlab_cli as cli
 from analysis.synthetic import synthetic_scores
 
 ROOT = Path(__file__).resolve().parents[1]
-DATAFLEX = Path(__file__).resolve().parents[2] / "shared/data/dataflex-rl/all_runs_171.csv"
 DATAFLEX_CONFIG = ROOT / "config/experiments/dataflex_rl_released.yaml"
 MATH = ["math500", "aime24", "olympiadbench", "minerva_math", "gsm8k"]
 LOGIC = ["kk_hard", "bbh_logical_deduction", "bbh_tracking", "zebra_logic_mc"]
@@ -24,8 +24,9 @@ SCIENCE = ["gpqa_diamond", "mmlu_pro_chemistry", "mmlu_pro_physics"]
 
 @pytest.fixture(scope="module")
 def dataflex(tmp_path_factory):
+    table = require_dataflex_table()
     out = tmp_path_factory.mktemp("dataflex") / "analysis"
-    rc = cli.main(["analyze", str(DATAFLEX_CONFIG), "--out", str(out), "--set", f"input.path={DATAFLEX}"])
+    rc = cli.main(["analyze", str(DATAFLEX_CONFIG), "--out", str(out), "--set", f"input.path={table}"])
     assert rc == 0
     return out
 
@@ -33,19 +34,24 @@ def dataflex(tmp_path_factory):
 def _by_hand():
     """Per (method, seed) six-benchmark and domain-balanced summaries of the 7B main round, from the CSV."""
     out = {}
-    with open(DATAFLEX) as f:
+    with open(require_dataflex_table()) as f:
         for r in csv.DictReader(f):
             if r["campaign"] == "main" and r["model"] == "Qwen2.5-7B-Instruct":
-                mean = lambda cols: sum(float(r[c]) for c in cols) / len(cols) / 100  # noqa: E731
-                out[r["method"], int(r["seed"])] = (mean(MATH + ["gpqa_diamond"]),
-                                                    (mean(MATH) + mean(LOGIC) + mean(SCIENCE)) / 3)
+                mean = lambda cols, r=r: sum(float(r[c]) for c in cols) / len(cols) / 100  # noqa: E731
+                out[r["method"], int(r["seed"])] = (
+                    mean(MATH + ["gpqa_diamond"]),
+                    (mean(MATH) + mean(LOGIC) + mean(SCIENCE)) / 3,
+                )
     return out
 
 
 def test_dataflex_rank_correlation_is_the_papers_minus_one_third(dataflex):
     sens = pd.read_csv(dataflex / "sensitivity.csv")
-    row = sens[(sens["ranking"] == "selection_reweighting") & (sens["summary_a"] == "domain_balanced")
-               & (sens["summary_b"] == "six_benchmark")]
+    row = sens[
+        (sens["ranking"] == "selection_reweighting")
+        & (sens["summary_a"] == "domain_balanced")
+        & (sens["summary_b"] == "six_benchmark")
+    ]
     assert row["n_arms"].item() == 9
     assert row["spearman"].item() == pytest.approx(-1 / 3, abs=1e-12)
 
@@ -61,19 +67,40 @@ def test_dataflex_summaries_match_a_hand_computation(dataflex):
 
 def test_dataflex_comparisons_are_two_holm_families_that_three_seeds_cannot_make_significant(dataflex):
     comp = pd.read_csv(dataflex / "comparisons.csv")
-    required = ["family", "summary", "arm", "reference", "n_seeds", "mean_diff", "ci_low", "ci_high", "ci_method",
-                "p_value", "p_holm", "reject", "min_attainable_p", "equivalent", "mde"]
-    assert list(comp.columns[:len(required)]) == required
+    required = [
+        "family",
+        "measure",
+        "arm",
+        "reference",
+        "n_seeds",
+        "mean_diff",
+        "ci_low",
+        "ci_high",
+        "ci_method",
+        "p_value",
+        "p_holm",
+        "reject",
+        "min_attainable_p",
+        "equivalent",
+        "mde",
+    ]
+    assert list(comp.columns[: len(required)]) == required
     families = comp.groupby("family")["arm"].unique().map(set).to_dict()
-    assert families == {"selection_reweighting": {"ar", "per", "softmax", "diffband", "difffilter", "maxvar",
-                                                  "gfpo", "topk"},
-                        "mixers": {"reward_gap", "dump_ucb", "tscl"}}
+    assert families == {
+        "selection_reweighting": {"ar", "per", "softmax", "diffband", "difffilter", "maxvar", "gfpo", "topk"},
+        "mixers": {"reward_gap", "dump_ucb", "tscl"},
+    }
     assert (comp["n_seeds"] == 3).all() and (comp["p_value"] >= 0.25).all() and not comp["reject"].any()
-    assert set(comp.groupby("family")["min_attainable_p"].unique().map(tuple)) == {(1.0,), (0.75,)}
+    # Holm over the primary summary's arms; the gatekept secondary cells cannot go below 1 either
+    primary = comp[comp["stage"] == "primary"]
+    assert set(primary.groupby("family")["min_attainable_p"].unique().map(tuple)) == {(1.0,), (0.75,)}
+    assert (comp.loc[comp["stage"] == "secondary", "min_attainable_p"] == 1.0).all()
     assert np.isinf(comp["mde"]).all()
     report = (dataflex / "report.md").read_text()
-    assert "with 3 seeds an exact sign-flip test has 8 sign patterns, so even a single comparison cannot give " \
-           "p below 0.25" in report
+    assert (
+        "with 3 seeds an exact sign-flip test has 8 sign patterns, so even a single comparison cannot give "
+        "p below 0.25" in report
+    )
     assert "Family mixers: arms vs static, per summary" in (dataflex / "comparisons.md").read_text()
     assert r"\begin{tabular}" in (dataflex / "comparisons.tex").read_text()
 
@@ -83,15 +110,21 @@ def test_dataflex_gfpo_row_against_hand_differences_scipy_and_holm(dataflex):
     hand = _by_hand()
     arm = np.array([hand["gfpo", s][1] for s in (1, 2, 3)])
     ref = np.array([hand["baseline", s][1] for s in (1, 2, 3)])
-    rows = comp[(comp["family"] == "selection_reweighting") & (comp["summary"] == "domain_balanced")]
+    rows = comp[(comp["family"] == "selection_reweighting") & (comp["measure"] == "domain_balanced")]
     gfpo = rows[rows["arm"] == "gfpo"].set_index("ci_method")
     assert gfpo["mean_diff"].iloc[0] == pytest.approx((arm - ref).mean(), abs=1e-12)
     assert (arm > ref).all() and gfpo["p_value"].iloc[0] == 0.25  # all three positive: 2 of 8 patterns
     for method, name in (("percentile", "percentile"), ("bca", "BCa")):
         # the pipeline draws seed resamples from default_rng([bootstrap_seed, n_seeds, 0])
-        ref_ci = stats.bootstrap((arm, ref), lambda x, y, axis: np.mean(x - y, axis=axis), paired=True,
-                                 vectorized=True, n_resamples=10_000, method=name,
-                                 rng=np.random.default_rng([0, 3, 0])).confidence_interval
+        ref_ci = stats.bootstrap(
+            (arm, ref),
+            lambda x, y, axis: np.mean(x - y, axis=axis),
+            paired=True,
+            vectorized=True,
+            n_resamples=10_000,
+            method=name,
+            rng=np.random.default_rng([0, 3, 0]),
+        ).confidence_interval
         assert gfpo.loc[method, ["ci_low", "ci_high"]].tolist() == pytest.approx([ref_ci.low, ref_ci.high], abs=1e-12)
     first = rows.drop_duplicates("arm")  # Holm over the family's 8 arms, for this summary
     assert len(first) == 8
@@ -99,9 +132,23 @@ def test_dataflex_gfpo_row_against_hand_differences_scipy_and_holm(dataflex):
 
 
 def test_dataflex_default_path_is_the_shared_copy(tmp_path, monkeypatch):
+    require_dataflex_table()
     monkeypatch.chdir(ROOT)
-    assert cli.main(["analyze", str(DATAFLEX_CONFIG), "--out", str(tmp_path / "a"),
-                     "--set", "analysis.resamples=200", "--set", "analysis.per_benchmark=false"]) == 0
+    assert (
+        cli.main(
+            [
+                "analyze",
+                str(DATAFLEX_CONFIG),
+                "--out",
+                str(tmp_path / "a"),
+                "--set",
+                "analysis.resamples=200",
+                "--set",
+                "analysis.per_benchmark=false",
+            ]
+        )
+        == 0
+    )
     assert yaml.safe_load(DATAFLEX_CONFIG.read_text())["input"]["path"] == "../shared/data/dataflex-rl/all_runs_171.csv"
 
 
@@ -114,6 +161,7 @@ def test_errors_exit_2_without_traceback_or_output(tmp_path, capsys):
     out.mkdir()
     (out / "previous.csv").write_text("kept")
     assert cli.main(["analyze", str(DATAFLEX_CONFIG), "--out", str(out), "--set", "analysis.alpha=2"]) == 2
+    assert f"{out}: not empty and not an earlier output of `armlab analyze`" in capsys.readouterr().err
     assert [p.name for p in out.iterdir()] == ["previous.csv"]
 
 
@@ -125,15 +173,24 @@ BENCHMARKS = {"add": "math", "sub": "math", "boolexpr": "logic", "parity": "logi
 def _experiment(tmp_path, analysis=None):
     """A pipeline-style JSON config and scores.parquet with a base arm at seed 0, in results/<exp>/."""
     config = {
-        "experiment": "demo", "seeds": [1, 2, 3, 4, 5, 6],
+        "experiment": "demo",
+        "seeds": [1, 2, 3, 4, 5, 6],
         "benchmarks": {b: {"domain": d, "n_items": 40} for b, d in BENCHMARKS.items()},
-        "recipe": {"steps": 10}, "arms": {"grpo": {}, "dr_grpo": {"estimator": "dr_grpo"}, "rloo": {}},
+        "recipe": {"steps": 10},
+        "arms": {"grpo": {}, "dr_grpo": {"estimator": "dr_grpo"}, "rloo": {}},
         "comparisons": [{"family": "estimators", "reference": "grpo", "arms": ["dr_grpo", "rloo"]}],
         "analysis": {"resamples": 2000, "subsets": {"math_only": ["add", "sub"]}, **(analysis or {})},
     }
     rng = np.random.default_rng(1)
-    trained = synthetic_scores(arms=["grpo", "dr_grpo", "rloo"], seeds=range(1, 7), benchmarks=BENCHMARKS,
-                               items=40, experiment="demo", rng=rng, effects={"rloo": 0.4})
+    trained = synthetic_scores(
+        arms=["grpo", "dr_grpo", "rloo"],
+        seeds=range(1, 7),
+        benchmarks=BENCHMARKS,
+        items=40,
+        experiment="demo",
+        rng=rng,
+        effects={"rloo": 0.4},
+    )
     base = synthetic_scores(arms=["base"], seeds=[0], benchmarks=BENCHMARKS, items=40, experiment="demo", rng=rng)
     scores = tmp_path / "results/demo/scores.parquet"
     scores.parent.mkdir(parents=True)
@@ -153,16 +210,20 @@ def test_tidy_scores_with_a_base_arm_and_a_json_config(tmp_path, capsys):
     assert set(summaries["summary"]) == {"domain_balanced", "flat", "math_only"}
     comp = pd.read_csv(out / "comparisons.csv")
     assert set(comp["arm"]) == {"dr_grpo", "rloo"} and set(comp["reference"]) == {"grpo"}
-    assert set(comp["ci_method"]) == {"percentile", "bca", "crossed_percentile"}
+    assert set(comp["ci_method"]) == {"sign_flip", "percentile", "bca", "crossed_components"}
     assert (comp["n_seeds"] == 6).all()
-    rloo = comp[(comp["arm"] == "rloo") & (comp["summary"] == "domain_balanced")].set_index("ci_method")
+    rloo = comp[(comp["arm"] == "rloo") & (comp["measure"] == "domain_balanced")].set_index("ci_method")
     assert (rloo["ci_low"] > 0).all()  # a clear effect on every seed: 2/64 is the smallest p
     assert rloo["p_value"].iloc[0] == pytest.approx(2 / 64)
     # the crossed interval adds item variance, so it is wider than the seeds-only one
     width = rloo["ci_high"] - rloo["ci_low"]
-    assert width["crossed_percentile"] > width["percentile"]
-    for _, group in comp[comp["ci_method"] == "percentile"].groupby("summary"):  # Holm per (family, measure)
-        assert group["p_holm"].tolist() == pytest.approx(multipletests(group["p_value"], method="holm")[1])
+    assert width["crossed_components"] > width["percentile"]
+    first = comp[comp["ci_method"] == "sign_flip"]
+    primary = first[first["stage"] == "primary"]  # Holm across the arms on the primary summary
+    assert primary["p_holm"].tolist() == pytest.approx(multipletests(primary["p_value"], method="holm")[1])
+    secondary = first[first["stage"] == "secondary"]  # then Holm over all other cells, gated by the primary
+    gated = np.maximum(multipletests(secondary["p_value"], method="holm")[1], primary["p_holm"].max())
+    assert secondary["p_holm"].tolist() == pytest.approx(gated)
     weights = pd.read_csv(out / "weights.csv").set_index(["summary", "benchmark"])["weight"]
     assert weights["domain_balanced", "add"] == pytest.approx(1 / 6)
     assert weights["domain_balanced", "units"] == pytest.approx(1 / 3)

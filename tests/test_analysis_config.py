@@ -11,8 +11,15 @@ BASE = {"experiment": "demo", "comparisons": [{"family": "estimators", "referenc
 
 
 def test_defaults_and_the_pipeline_keys_it_ignores():
-    cfg = parse_config({**BASE, "seeds": [1, 2], "recipe": {"lr": 1e-3}, "arms": {"grpo": {}},
-                        "benchmarks": {"add": {"domain": "math", "n_items": 50}}})
+    cfg = parse_config(
+        {
+            **BASE,
+            "seeds": [1, 2],
+            "recipe": {"lr": 1e-3},
+            "arms": {"grpo": {}},
+            "benchmarks": {"add": {"domain": "math", "n_items": 50}},
+        }
+    )
     s = cfg.settings
     assert (s.alpha, s.resamples, s.ci_methods, s.bootstrap_seed) == (0.05, 10_000, ("percentile", "bca"), 0)
     assert cfg.benchmarks == {"add": "math"} and cfg.input is None
@@ -24,33 +31,65 @@ def test_subset_weights_are_normalized_and_written_explicitly():
     assert cfg.settings.subsets == {"six": {"a": 1 / 3, "b": 1 / 3, "c": 1 / 3}, "w": {"a": 0.75, "b": 0.25}}
 
 
-@pytest.mark.parametrize("analysis, message", [
-    ({"alpah": 0.05}, "unknown key(s) ['alpah']"),
-    ({"alpha": 0.7}, "analysis.alpha: expected a number in (0, 0.5)"),
-    ({"resamples": 10.5}, "analysis.resamples: expected an integer >= 100"),
-    ({"ci_methods": ["studentized"]}, "analysis.ci_methods"),
-    ({"item_bootstrap": "yes"}, "analysis.item_bootstrap: expected true or false"),
-    ({"subsets": {"flat": ["a"]}}, "reserved for a built-in summary"),
-    ({"subsets": {"s": {"a": -1}}}, "positive weight"),
-    ({"rankings": {"r": ["one"]}}, "list of >= 2 arms"),
-])
+@pytest.mark.parametrize(
+    "analysis, message",
+    [
+        ({"alpah": 0.05}, "unknown key(s) ['alpah']"),
+        ({"alpha": 0.7}, "analysis.alpha: expected a number in (0, 0.5)"),
+        ({"resamples": 10.5}, "analysis.resamples: expected an integer >= 100"),
+        ({"ci_methods": ["studentized"]}, "analysis.ci_methods"),
+        ({"item_bootstrap": "yes"}, "analysis.item_bootstrap: expected true or false"),
+        ({"subsets": {"flat": ["a"]}}, "reserved for a built-in summary"),
+        ({"subsets": {"s": {"a": -1}}}, "positive weight"),
+        ({"rankings": {"r": ["one"]}}, "list of >= 2 arms"),
+        ({"ci_methods": [{"t": 1}]}, "analysis.ci_methods: expected a non-empty list drawn from"),
+        ({"crossed_methods": ["jackknife"]}, "analysis.crossed_methods: expected a non-empty list drawn from"),
+        (
+            {"statistics": ["median"]},
+            "analysis.statistics: unknown statistic 'median'; known: ['iqm', 'optimality_gap']",
+        ),
+        ({"statistics": "iqm"}, "analysis.statistics: expected a list of statistic names or a mapping"),
+        (
+            {"statistics": {"optimality_gap": {"tau": 1}}},
+            "analysis.statistics.optimality_gap: expected a mapping of parameters drawn from ['gamma']",
+        ),
+        (
+            {"statistics": {"optimality_gap": {"gamma": "high"}}},
+            "analysis.statistics.optimality_gap.gamma: expected a number",
+        ),
+    ],
+)
 def test_bad_settings_are_named(analysis, message):
     with pytest.raises(AnalysisInputError) as err:
         parse_config({**BASE, "analysis": analysis}, source="cfg.yaml")
     assert str(err.value).startswith("cfg.yaml:") and message in str(err.value)
 
 
-@pytest.mark.parametrize("raw, message", [
-    ({"comparisons": BASE["comparisons"]}, "experiment: expected a non-empty string"),
-    ({"experiment": "x"}, "comparisons: expected a non-empty list"),
-    ({**BASE, "comparisons": [{"family": "f", "reference": "a", "arms": ["a"]}]}, "include the reference 'a'"),
-    ({**BASE, "comparisons": BASE["comparisons"] * 2}, "appears twice"),
-    ({**BASE, "input": {"path": "x.csv"}}, "input: expected a mapping with a 'kind'"),
-    ({**BASE, "benchmarks": {"add": {"n_items": 3}}}, "benchmarks.add.domain: expected a string"),
-])
+@pytest.mark.parametrize(
+    "raw, message",
+    [
+        ({"comparisons": BASE["comparisons"]}, "experiment: expected a non-empty string"),
+        ({"experiment": "x"}, "comparisons: expected a non-empty list"),
+        (
+            {**BASE, "comparisons": [{"family": "f", "reference": "a", "arms": ["a"]}]},
+            "the reference 'a' cannot also be",
+        ),
+        ({**BASE, "comparisons": BASE["comparisons"] * 2}, "duplicate family name"),
+        ({**BASE, "input": {"path": "x.csv"}}, "input: expected a mapping with a 'kind'"),
+        ({**BASE, "benchmarks": {"add": {"n_items": 3}}}, "benchmarks.add.domain: expected a string"),
+    ],
+)
 def test_bad_structure_is_named(raw, message):
     with pytest.raises(AnalysisInputError, match=message.replace("(", r"\(").replace(")", r"\)")):
         parse_config(raw)
+
+
+def test_statistics_are_named_from_the_registry_with_their_parameters():
+    listed = parse_config({**BASE, "analysis": {"statistics": ["iqm", "optimality_gap"]}}).settings
+    assert listed.statistics == {"iqm": {}, "optimality_gap": {"gamma": 1.0}}
+    tuned = parse_config({**BASE, "analysis": {"statistics": {"optimality_gap": {"gamma": 0.9}}}}).settings
+    assert tuned.statistics == {"optimality_gap": {"gamma": 0.9}}
+    assert parse_config(BASE).settings.statistics == {}
 
 
 def test_overrides_parse_values_as_yaml_and_create_sections():
@@ -65,7 +104,9 @@ def test_overrides_parse_values_as_yaml_and_create_sections():
 
 def test_json_and_yaml_files_load_the_same(tmp_path):
     (tmp_path / "c.json").write_text(json.dumps(BASE))
-    (tmp_path / "c.yaml").write_text("experiment: demo\ncomparisons:\n  - {family: estimators, reference: grpo, arms: [rloo]}\n")
+    (tmp_path / "c.yaml").write_text(
+        "experiment: demo\ncomparisons:\n  - {family: estimators, reference: grpo, arms: [rloo]}\n"
+    )
     assert load_config(tmp_path / "c.json").comparisons == load_config(tmp_path / "c.yaml").comparisons
     (tmp_path / "bad.yaml").write_text("experiment: [unclosed\n")
     with pytest.raises(AnalysisInputError, match="bad.yaml: not valid YAML"):

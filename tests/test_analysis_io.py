@@ -16,8 +16,9 @@ COMPARISONS = (Comparison("estimators", "grpo", ("rloo",)),)
 
 
 def _scores(items=3, arms=("grpo", "rloo"), seeds=(1, 2, 3)):
-    return synthetic_scores(arms=arms, seeds=seeds, benchmarks=BENCHMARKS, items=items, experiment="demo",
-                            rng=np.random.default_rng(0))
+    return synthetic_scores(
+        arms=arms, seeds=seeds, benchmarks=BENCHMARKS, items=items, experiment="demo", rng=np.random.default_rng(0)
+    )
 
 
 def _validate(frame, **kwargs):
@@ -36,17 +37,20 @@ def test_an_arm_in_no_comparison_is_not_seed_matched():
     assert set(frame["arm"]) == {"grpo", "rloo", "base"}
 
 
-@pytest.mark.parametrize("mutate, message, row", [
-    (lambda f: f.assign(score=f["score"].where(f.index != 4)), "missing values", "row 4"),
-    (lambda f: f.assign(arm=f["arm"].where(f.index != 6)), "missing values", "row 6"),
-    (lambda f: f.assign(score=f["score"].mask(f.index == 5, 1.5)), "outside [0, 1]", "row 5"),
-    (lambda f: f.assign(score=f["score"].mask(f.index == 7, -0.1)), "outside [0, 1]", "row 7"),
-    (lambda f: pd.concat([f, f.iloc[[2]]]), "duplicate rows", "row 2"),
-    (lambda f: f.assign(score=f["score"].astype(object).mask(f.index == 3, "n/a")), "non-numeric", "row 3"),
-    (lambda f: f.assign(seed=f["seed"].astype(float).mask(f.index == 8, 1.5)), "expected integers", "row 8"),
-    (lambda f: f.assign(experiment=f["experiment"].mask(f.index == 9, "other")), "another experiment", "row 9"),
-    (lambda f: f.drop(columns="domain"), "missing column(s) ['domain']", ""),
-])
+@pytest.mark.parametrize(
+    "mutate, message, row",
+    [
+        (lambda f: f.assign(score=f["score"].where(f.index != 4)), "missing values", "row 4"),
+        (lambda f: f.assign(arm=f["arm"].where(f.index != 6)), "missing values", "row 6"),
+        (lambda f: f.assign(score=f["score"].mask(f.index == 5, 1.5)), "outside [0, 1]", "row 5"),
+        (lambda f: f.assign(score=f["score"].mask(f.index == 7, -0.1)), "outside [0, 1]", "row 7"),
+        (lambda f: pd.concat([f, f.iloc[[2]]]), "duplicate rows", "row 2"),
+        (lambda f: f.assign(score=f["score"].astype(object).mask(f.index == 3, "n/a")), "non-numeric", "row 3"),
+        (lambda f: f.assign(seed=f["seed"].astype(float).mask(f.index == 8, 1.5)), "expected integers", "row 8"),
+        (lambda f: f.assign(experiment=f["experiment"].mask(f.index == 9, "other")), "another experiment", "row 9"),
+        (lambda f: f.drop(columns="domain"), "missing column(s) ['domain']", ""),
+    ],
+)
 def test_validation_errors_name_the_rows(mutate, message, row):
     with pytest.raises(AnalysisInputError) as err:
         _validate(mutate(_scores()), source="scores.parquet")
@@ -81,7 +85,8 @@ def test_a_benchmark_with_two_domains_or_against_the_config_is_an_error():
 def test_runs_missing_benchmarks_or_items_are_named_and_can_be_dropped():
     frame = _scores()
     gone = ((frame["arm"] == "rloo") & (frame["seed"] == 2) & (frame["benchmark"] == "sub")) | (
-        (frame["arm"] == "grpo") & (frame["seed"] == 3) & (frame["benchmark"] == "add") & (frame["item"] == "i0001"))
+        (frame["arm"] == "grpo") & (frame["seed"] == 3) & (frame["benchmark"] == "add") & (frame["item"] == "i0001")
+    )
     frame = frame[~gone]
     with pytest.raises(AnalysisInputError) as err:
         _validate(frame)
@@ -109,8 +114,15 @@ f,other,m1,grpo,1,99.0,99.0,99.0
 def _wide(tmp_path, text=WIDE, **kwargs):
     path = tmp_path / "runs.csv"
     path.write_text(text)
-    spec = dict(experiment="demo", benchmarks=BENCHMARKS, arm="method", seed="seed", scale="percent",
-                columns={"boolexpr": "bool_col"}, filters=[{"campaign": "main", "model": "m1"}])
+    spec = dict(
+        experiment="demo",
+        benchmarks=BENCHMARKS,
+        arm="method",
+        seed="seed",
+        scale="percent",
+        columns={"boolexpr": "bool_col"},
+        filters=[{"campaign": "main", "model": "m1"}],
+    )
     return io.wide_csv_to_tidy(path, **{**spec, **kwargs})
 
 
@@ -130,8 +142,11 @@ def test_wide_csv_filters_are_alternatives_and_arms_can_be_templates(tmp_path):
 
 
 def test_wide_csv_errors_point_into_the_csv(tmp_path):
-    with pytest.raises(AnalysisInputError, match=r"outside \[0, 1\] \(a percent table needs scale: percent\)"
-                                                 r"[\s\S]*runs.csv line 2 \[add\]"):
+    with pytest.raises(
+        AnalysisInputError,
+        match=r"outside \[0, 1\] \(a percent table needs scale: percent\)"
+        r"[\s\S]*runs.csv line 2 \[add\]",
+    ):
         _validate(_wide(tmp_path, scale="fraction"))
     broken = WIDE.replace("c,main,m1,rloo,1,55.0,42.0,31.0", "c,main,m1,rloo,1,55.0,,31.0")
     with pytest.raises(AnalysisInputError, match=r"missing values[\s\S]*runs.csv line 4 \[sub\]"):
@@ -141,8 +156,14 @@ def test_wide_csv_errors_point_into_the_csv(tmp_path):
     with pytest.raises(AnalysisInputError, match="match no rows"):
         _wide(tmp_path, filters=[{"campaign": "nothing"}])
     with pytest.raises(AnalysisInputError, match="not found"):
-        io.wide_csv_to_tidy(tmp_path / "absent.csv", experiment="demo", benchmarks=BENCHMARKS, arm="method",
-                            seed="seed", scale="percent")
+        io.wide_csv_to_tidy(
+            tmp_path / "absent.csv",
+            experiment="demo",
+            benchmarks=BENCHMARKS,
+            arm="method",
+            seed="seed",
+            scale="percent",
+        )
 
 
 # ------------------------------------------------------------------------------ lm-eval
@@ -158,8 +179,18 @@ def _write_lmeval(root, arm, seed, scores, corrupt_aggregate=False):
         lines = []
         for doc_id, value in enumerate(values):
             for filt, v in (("strict-match", value), ("flexible-extract", 1.0)):
-                lines.append(json.dumps({"doc_id": doc_id, "doc": {"q": doc_id}, "filter": filt,
-                                         "metrics": ["exact_match"], "exact_match": v, "resps": [["x"]]}))
+                lines.append(
+                    json.dumps(
+                        {
+                            "doc_id": doc_id,
+                            "doc": {"q": doc_id},
+                            "filter": filt,
+                            "metrics": ["exact_match"],
+                            "exact_match": v,
+                            "resps": [["x"]],
+                        }
+                    )
+                )
         (out / f"samples_{task}_{stamp}.jsonl").write_text("\n".join(lines) + "\n")
         mean = float(np.mean(values)) + (0.1 if corrupt_aggregate else 0.0)
         results[task] = {"alias": task, "exact_match,strict-match": mean, "exact_match,flexible-extract": 1.0}
@@ -172,9 +203,13 @@ def _lmeval_tree(tmp_path, corrupt=False):
     rng = np.random.default_rng(0)
     for arm in ("grpo", "rloo"):
         for seed in (1, 2):
-            _write_lmeval(tmp_path / "evals", arm, seed,
-                          {t: rng.integers(0, 2, 4).astype(float).tolist() for t in BENCHMARKS},
-                          corrupt_aggregate=corrupt and arm == "rloo")
+            _write_lmeval(
+                tmp_path / "evals",
+                arm,
+                seed,
+                {t: rng.integers(0, 2, 4).astype(float).tolist() for t in BENCHMARKS},
+                corrupt_aggregate=corrupt and arm == "rloo",
+            )
 
 
 def test_lmeval_output_located_by_pattern(tmp_path, monkeypatch):
@@ -192,11 +227,13 @@ def test_lmeval_output_located_by_pattern(tmp_path, monkeypatch):
 def test_lmeval_output_located_by_manifest_with_a_metric_per_benchmark(tmp_path):
     _lmeval_tree(tmp_path)
     manifest = tmp_path / "manifest.csv"
-    manifest.write_text("arm,seed,path\n" + "".join(
-        f"{a},{s},evals/{a}/seed-{s}\n" for a in ("grpo", "rloo") for s in (1, 2)))
+    manifest.write_text(
+        "arm,seed,path\n" + "".join(f"{a},{s},evals/{a}/seed-{s}\n" for a in ("grpo", "rloo") for s in (1, 2))
+    )
     metric = {t: "exact_match,strict-match" for t in BENCHMARKS} | {"add": "exact_match,flexible-extract"}
-    frame = io.lmeval_to_tidy(io.lmeval_runs_from_manifest(manifest), experiment="demo",
-                              benchmarks=BENCHMARKS, metric=metric)
+    frame = io.lmeval_to_tidy(
+        io.lmeval_runs_from_manifest(manifest), experiment="demo", benchmarks=BENCHMARKS, metric=metric
+    )
     assert (frame.loc[frame["benchmark"] == "add", "score"] == 1.0).all()
 
 

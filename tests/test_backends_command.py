@@ -8,37 +8,49 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import REPO, TINY
+
 from training.backends import command
 from training.config import ConfigError, load_config, resolve_arm
 
 VERL = REPO / "config" / "experiments" / "verl_example.yaml"
-FAKE_TRAINER = ("mkdir -p {output_dir}/step-{steps}/model && "
-                "echo {arm} {seed} {estimator} {lr} {norm} > {output_dir}/step-{steps}/model/args.txt")
+FAKE_TRAINER = (
+    "mkdir -p {output_dir}/step-{steps}/model && "
+    "echo {arm} {seed} {estimator} {lr} {norm} > {output_dir}/step-{steps}/model/args.txt"
+)
 
 
 def _tiny_command_config(tmp_path, template=FAKE_TRAINER, arms=None, **section):
     config = yaml.safe_load(TINY.read_text())
     config["backend"] = "command"
-    config["command"] = {"template": template, "checkpoint": "step-*/model", "gpus": 0, "eval_gpus": 0,
-                         "estimator_fields": {"grpo": {"norm": True}, "dr_grpo": {"norm": False}}, **section}
+    config["command"] = {
+        "template": template,
+        "checkpoint": "step-*/model",
+        "gpus": 0,
+        "eval_gpus": 0,
+        "estimator_fields": {"grpo": {"norm": True}, "dr_grpo": {"norm": False}},
+        **section,
+    }
     config["arms"] = arms or {"grpo": {}, "dr_grpo": {"estimator": "dr_grpo"}}
-    config["comparisons"] = [{"family": "estimators", "reference": "grpo",
-                              "arms": [a for a in config["arms"] if a != "grpo"]}]
+    config["comparisons"] = [
+        {"family": "estimators", "reference": "grpo", "arms": [a for a in config["arms"] if a != "grpo"]}
+    ]
     path = tmp_path / "command.yaml"
     path.write_text(yaml.safe_dump(config))
     return path
 
 
-@pytest.mark.parametrize("template, message", [
-    ("train --arm={arm.__class__}", "not a plain name"),
-    ("train {0}", "not a plain name"),
-    ("train {arm!r}", "not a plain name"),
-    ("train --lr={lr:.3f}", "not a plain name"),
-    ("train --name='{arm}'", "inside '-quotes"),
-    ('train --name="x {arm}"', 'inside "-quotes'),
-])
+@pytest.mark.parametrize(
+    "template, message",
+    [
+        ("train --arm={arm.__class__}", "not a plain name"),
+        ("train {0}", "not a plain name"),
+        ("train {arm!r}", "not a plain name"),
+        ("train --lr={lr:.3f}", "not a plain name"),
+        ("train --name='{arm}'", "inside '-quotes"),
+        ('train --name="x {arm}"', 'inside "-quotes'),
+    ],
+)
 def test_templates_that_could_inject_are_rejected(template, message):
     with pytest.raises(ValueError, match=message):
         command.template_fields(template)
@@ -51,8 +63,10 @@ def test_placeholders_after_closed_quotes_are_fine():
 def test_values_are_shell_quoted():
     line = command.render("echo {arm} {output_dir}", {"arm": "a; touch /tmp/pwned", "output_dir": "/x y/$(id)"})
     assert shlex.split(line) == ["echo", "a; touch /tmp/pwned", "/x y/$(id)"]
-    assert subprocess.run(["/bin/bash", "-c", line], capture_output=True, text=True).stdout == \
-        "a; touch /tmp/pwned /x y/$(id)\n"
+    assert (
+        subprocess.run(["/bin/bash", "-c", line], capture_output=True, text=True).stdout
+        == "a; touch /tmp/pwned /x y/$(id)\n"
+    )
 
 
 def test_validation_rejects_unknown_placeholders(tmp_path):
@@ -62,15 +76,21 @@ def test_validation_rejects_unknown_placeholders(tmp_path):
 
 def test_validation_rejects_an_arm_the_template_cannot_express(tmp_path):
     arms = {"grpo": {}, "difffilter": {"data_policy": "difffilter"}}
-    with pytest.raises(ConfigError, match=r"arms\.difffilter\.data_policy: this arm overrides 'data_policy' but the "
-                                          r"command template never passes it"):
+    with pytest.raises(
+        ConfigError,
+        match=r"arms\.difffilter\.data_policy: this arm overrides 'data_policy' but the "
+        r"command template never passes it",
+    ):
         load_config([_tiny_command_config(tmp_path, arms=arms)])
 
 
 def test_validation_rejects_an_estimator_without_its_fields(tmp_path):
     arms = {"grpo": {}, "rloo": {"estimator": "rloo"}}
-    with pytest.raises(ConfigError, match=r"arms\.rloo\.estimator: command\.estimator_fields\.rloo does not define "
-                                          r"\['norm'\]"):
+    with pytest.raises(
+        ConfigError,
+        match=r"arms\.rloo\.estimator: command\.estimator_fields\.rloo does not define "
+        r"\['norm'\]",
+    ):
         load_config([_tiny_command_config(tmp_path, arms=arms)])
 
 
@@ -83,8 +103,9 @@ def test_validation_rejects_method_parameters(tmp_path):
 def test_the_verl_example_validates():
     config = load_config([VERL])
     assert config["backend"] == "command"
-    fields = command.template_values(resolve_arm(config, "dr_grpo"), "dr_grpo", 1, "/out",
-                                     config["command"]["estimator_fields"])
+    fields = command.template_values(
+        resolve_arm(config, "dr_grpo"), "dr_grpo", 1, "/out", config["command"]["estimator_fields"]
+    )
     line = command.render(config["command"]["template"], fields)
     assert "algorithm.adv_estimator=grpo algorithm.norm_adv_by_std_in_grpo=False" in line
     assert "actor_rollout_ref.actor.loss_agg_mode=seq-mean-token-sum-norm" in line
@@ -109,15 +130,46 @@ def test_a_missing_checkpoint_fails_the_job(tmp_path):
 def test_snakemake_trains_every_arm_and_seed_through_the_command(tmp_path, snakemake_bin):
     path = _tiny_command_config(tmp_path)
     targets = [f"results/tiny/runs/{arm}/seed-{seed}/manifest.json" for arm in ("grpo", "dr_grpo") for seed in (1, 2)]
-    proc = subprocess.run([snakemake_bin, "-s", str(REPO / "Snakefile"), "--configfile", str(path),
-                           "--replace-workflow-config", "--cores", "2", *targets],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300, env=_env())
+    proc = subprocess.run(
+        [
+            snakemake_bin,
+            "-s",
+            str(REPO / "Snakefile"),
+            "--configfile",
+            str(path),
+            "--replace-workflow-config",
+            "--cores",
+            "2",
+            *targets,
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(),
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     args = (tmp_path / "results/tiny/runs/grpo/seed-2/trainer/step-4/model/args.txt").read_text()
     assert args.split() == ["grpo", "2", "grpo", "0.0003", "True"]
-    dry = subprocess.run([snakemake_bin, "-s", str(REPO / "Snakefile"), "--configfile", str(path),
-                          "--replace-workflow-config", "--cores", "2", "-n", "results/tiny/scores.parquet"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=300, env=_env())
+    dry = subprocess.run(
+        [
+            snakemake_bin,
+            "-s",
+            str(REPO / "Snakefile"),
+            "--configfile",
+            str(path),
+            "--replace-workflow-config",
+            "--cores",
+            "2",
+            "-n",
+            "results/tiny/scores.parquet",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(),
+    )
     # no builtin base policy is trained, and without command.base_checkpoint no base is evaluated
     assert dry.returncode == 0, dry.stdout[-3000:] + dry.stderr[-3000:]
     assert "base_policy" not in dry.stdout and "evaluate" in dry.stdout

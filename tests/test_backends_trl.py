@@ -7,9 +7,9 @@ import subprocess
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import REPO, TINY
 from test_pipeline_e2e import _job_counts
+
 from training.config import ConfigError, load_config, resolve_arm
 
 try:
@@ -24,9 +24,9 @@ from trl import GRPOConfig  # noqa: E402
 from training.backends import trl_backend  # noqa: E402
 
 
-def _trl_config(tmp_path, arms, **recipe):
+def _trl_config(tmp_path, arms, comparisons=(), **recipe):
     config = yaml.safe_load(TINY.read_text())
-    config.update(backend="trl", arms=arms, comparisons=[])
+    config.update(backend="trl", arms=arms, comparisons=list(comparisons))
     config["recipe"].update(recipe)
     path = tmp_path / "trl.yaml"
     path.write_text(yaml.safe_dump(config))
@@ -34,12 +34,17 @@ def _trl_config(tmp_path, arms, **recipe):
 
 
 def test_estimator_arms_map_onto_grpo_config(tmp_path):
-    arms = {"grpo": {}, "dr_grpo": {"estimator": "dr_grpo", "loss_agg": "seq-mean-token-sum-norm"},
-            "nostd": {"estimator": {"name": "grpo", "norm_std": False}}, "gspo": {"ratio_level": "sequence"},
-            "reuse": {"updates_per_batch": 2}}
+    arms = {
+        "grpo": {},
+        "dr_grpo": {"estimator": "dr_grpo", "loss_agg": "seq-mean-token-sum-norm"},
+        "nostd": {"estimator": {"name": "grpo", "norm_std": False}},
+        "gspo": {"ratio_level": "sequence"},
+        "reuse": {"updates_per_batch": 2},
+    }
     config = load_config([_trl_config(tmp_path, arms)])
-    kwargs = {arm: trl_backend.grpo_config_kwargs(resolve_arm(config, arm), "tiny", 1, str(tmp_path), 1)
-              for arm in arms}
+    kwargs = {
+        arm: trl_backend.grpo_config_kwargs(resolve_arm(config, arm), "tiny", 1, str(tmp_path), 1) for arm in arms
+    }
     assert (kwargs["grpo"]["scale_rewards"], kwargs["grpo"]["loss_type"]) == ("group", "dapo")
     # loss_type="dr_grpo" alone keeps the std division: Dr. GRPO also needs scale_rewards="none"
     assert (kwargs["dr_grpo"]["scale_rewards"], kwargs["dr_grpo"]["loss_type"]) == ("none", "dr_grpo")
@@ -47,8 +52,11 @@ def test_estimator_arms_map_onto_grpo_config(tmp_path):
     assert kwargs["gspo"]["importance_sampling_level"] == "sequence"
     # a recipe step is one rollout batch; TRL counts the mu optimizer updates made on it
     steps = config["recipe"]["steps"]
-    assert (kwargs["grpo"]["max_steps"], kwargs["reuse"]["max_steps"], kwargs["reuse"]["num_iterations"]) == \
-        (steps, 2 * steps, 2)
+    assert (kwargs["grpo"]["max_steps"], kwargs["reuse"]["max_steps"], kwargs["reuse"]["num_iterations"]) == (
+        steps,
+        2 * steps,
+        2,
+    )
     assert kwargs["grpo"]["per_device_train_batch_size"] == 8 * 4 and kwargs["grpo"]["num_generations"] == 4
     # arms sharing a seed share TRL's seed (prompt order); all arguments are accepted by GRPOConfig
     assert len({k["seed"] for k in kwargs.values()}) == 1
@@ -56,23 +64,27 @@ def test_estimator_arms_map_onto_grpo_config(tmp_path):
     assert (args.epsilon, args.beta, args.max_completion_length) == (0.2, 0.0, 5)
 
 
-@pytest.mark.parametrize("arm, message", [
-    ({"estimator": "rloo"}, r"arms\.bad\.estimator: estimator \{'name': 'rloo'\} cannot be expressed by TRL"),
-    ({"data_policy": "difffilter"}, r"arms\.bad\.data_policy: 'difffilter' is not supported by the TRL backend"),
-    ({"data_policy": "maxvar"}, r"arms\.bad\.data_policy: 'maxvar' is not supported by the TRL backend"),
-    ({"data_policy": "ar"}, r"arms\.bad\.data_policy: 'ar' is not supported by the TRL backend"),
-    ({"data_policy": "dapo"}, r"arms\.bad\.data_policy: 'dapo' is not supported by the TRL backend"),
-    ({"data_policy": "greso"}, r"arms\.bad\.data_policy: 'greso' is not supported by the TRL backend"),
-    ({"data_policy": "thompson"}, r"arms\.bad\.data_policy: 'thompson' is not supported by the TRL backend"),
-])
+@pytest.mark.parametrize(
+    "arm, message",
+    [
+        ({"estimator": "rloo"}, r"arms\.bad\.estimator: estimator \{'name': 'rloo'\} cannot be expressed by TRL"),
+        ({"data_policy": "difffilter"}, r"arms\.bad\.data_policy: 'difffilter' is not supported by the TRL backend"),
+        ({"data_policy": "maxvar"}, r"arms\.bad\.data_policy: 'maxvar' is not supported by the TRL backend"),
+        ({"data_policy": "ar"}, r"arms\.bad\.data_policy: 'ar' is not supported by the TRL backend"),
+        ({"data_policy": "dapo"}, r"arms\.bad\.data_policy: 'dapo' is not supported by the TRL backend"),
+        ({"data_policy": "greso"}, r"arms\.bad\.data_policy: 'greso' is not supported by the TRL backend"),
+        ({"data_policy": "thompson"}, r"arms\.bad\.data_policy: 'thompson' is not supported by the TRL backend"),
+    ],
+)
 def test_what_trl_cannot_express_is_rejected(tmp_path, arm, message):
     with pytest.raises(ConfigError, match=message):
         load_config([_trl_config(tmp_path, {"grpo": {}, "bad": arm})])
 
 
 def test_tiny_trl_run_is_evaluated_by_lm_eval_hf(tmp_path):
-    from evals.run import SCORE_COLUMNS, evaluate
-    from evals.tasks import write_task_configs
+    from armlab.contract import COLUMNS
+    from evals.lm_eval_tasks import write_task_configs
+    from evals.run import evaluate
     from training import data
     from training.config import stage_config
 
@@ -86,16 +98,35 @@ def test_tiny_trl_run_is_evaluated_by_lm_eval_hf(tmp_path):
 
     view = stage_config(config, "eval")
     write_task_configs(view, tmp_path / "data", tmp_path / "tasks")
-    scores = evaluate(view, tmp_path / "tasks", tmp_path / "run" / "model", "grpo", 1, tmp_path / "eval", hf=True)
-    assert list(scores.columns) == SCORE_COLUMNS and len(scores) == 4 * 20
+    scores = evaluate(view, tmp_path / "tasks", tmp_path / "run" / "model", "grpo", 1, tmp_path / "eval", model="hf")
+    assert list(scores.columns) == COLUMNS and len(scores) == 4 * 20
     assert scores.score.between(0, 1).all()
 
 
 def test_snakemake_dag_of_the_trl_backend(tmp_path, snakemake_bin):
-    path = _trl_config(tmp_path, {"grpo": {}, "dr_grpo": {"estimator": "dr_grpo"}})
-    dry = subprocess.run([snakemake_bin, "-s", str(REPO / "Snakefile"), "--configfile", str(path),
-                          "--replace-workflow-config", "--cores", "2", "-n", "results/tiny/scores.parquet"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    path = _trl_config(
+        tmp_path,
+        {"grpo": {}, "dr_grpo": {"estimator": "dr_grpo"}},
+        comparisons=[{"family": "estimators", "reference": "grpo", "arms": ["dr_grpo"]}],
+    )
+    dry = subprocess.run(
+        [
+            snakemake_bin,
+            "-s",
+            str(REPO / "Snakefile"),
+            "--configfile",
+            str(path),
+            "--replace-workflow-config",
+            "--cores",
+            "2",
+            "-n",
+            "results/tiny/scores.parquet",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]
     # no builtin base policy; without trl.model there is no base arm to evaluate
     counts = _job_counts(dry.stdout + dry.stderr)
@@ -111,26 +142,30 @@ def test_trl_sees_the_builtin_trainers_prompts_and_mixture(tmp_path):
     from training import data
     from training.backends.hf_export import char_tokenizer, tiny_model
     from training.data import load_pools
-    from training.train import draw_prompts
-    from training.utils import derive_seed
+    from training.rollouts import draw_prompts, step_seed
 
     config = load_config([_trl_config(tmp_path, {"grpo": {}, "static": {"data_policy": "static"}})])
     data.write(config, tmp_path / "data")
     pools = load_pools(tmp_path / "data")
     items = [item for domain in sorted(pools) for item in pools[domain]]
-    dataset = datasets.Dataset.from_list([{k: item[k] for k in ("prompt", "answer", "task", "domain", "id")}
-                                          for item in items])
+    dataset = datasets.Dataset.from_list(
+        [{k: item[k] for k in ("prompt", "answer", "task", "domain", "id")} for item in items]
+    )
     recipe = resolve_arm(config, "grpo")
     sampler = trl_backend.StepSampler(dataset["domain"], recipe, "tiny", 1)
     args = GRPOConfig(**trl_backend.grpo_config_kwargs(recipe, "tiny", 1, str(tmp_path / "trl"), 1))
     trainer = trl_backend.make_trainer_class()(
-        model=tiny_model(config["model"], 0), reward_funcs=[trl_backend.make_reward(recipe, 1)], args=args,
-        train_dataset=dataset, processing_class=char_tokenizer(), step_sampler=sampler)
+        model=tiny_model(config["model"], 0),
+        reward_funcs=[trl_backend.make_reward(recipe, 1)],
+        args=args,
+        train_dataset=dataset,
+        processing_class=char_tokenizer(),
+        step_sampler=sampler,
+    )
     first = next(iter(trainer.get_train_dataloader()))
     # the builtin trainer's first step: same generator, same draw, each prompt G times in a row
-    rng = np.random.default_rng(derive_seed("tiny", 1, "prompts", 1))
-    union = [item for domain in sorted(pools) for item in pools[domain]]
-    expected = [item["id"] for item in draw_prompts(rng, pools, union, None, 8) for _ in range(4)]
+    rng = np.random.default_rng(step_seed("tiny", 1, "prompts", 1))
+    expected = [item["id"] for item in draw_prompts(rng, pools, None, 8) for _ in range(4)]
     assert [row["id"] for row in first] == expected
 
     static = trl_backend.StepSampler(dataset["domain"], resolve_arm(config, "static"), "tiny", 1)
@@ -156,8 +191,9 @@ def _sampler_dataset(tmp_path, arms, **recipe):
     data.write(config, tmp_path / "data")
     pools = load_pools(tmp_path / "data")
     items = [item for domain in sorted(pools) for item in pools[domain]]
-    dataset = datasets.Dataset.from_list([{k: item[k] for k in ("prompt", "answer", "task", "domain", "id")}
-                                          for item in items])
+    dataset = datasets.Dataset.from_list(
+        [{k: item[k] for k in ("prompt", "answer", "task", "domain", "id")} for item in items]
+    )
     return config, dataset
 
 
@@ -166,7 +202,7 @@ def test_sampler_shares_follow_the_policy_fed_known_rewards(tmp_path, policy):
     import numpy as np
     import torch
 
-    from training.data_policies import domain_counts, make_policy
+    from training.data_policies import domain_counts, make_data_policy
 
     config, dataset = _sampler_dataset(tmp_path, {"arm": {"data_policy": policy}})
     recipe = resolve_arm(config, "arm")
@@ -175,7 +211,7 @@ def test_sampler_shares_follow_the_policy_fed_known_rewards(tmp_path, policy):
     domains = sorted(set(dataset["domain"]))
     # known rewards: math rollouts wrong in step 1 and right after, logic wrong, science alternating (learnable)
     known = {"math": [1.0] * G, "logic": [0.0] * G, "science": [1.0, 0.0] * (G // 2)}
-    reference = make_policy(recipe["data_policy"], domains)
+    reference = make_data_policy(recipe["data_policy"], domains)
     stream = iter(sampler)
     for step in (1, 2, 3):
         block = [next(stream) for _ in range(P * G)]
@@ -212,8 +248,13 @@ def test_trl_dataloader_draws_a_step_only_when_it_is_needed(tmp_path):
     sampler = trl_backend.StepSampler(dataset["domain"], recipe, "tiny", 1, ids=dataset["id"])
     args = GRPOConfig(**trl_backend.grpo_config_kwargs(recipe, "tiny", 1, str(tmp_path / "trl"), 1))
     trainer = trl_backend.make_trainer_class()(
-        model=tiny_model(config["model"], 0), reward_funcs=[trl_backend.make_reward(recipe, 1, sampler)], args=args,
-        train_dataset=dataset, processing_class=char_tokenizer(), step_sampler=sampler)
+        model=tiny_model(config["model"], 0),
+        reward_funcs=[trl_backend.make_reward(recipe, 1, sampler)],
+        args=args,
+        train_dataset=dataset,
+        processing_class=char_tokenizer(),
+        step_sampler=sampler,
+    )
     batches = iter(trainer.get_train_dataloader())
     first = next(batches)
     assert len(first) == 8 * 4 and list(sampler.history) == [1]  # no pre-drawn step 2 (accelerate would)
@@ -228,11 +269,10 @@ def test_tiny_trl_run_adapts_the_reward_gap_mixture(tmp_path):
 
     from training import data
     from training.config import stage_config
-    from training.data_policies import make_policy
+    from training.data_policies import make_data_policy
 
     # reward noise flips verdicts by a hash, so the random tiny model still sees rewards that differ by domain
-    config = load_config([_trl_config(tmp_path, {"rg": {"data_policy": "reward_gap", "reward_noise": 0.3}},
-                                      steps=3)])
+    config = load_config([_trl_config(tmp_path, {"rg": {"data_policy": "reward_gap", "reward_noise": 0.3}}, steps=3)])
     data.write(config, tmp_path / "data")
     trl_backend.train(stage_config(config, "train", "rg"), "rg", 1, tmp_path / "data", tmp_path / "run")
     mixture = pd.read_parquet(tmp_path / "run" / "mixture.parquet")
@@ -243,7 +283,7 @@ def test_tiny_trl_run_adapts_the_reward_gap_mixture(tmp_path):
     assert not np.allclose(shares[1], shares[0])  # step 1's rewards moved step 2's mixture
     # replay: the policy fed the recorded per-domain rewards gives the recorded shares (reward_gap uses only
     # each step's mean reward per domain, so one row per domain present carries it exactly)
-    policy = make_policy(resolve_arm(config, "rg")["data_policy"], domains)
+    policy = make_data_policy(resolve_arm(config, "rg")["data_policy"], domains)
     for step, row in zip(mixture.step, mixture.itertuples()):
         np.testing.assert_allclose(policy.domain_shares(step), shares[step - 1], atol=1e-9)
         present = [d for d in domains if getattr(row, f"share_{d}") > 0]

@@ -13,11 +13,23 @@ import numpy as np
 import pytest
 import torch
 
-from training.data_policies import DATA_POLICIES, _in_turn, domain_counts, list_policies, make_policy
+from training.data_policies import DATA_POLICIES, _in_turn, domain_counts, list_policies, make_data_policy
 
 DOMAINS = ["logic", "math", "science"]
-DATAFLEX_ARMS = {"difffilter", "maxvar", "gfpo", "topk", "ar", "per", "softmax", "diffband",
-                 "static", "reward_gap", "dump_ucb", "tscl"}
+DATAFLEX_ARMS = {
+    "difffilter",
+    "maxvar",
+    "gfpo",
+    "topk",
+    "ar",
+    "per",
+    "softmax",
+    "diffband",
+    "static",
+    "reward_gap",
+    "dump_ucb",
+    "tscl",
+}
 SELECT_ARMS = {"difffilter", "maxvar", "gfpo", "topk", "dapo", "greso"}
 REWEIGHT_ARMS = {"per", "softmax", "diffband"}
 
@@ -37,7 +49,7 @@ def _floored(ps, floor):
 
 
 def _weights(name, rewards, advantages=None, lengths=None, **params):
-    policy = make_policy({"name": name, **params}, DOMAINS)
+    policy = make_data_policy({"name": name, **params}, DOMAINS)
     advantages = rewards if advantages is None else advantages
     lengths = torch.ones_like(rewards) if lengths is None else lengths
     return policy.rollout_weights(rewards, advantages, lengths)
@@ -48,50 +60,73 @@ def _weights(name, rewards, advantages=None, lengths=None, **params):
 
 def test_registry_has_the_required_policies():
     assert DATAFLEX_ARMS | {"uniform", "dapo", "greso", "thompson", "exp3"} <= set(DATA_POLICIES)
-    for cls in DATA_POLICIES.values():
+    for name, cls in DATA_POLICIES.items():
         assert cls.__doc__ and "—" in cls.__doc__.splitlines()[0]  # one line naming its source
+        assert make_data_policy({"name": name}, DOMAINS).name == name  # the registry key, subclasses too (greso)
 
 
 def test_every_policy_lists_keyword_parameters_with_defaults_and_rejects_unknown_ones():
     for name, cls in DATA_POLICIES.items():
         params = list(inspect.signature(cls.__init__).parameters.values())[2:]
         assert all(p.default is not inspect.Parameter.empty for p in params), name
-        make_policy({"name": name}, DOMAINS)  # the published defaults construct
+        make_data_policy({"name": name}, DOMAINS)  # the published defaults construct
         with pytest.raises(TypeError):
-            make_policy({"name": name, "no_such_parameter": 1}, DOMAINS)
+            make_data_policy({"name": name, "no_such_parameter": 1}, DOMAINS)
     listing = {row["name"]: row for row in list_policies()}
     assert listing["maxvar"]["params"] == {"fraction": 0.5} and "PODS" in listing["maxvar"]["description"]
-    assert listing["tscl"]["params"] == {"temperature": 1.0, "floor": 0.05, "warmup": 1, "update_every": 1,
-                                         "window": 50}
+    assert listing["tscl"]["params"] == {
+        "temperature": 1.0,
+        "floor": 0.05,
+        "warmup": 1,
+        "update_every": 1,
+        "window": 50,
+    }
     assert listing["dapo"]["params"] == {"max_tries": 10}
 
 
-@pytest.mark.parametrize("name, params, error", [
-    ("maxvar", {"fraction": 0.0}, ValueError), ("maxvar", {"fraction": "half"}, TypeError),
-    ("gfpo", {"k": 0}, ValueError), ("gfpo", {"k": 2.5}, TypeError), ("topk", {"fraction": 1.5}, ValueError),
-    ("ar", {"alpha": -0.1}, ValueError), ("per", {"eps": 0}, ValueError), ("softmax", {"temperature": 0}, ValueError),
-    ("diffband", {"low_q": 0.8, "high_q": 0.2}, ValueError), ("reward_gap", {"floor": 0.4}, ValueError),
-    ("dump_ucb", {"c": -1}, ValueError), ("tscl", {"window": 0}, ValueError), ("tscl", {"warmup": True}, TypeError),
-    ("reward_gap", {"update_every": 0}, ValueError), ("dapo", {"max_tries": 0}, ValueError),
-    ("greso", {"p_easy": 1.5}, ValueError), ("greso", {"min_p": 0.9, "max_p": 0.1}, ValueError),
-    ("thompson", {"oversample": 0}, ValueError), ("thompson", {"decay": 2}, ValueError),
-    ("exp3", {"gamma": 0}, ValueError),
-])
+@pytest.mark.parametrize(
+    "name, params, error",
+    [
+        ("maxvar", {"fraction": 0.0}, ValueError),
+        ("maxvar", {"fraction": "half"}, TypeError),
+        ("gfpo", {"k": 0}, ValueError),
+        ("gfpo", {"k": 2.5}, TypeError),
+        ("topk", {"fraction": 1.5}, ValueError),
+        ("ar", {"alpha": -0.1}, ValueError),
+        ("per", {"eps": 0}, ValueError),
+        ("softmax", {"temperature": 0}, ValueError),
+        ("diffband", {"low_q": 0.8, "high_q": 0.2}, ValueError),
+        ("reward_gap", {"floor": 0.4}, ValueError),
+        ("dump_ucb", {"c": -1}, ValueError),
+        ("tscl", {"window": 0}, ValueError),
+        ("tscl", {"warmup": True}, TypeError),
+        ("reward_gap", {"update_every": 0}, ValueError),
+        ("dapo", {"max_tries": 0}, ValueError),
+        ("greso", {"max_tries": 0}, ValueError),
+        ("greso", {"p_easy": 1.5}, ValueError),
+        ("greso", {"min_p": 0.9, "max_p": 0.1}, ValueError),
+        ("thompson", {"oversample": 0}, ValueError),
+        ("thompson", {"decay": 2}, ValueError),
+        ("exp3", {"gamma": 0}, ValueError),
+    ],
+)
 def test_bad_parameters_fail_at_construction(name, params, error):
     with pytest.raises(error, match=name):
-        make_policy({"name": name, **params}, DOMAINS)
+        make_data_policy({"name": name, **params}, DOMAINS)
 
 
 def test_uniform_defaults_change_nothing():
-    policy = make_policy({"name": "uniform"}, DOMAINS)
+    policy = make_data_policy({"name": "uniform"}, DOMAINS)
     rewards = torch.rand(3, 4)
     assert policy.domain_shares(1) is None
     assert torch.equal(policy.rollout_weights(rewards, rewards, rewards), torch.ones(3, 4))
     assert policy.max_tries == 1 and policy.oversample == 1
     assert policy.choose_prompts(1, ["a", "b", "c"], 2, np.random.default_rng(0)).tolist() == [0, 1]
     weights = torch.tensor([[1.0, 0.0], [2.0, 1.0]])
-    assert torch.equal(policy.loss_weights(weights, torch.zeros(4, 3), torch.ones(4, 3, dtype=torch.bool)),
-                       torch.tensor([1.0, 0.0, 2.0, 1.0]))
+    assert torch.equal(
+        policy.loss_weights(weights, torch.zeros(4, 3), torch.ones(4, 3, dtype=torch.bool)),
+        torch.tensor([1.0, 0.0, 2.0, 1.0]),
+    )
     assert policy.diagnostics() == {}
 
 
@@ -115,19 +150,19 @@ def test_select_arms_give_0_1_weights_and_reweight_arms_mean_1(name):
 
 def test_difffilter_keeps_groups_strictly_inside_the_band():
     # pass rates: 0.0, 0.2 (boundary, dropped), 0.4, 0.6, 0.8 (boundary, dropped), 1.0
-    rewards = _t([[0, 0, 0, 0, 0], [1, 0, 0, 0, 0], [1, 1, 0, 0, 0],
-                  [1, 1, 1, 0, 0], [1, 1, 1, 1, 0], [1, 1, 1, 1, 1]])
-    weights = make_policy({"name": "difffilter"}, DOMAINS).rollout_weights(rewards, rewards, torch.ones_like(rewards))
+    rewards = _t([[0, 0, 0, 0, 0], [1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [1, 1, 1, 0, 0], [1, 1, 1, 1, 0], [1, 1, 1, 1, 1]])
+    difffilter = make_data_policy({"name": "difffilter"}, DOMAINS)
+    weights = difffilter.rollout_weights(rewards, rewards, torch.ones_like(rewards))
     assert weights[:, 0].tolist() == [0, 0, 1, 1, 0, 0]
     assert torch.equal(weights, weights[:, :1].expand_as(weights))  # a whole group is kept or dropped
 
 
 def test_difffilter_parameters_and_validation():
     rewards = _t([[1, 0, 0, 0, 0]])  # pass rate 0.2
-    loose = make_policy({"name": "difffilter", "low": 0.1, "high": 0.9}, DOMAINS)
+    loose = make_data_policy({"name": "difffilter", "low": 0.1, "high": 0.9}, DOMAINS)
     assert loose.rollout_weights(rewards, rewards, rewards).sum() == 5
     with pytest.raises(ValueError, match="low < high"):
-        make_policy({"name": "difffilter", "low": 0.8, "high": 0.2}, DOMAINS)
+        make_data_policy({"name": "difffilter", "low": 0.8, "high": 0.2}, DOMAINS)
 
 
 def test_maxvar_keeps_the_max_variance_subset_by_hand():
@@ -172,9 +207,9 @@ def test_topk_keeps_the_top_half_of_the_batch_by_absolute_advantage():
 
 def test_dapo_keeps_groups_whose_rewards_are_not_all_equal():
     rewards = _t([[1, 1, 1], [0, 0, 0], [0, 1, 0], [0.5, 0.5, 1]])
-    policy = make_policy({"name": "dapo"}, DOMAINS)
+    policy = make_data_policy({"name": "dapo"}, DOMAINS)
     assert policy.rollout_weights(rewards, rewards, rewards)[:, 0].tolist() == [0, 0, 1, 1]
-    assert policy.max_tries == 10 and make_policy({"name": "dapo", "max_tries": 3}, DOMAINS).max_tries == 3
+    assert policy.max_tries == 10 and make_data_policy({"name": "dapo", "max_tries": 3}, DOMAINS).max_tries == 3
 
 
 # ---------------------------------------------------------------- reweight
@@ -211,7 +246,7 @@ def test_diffband_doubles_the_interquartile_band():
 
 
 def test_ar_token_weights_by_hand():
-    policy = make_policy({"name": "ar"}, DOMAINS)
+    policy = make_data_policy({"name": "ar"}, DOMAINS)
     probs = torch.tensor([[0.5, 1.0, 0.2], [0.8, 0.3, 0.9]])
     mask = torch.tensor([[True, True, True], [True, False, False]])
     weights = torch.ones(1, 2)  # one group of two rollouts
@@ -221,7 +256,7 @@ def test_ar_token_weights_by_hand():
     assert w[mask].tolist() == pytest.approx([0.75 / 0.8125, 1.0 / 0.8125, 0.6 / 0.8125, 0.9 / 0.8125], rel=1e-6)
     assert w[~mask].tolist() == [0.0, 0.0]
     assert w[mask].mean().item() == pytest.approx(1.0)
-    flat = make_policy({"name": "ar", "alpha": 0.0}, DOMAINS).loss_weights(weights, probs.log(), mask)
+    flat = make_data_policy({"name": "ar", "alpha": 0.0}, DOMAINS).loss_weights(weights, probs.log(), mask)
     assert flat[mask].tolist() == pytest.approx([1.0] * 4)  # alpha 0: uniform tokens
     assert torch.equal(policy.rollout_weights(probs, probs, probs), torch.ones(2, 3))
 
@@ -238,12 +273,17 @@ def _groups(domain_means: dict, G: int = 10):
 
 def _observe(policy, step, domain_means, advantages=None):
     domains, rewards = _groups(domain_means)
-    policy.observe(step, domains, rewards, advantages=rewards if advantages is None else advantages,
-                   prompt_ids=[f"{d}-{step}" for d in domains])
+    policy.observe(
+        step,
+        domains,
+        rewards,
+        advantages=rewards if advantages is None else advantages,
+        prompt_ids=[f"{d}-{step}" for d in domains],
+    )
 
 
 def test_static_mixture_is_equal_per_domain():
-    shares = make_policy({"name": "static"}, DOMAINS).domain_shares(7)
+    shares = make_data_policy({"name": "static"}, DOMAINS).domain_shares(7)
     np.testing.assert_allclose(shares, [1 / 3] * 3)
     assert domain_counts(shares, 64).tolist() == [22, 21, 21]
 
@@ -257,7 +297,7 @@ def test_domain_counts_sum_and_rounding(total):
 
 
 def test_reward_gap_after_one_warmup_step_by_hand():
-    policy = make_policy({"name": "reward_gap"}, DOMAINS)
+    policy = make_data_policy({"name": "reward_gap"}, DOMAINS)
     np.testing.assert_allclose(policy.domain_shares(1), [1 / 3] * 3)  # warm-up
     _observe(policy, 1, {"logic": 0.2, "math": 0.8, "science": 0.5})
     # gaps 0.6, 0, 0.3: e^.6 = 1.822119, 1, e^.3 = 1.349859; sum 4.171978
@@ -266,7 +306,7 @@ def test_reward_gap_after_one_warmup_step_by_hand():
 
 
 def test_reward_gap_floor_clips_and_renormalises():
-    policy = make_policy({"name": "reward_gap", "temperature": 0.05}, DOMAINS)
+    policy = make_data_policy({"name": "reward_gap", "temperature": 0.05}, DOMAINS)
     _observe(policy, 1, {"logic": 0.2, "math": 0.8, "science": 0.5})
     # softmax([12, 0, 6]) = [0.997521, 6e-6, 0.002473] -> [0.997521, 0.05, 0.05] / 1.097521
     expected = _floored(_softmax([12.0, 0.0, 6.0]), 0.05)
@@ -276,13 +316,13 @@ def test_reward_gap_floor_clips_and_renormalises():
 
 def test_mixture_window_and_update_cadence():
     first, second = {"logic": 0.0, "math": 1.0, "science": 0.5}, {"logic": 1.0, "math": 0.0, "science": 0.5}
-    long, short = (make_policy({"name": "reward_gap", "window": w}, DOMAINS) for w in (50, 1))
+    long, short = (make_data_policy({"name": "reward_gap", "window": w}, DOMAINS) for w in (50, 1))
     for policy in (long, short):
         _observe(policy, 1, first)
         _observe(policy, 2, second)
     np.testing.assert_allclose(long.domain_shares(3), [1 / 3] * 3)  # means 0.5, 0.5, 0.5 over two steps
     np.testing.assert_allclose(short.domain_shares(3), _softmax([0.0, 1.0, 0.5]))  # only step 2 left
-    slow = make_policy({"name": "reward_gap", "update_every": 2}, DOMAINS)
+    slow = make_data_policy({"name": "reward_gap", "update_every": 2}, DOMAINS)
     slow.domain_shares(1)
     _observe(slow, 1, first)
     at_2 = slow.domain_shares(2)  # first update after the warm-up step
@@ -293,32 +333,35 @@ def test_mixture_window_and_update_cadence():
 
 
 def test_dump_ucb_by_hand():
-    policy = make_policy({"name": "dump_ucb"}, DOMAINS)
+    policy = make_data_policy({"name": "dump_ucb"}, DOMAINS)
     domains = ["logic", "logic", "math", "math", "math", "science"]
     advantages = _t([[1, -1], [0, 0], [0.5, -0.5], [0.5, -0.5], [2, -2], [0, 0]])
     policy.observe(1, domains, torch.zeros(6, 2), advantages=advantages, prompt_ids=list("abcdef"))
     # mean |A|: logic (1 + 0)/2 = 0.5, math (0.5 + 0.5 + 2)/3 = 1, science 0; n = 2, 3, 1; N = 6
-    scores = [0.5 + math.sqrt(2 * math.log(7) / 3), 1.0 + math.sqrt(2 * math.log(7) / 4),
-              0.0 + math.sqrt(2 * math.log(7) / 2)]  # 1.638979, 1.986385, 1.394958
+    scores = [
+        0.5 + math.sqrt(2 * math.log(7) / 3),
+        1.0 + math.sqrt(2 * math.log(7) / 4),
+        0.0 + math.sqrt(2 * math.log(7) / 2),
+    ]  # 1.638979, 1.986385, 1.394958
     assert scores == pytest.approx([1.638979, 1.986385, 1.394958], abs=1e-6)
     np.testing.assert_allclose(policy.domain_shares(2), _softmax(scores))
 
 
 def test_tscl_uses_the_absolute_least_squares_slope():
-    policy = make_policy({"name": "tscl"}, DOMAINS)
+    policy = make_data_policy({"name": "tscl"}, DOMAINS)
     _observe(policy, 1, {"logic": 0.1, "math": 0.5, "science": 0.9})
     _observe(policy, 2, {"logic": 0.2, "math": 0.5})  # science absent at step 2
     _observe(policy, 3, {"logic": 0.3, "math": 0.5, "science": 0.3})
     # slopes: logic +0.1/step, math 0, science (0.3 - 0.9)/(3 - 1) = -0.3 -> softmax(0.1, 0, 0.3)
     np.testing.assert_allclose(policy.domain_shares(4), _softmax([0.1, 0.0, 0.3]))
     np.testing.assert_allclose(policy.domain_shares(4), [0.319873, 0.289433, 0.390694], atol=1e-6)
-    one = make_policy({"name": "tscl"}, DOMAINS)
+    one = make_data_policy({"name": "tscl"}, DOMAINS)
     _observe(one, 1, {"logic": 0.1, "math": 0.9, "science": 0.4})
     np.testing.assert_allclose(one.domain_shares(2), [1 / 3] * 3)  # one point per domain: slope 0
 
 
 def test_exp3_by_hand():
-    policy = make_policy({"name": "exp3"}, DOMAINS)
+    policy = make_data_policy({"name": "exp3"}, DOMAINS)
     np.testing.assert_allclose(policy.domain_shares(1), [1 / 3] * 3)
     domains = ["logic", "logic", "math", "math", "science"]
     rewards = _t([[1, 0], [1, 1], [0, 1], [1, 0], [0, 0]])  # learnable shares: logic 1/2, math 2/2, science 0/1
@@ -345,7 +388,7 @@ def _observe_prompts(policy, step, prompt_rewards: dict):
 
 
 def test_greso_keep_probability_follows_zero_variance_streaks():
-    policy = make_policy({"name": "greso"}, DOMAINS)
+    policy = make_data_policy({"name": "greso"}, DOMAINS)
     _observe_prompts(policy, 1, {"a": [1, 1, 1, 1], "b": [0, 0, 0, 0], "c": [1, 0, 1, 1]})
     # all-correct share 1/3 >= 0.25/3 -> p_easy 0.49; all-wrong share 1/3 >= 0.5/3 -> p_hard 0.49
     assert (policy.p_easy, policy.p_hard) == pytest.approx((0.49, 0.49))
@@ -353,16 +396,16 @@ def test_greso_keep_probability_follows_zero_variance_streaks():
     _observe_prompts(policy, 2, {"a": [1, 1, 1, 1], "c": [0, 1, 0, 0], "d": [1, 0, 0, 0], "e": [0, 1, 1, 1]})
     # easy share 1/4 >= 1/12 -> p_easy 0.48; hard share 0 < 1/6 -> p_hard 0.50; a's streak is 2, b's still 1
     assert (policy.p_easy, policy.p_hard) == pytest.approx((0.48, 0.50))
-    assert policy.keep_probability(["a", "b", "c"]).tolist() == pytest.approx([0.48 ** 2, 0.50, 1])
+    assert policy.keep_probability(["a", "b", "c"]).tolist() == pytest.approx([0.48**2, 0.50, 1])
     assert policy.diagnostics() == pytest.approx({"greso_p_easy": 0.48, "greso_p_hard": 0.50})
 
 
 def test_greso_streaks_repeat_within_a_step_reset_and_floor():
-    policy = make_policy({"name": "greso", "p_easy": 0.95}, DOMAINS)
+    policy = make_data_policy({"name": "greso", "p_easy": 0.95}, DOMAINS)
     _observe_prompts(policy, 1, {"a": [1, 1]} | {f"x{i}": [1, 0] for i in range(20)})
     policy.observe(2, ["math"] * 10, torch.ones(10, 2), prompt_ids=["a"] * 10)  # a, ten times in one step
     # streak 11: 0.94^11 = 0.506 (p_easy: 0.95 -> 0.95 (share 1/21 < 1/12, clipped at max_p) -> 0.94)
-    assert policy.keep_probability(["a"])[0] == pytest.approx(0.94 ** 11)
+    assert policy.keep_probability(["a"])[0] == pytest.approx(0.94**11)
     policy.observe(3, ["math"] * 80, torch.ones(80, 2), prompt_ids=["a"] * 80)
     assert policy.keep_probability(["a"])[0] == 0.01  # max(0.93^91, 0.01)
     _observe_prompts(policy, 4, {"a": [1, 0]})
@@ -370,7 +413,7 @@ def test_greso_streaks_repeat_within_a_step_reset_and_floor():
 
 
 def test_greso_choose_skips_with_the_keep_probability():
-    policy = make_policy({"name": "greso"}, DOMAINS)
+    policy = make_data_policy({"name": "greso"}, DOMAINS)
     _observe_prompts(policy, 1, {"a": [1, 1], "b": [0, 0], "c": [1, 0]})
     ids = ["a", "b", "c", "d", "a", "b"]
     keep = policy.keep_probability(ids)  # 0.49, 0.49, 1, 1, 0.49, 0.49
@@ -381,7 +424,7 @@ def test_greso_choose_skips_with_the_keep_probability():
 
 
 def test_greso_never_returns_an_empty_try():
-    policy = make_policy({"name": "greso"}, DOMAINS)
+    policy = make_data_policy({"name": "greso"}, DOMAINS)
     policy.observe(1, ["math"] * 30, torch.ones(30, 2), prompt_ids=["a"] * 10 + ["b"] * 20)
     assert policy.keep_probability(["a", "b"]).tolist() == [0.01, 0.01]  # 0.49^10, 0.49^20 < 0.01
     for seed in range(20):
@@ -391,7 +434,7 @@ def test_greso_never_returns_an_empty_try():
 
 
 def test_thompson_posterior_update_by_hand():
-    policy = make_policy({"name": "thompson"}, DOMAINS)
+    policy = make_data_policy({"name": "thompson"}, DOMAINS)
     assert policy.oversample == 8
     _observe_prompts(policy, 1, {"p": [1, 1, 0, 0]})
     # alpha = 0.5*1 + 0.5*1 + 2 = 3, beta = 0.5*1 + 0.5*1 + 2 = 3
@@ -402,7 +445,7 @@ def test_thompson_posterior_update_by_hand():
 
 
 def test_thompson_chooses_sampled_rates_nearest_the_target():
-    policy = make_policy({"name": "thompson"}, DOMAINS)
+    policy = make_data_policy({"name": "thompson"}, DOMAINS)
     ids = ["sure", "half", "never", "forty"]
     rows = policy.state.rows(ids)
     policy.state["alpha"][rows] = [1e6, 1e6, 1.0, 4e5]  # sampled rates ~1, ~0.5, ~0, ~0.4

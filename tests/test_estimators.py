@@ -1,4 +1,4 @@
-"""Advantage estimators against REFERENCE.md's test vectors and hand-worked cases."""
+"""Advantage estimators against the test vectors of docs/methods.md and hand-worked cases."""
 
 import pytest
 import torch
@@ -8,12 +8,15 @@ from training.estimators import ESTIMATORS, compute_advantages, grpo
 R = torch.tensor([[1.0, 0.0, 0.0, 0.0]])  # mu = 0.25, unbiased sigma = 0.5
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("grpo", [1.4999970, -0.4999990, -0.4999990, -0.4999990]),
-    ("dr_grpo", [0.75, -0.25, -0.25, -0.25]),
-    ("rloo", [1.0, -1 / 3, -1 / 3, -1 / 3]),
-    ("maxrl", [3.0, -1.0, -1.0, -1.0]),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("grpo", [1.4999970, -0.4999990, -0.4999990, -0.4999990]),
+        ("dr_grpo", [0.75, -0.25, -0.25, -0.25]),
+        ("rloo", [1.0, -1 / 3, -1 / 3, -1 / 3]),
+        ("maxrl", [3.0, -1.0, -1.0, -1.0]),
+    ],
+)
 def test_reference_vectors(name, expected):
     out = ESTIMATORS[name](R, torch.ones_like(R))
     assert out.shape == R.shape
@@ -21,8 +24,9 @@ def test_reference_vectors(name, expected):
 
 
 def test_trl_group_scaling_epsilon():
-    torch.testing.assert_close(grpo(R, eps=1e-4), torch.tensor([[1.4997001, -0.4999000, -0.4999000, -0.4999000]]),
-                               atol=1e-6, rtol=0)
+    torch.testing.assert_close(
+        grpo(R, eps=1e-4), torch.tensor([[1.4997001, -0.4999000, -0.4999000, -0.4999000]]), atol=1e-6, rtol=0
+    )
 
 
 def test_std_switch_is_dr_grpo_advantage():

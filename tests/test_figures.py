@@ -15,12 +15,25 @@ BENCHMARKS = {"b0": "math", "b1": "math", "b2": "logic", "b3": "science"}
 
 def _result(seeds, effects):
     """Analysis of per-benchmark synthetic scores: family `policies` (big, none) vs ref, `other` (tiny) vs ref."""
-    raw = {"experiment": "synthetic", "benchmarks": {b: {"domain": d} for b, d in BENCHMARKS.items()},
-           "comparisons": [{"family": "policies", "reference": "ref", "arms": ["big", "none"]},
-                           {"family": "other", "reference": "ref", "arms": ["tiny"]}],
-           "analysis": {"resamples": 1000}}
-    scores = synthetic_scores(arms=["ref", "big", "none", "tiny"], seeds=range(1, seeds + 1), benchmarks=BENCHMARKS,
-                              items=None, rng=np.random.default_rng(3), effects=effects, seed_sd=0.3, run_sd=0.002)
+    raw = {
+        "experiment": "synthetic",
+        "benchmarks": {b: {"domain": d} for b, d in BENCHMARKS.items()},
+        "comparisons": [
+            {"family": "policies", "reference": "ref", "arms": ["big", "none"]},
+            {"family": "other", "reference": "ref", "arms": ["tiny"]},
+        ],
+        "analysis": {"resamples": 1000},
+    }
+    scores = synthetic_scores(
+        arms=["ref", "big", "none", "tiny"],
+        seeds=range(1, seeds + 1),
+        benchmarks=BENCHMARKS,
+        items=None,
+        rng=np.random.default_rng(3),
+        effects=effects,
+        seed_sd=0.3,
+        run_sd=0.002,
+    )
     cfg = parse_config(raw)
     return cfg, pipeline.run_analysis(cfg, scores)
 
@@ -55,12 +68,18 @@ def test_forest_plot_marks_significant_and_equivalent_arms_and_draws_the_interva
     axes = fig.axes
     assert [ax.get_title() for ax in axes] == ["domain_balanced", "flat"]
     assert [t.get_text() for t in axes[0].get_yticklabels()] == ["big", "none"]
-    verdicts = dict(zip(["big", "none"], table.query("summary == 'domain_balanced' and ci_method == 'percentile'")
-                        .pipe(lambda t: zip(t["reject"], t["equivalent"]))))
+    verdicts = dict(
+        zip(
+            ["big", "none"],
+            table.query("measure == 'domain_balanced' and ci_method == 'sign_flip'").pipe(
+                lambda t: zip(t["reject"], t["equivalent"])
+            ),
+        )
+    )
     assert verdicts == {"big": (True, False), "none": (False, True)}
     points, intervals = _forest_panel(axes[0])
     assert points == {0: ("o", True), 1: ("D", False)}
-    row = table.query("summary == 'domain_balanced' and ci_method == 'percentile' and arm == 'big'").iloc[0]
+    row = table.query("measure == 'domain_balanced' and ci_method == 'sign_flip' and arm == 'big'").iloc[0]
     assert intervals[0] == pytest.approx([100 * row["ci_low"], 100 * row["ci_high"]])
     assert any(list(line.get_xdata()) == [0, 0] for line in axes[0].get_lines())  # reference line at 0
     assert "seeds no Holm-adjusted p" not in fig.get_suptitle()
@@ -76,15 +95,30 @@ def test_heatmap_cells_are_the_mean_paired_differences_in_points(decisive):
     cfg, result = decisive
     fig = figures.benchmark_heatmap(result.comparisons, cfg.benchmarks)
     ax = fig.axes[0]
-    rows = result.comparisons.query("level == 'benchmark' and ci_method == 'percentile'")
-    expected = rows.pivot(index="arm", columns="summary", values="mean_diff").loc[["big", "none", "tiny"]] * 100
+    rows = result.comparisons.query("level == 'benchmark' and ci_method == 'sign_flip'")
+    expected = rows.pivot(index="arm", columns="measure", values="mean_diff").loc[["big", "none", "tiny"]] * 100
     assert [t.get_text() for t in ax.get_xticklabels()] == ["b0", "b1", "b2", "b3"]
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["policies: big − ref", "policies: none − ref",
-                                                            "other: tiny − ref"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == [
+        "policies: big − ref",
+        "policies: none − ref",
+        "other: tiny − ref",
+    ]
     assert np.asarray(ax.get_images()[0].get_array()) == pytest.approx(expected[["b0", "b1", "b2", "b3"]].to_numpy())
     bold = {t.get_text() for t in ax.texts if t.get_fontweight() == "bold"}
     significant = rows[rows["reject"]]
     assert bold == {f"{100 * v:+.1f}" for v in significant["mean_diff"]}
+
+
+def test_heatmap_bolds_only_benchmarks_past_the_familys_gate():
+    # 12 seeds, `big` and `tiny` equally far above ref on every benchmark: `tiny` alone in its family
+    # passes the gate; `big` does not, because `none` in the same family is not significant
+    cfg, result = _result(12, {"big": 0.5, "tiny": 0.5})
+    rows = result.comparisons.query("level == 'benchmark' and ci_method == 'sign_flip'")
+    assert rows.groupby("arm")["reject"].all().to_dict() == {"big": False, "none": False, "tiny": True}
+    ax = figures.benchmark_heatmap(result.comparisons, cfg.benchmarks).axes[0]
+    bold = [t.get_text() for t in ax.texts if t.get_fontweight() == "bold"]
+    tiny = rows[rows["arm"] == "tiny"].set_index("measure").loc[["b0", "b1", "b2", "b3"], "mean_diff"]
+    assert bold == [f"{100 * v:+.1f}" for v in tiny]
 
 
 def _steps():
@@ -92,8 +126,15 @@ def _steps():
     for arm, level in (("ref", 0.3), ("filter", 0.5)):
         for seed in (1, 2, 3):
             for step in range(1, 6):
-                rows.append({"arm": arm, "seed": seed, "step": step, "reward": level + 0.01 * seed,
-                             "kept_frac": 1.0 if arm == "ref" else 0.4})
+                rows.append(
+                    {
+                        "arm": arm,
+                        "seed": seed,
+                        "step": step,
+                        "reward": level + 0.01 * seed,
+                        "kept_frac": 1.0 if arm == "ref" else 0.4,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -128,7 +169,7 @@ def test_power_plot_is_the_minimum_detectable_effect_at_the_observed_spread(deci
     cfg, result = decisive
     fig = figures.power_plot(result.comparisons, cfg.settings, max_seeds=12)
     ax = fig.axes[0]
-    row = result.comparisons.query("family == 'policies' and arm == 'big' and summary == 'domain_balanced'").iloc[0]
+    row = result.comparisons.query("family == 'policies' and arm == 'big' and measure == 'domain_balanced'").iloc[0]
     line = next(line for line in ax.get_lines() if line.get_label() == "big")
     seeds = np.arange(2, 13)
     level = 0.05 / 2
@@ -164,3 +205,19 @@ def test_labels_are_text_even_with_dollar_signs(three_seeds, tmp_path):
     paths = figures.save(figures.render(fig), tmp_path, "dollars")
     assert [p.name for p in paths] == ["dollars.svg", "dollars.png"]
     assert "cost $5 and $x$" in [t.get_text() for t in fig.axes[0].get_yticklabels()]
+
+
+def test_profile_plot_draws_each_arms_share_above_every_threshold_and_its_band(decisive):
+    _, result = decisive
+    arms = ["ref", "big", "none"]
+    ax = figures.profile_plot(result.profiles, arms, "policies").axes[0]
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    assert list(lines) == arms
+    big = result.profiles[result.profiles["arm"] == "big"]
+    np.testing.assert_allclose(lines["big"].get_xdata(), 100 * big["tau"])
+    np.testing.assert_allclose(lines["big"].get_ydata(), big["fraction"])
+    accuracy = result.accuracy.loc["big"].to_numpy()
+    assert big.set_index("tau").loc[0.5, "fraction"] == pytest.approx(np.mean(accuracy > 0.5))
+    assert len(ax.collections) == 3 and (big["ci_low"] <= big["fraction"]).all()
+    assert (big["fraction"] <= big["ci_high"]).all()
+    assert ax.get_title() == "policies, 95% percentile bootstrap band over seeds"

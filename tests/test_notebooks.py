@@ -34,11 +34,48 @@ def test_each_notebook_is_paired_with_its_py_file_and_kept_without_outputs(noteb
 def test_the_notebooks_run_against_small_fixtures(tmp_path):
     build = runpy.run_path(str(FIXTURE / "build.py"))
     results = build["write_experiment"](tmp_path)
-    env = {**os.environ, "ARMLAB_CONFIG": str(FIXTURE / "experiment.yaml"),
-           "ARMLAB_SCORES": str(results / "scores.parquet"), "ARMLAB_RUNS": str(results / "runs"),
-           "ARMLAB_DATAFLEX_CSV": str(build["write_wide_csv"](tmp_path / "wide.csv"))}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "--nbmake", "--nbmake-timeout=120", "-q",
-                           "-p", "no:cacheprovider", *map(str, NOTEBOOKS)],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    env = {
+        **os.environ,
+        "ARMLAB_CONFIG": str(FIXTURE / "experiment.yaml"),
+        "ARMLAB_SCORES": str(results / "scores.parquet"),
+        "ARMLAB_RUNS": str(results / "runs"),
+        "ARMLAB_DATAFLEX_CSV": str(build["write_wide_csv"](tmp_path / "wide.csv")),
+    }
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--nbmake",
+            "--nbmake-timeout=120",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            *map(str, NOTEBOOKS),
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
     assert "3 passed" in proc.stdout
+
+
+def test_notebook_02_says_how_to_get_the_table_when_it_is_missing(tmp_path, monkeypatch):
+    """A user who cloned the repository has no DataFlex-RL table: the notebook runs and says where to get it."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    missing = tmp_path / "absent.csv"
+    monkeypatch.setenv("ARMLAB_DATAFLEX_CSV", str(missing))  # the kernel inherits the environment
+    notebook = nbformat.read(REPO / "notebooks" / "02_reanalysis_dataflex_rl.ipynb", as_version=4)
+    NotebookClient(notebook, timeout=120, resources={"metadata": {"path": str(REPO / "notebooks")}}).execute()
+    shown = "\n".join(
+        str(output.get("data", {}).get("text/markdown", ""))
+        for cell in notebook.cells
+        for output in cell.get("outputs", [])
+    )
+    assert f"DataFlex-RL's table is not at `{missing}`" in shown
+    assert "results/all_runs_171.csv" in shown and "ARMLAB_DATAFLEX_CSV" in shown and "synthetic" in shown

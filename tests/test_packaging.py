@@ -4,13 +4,11 @@ import re
 import tomllib
 
 import yaml
-
 from conftest import REPO
 
 
 def _pins(lines):
-    return dict(re.fullmatch(r"([A-Za-z0-9_.\-]+)==(\S+)", line.strip()).groups() for line in lines
-                if "==" in line)
+    return dict(re.fullmatch(r"([A-Za-z0-9_.\-]+)==(\S+)", line.strip()).groups() for line in lines if "==" in line)
 
 
 def test_environment_yml_mirrors_pyproject_pins():
@@ -24,6 +22,8 @@ def test_environment_yml_mirrors_pyproject_pins():
 
 def test_lock_file_pins_every_top_level_dependency():
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    lock = {k.lower().replace("_", "-"): v for k, v in _pins((REPO / "requirements.txt").read_text().splitlines()).items()}
+    lock = {
+        k.lower().replace("_", "-"): v for k, v in _pins((REPO / "requirements.txt").read_text().splitlines()).items()
+    }
     for name, version in _pins(project["dependencies"]).items():
         assert lock.get(name.lower()) == version, name

@@ -1,17 +1,25 @@
 """End to end: Snakemake runs the tiny experiment (2 arms × 2 seeds × a few steps) to scores.parquet."""
 
+import json
+import os
+import signal
 import subprocess
+import time
 
 import pandas as pd
 import pytest
-
-from conftest import REPO, TINY
+from conftest import TINY, copy_of_the_repository
 
 
 def _snakemake(snakemake_bin, workdir, *extra, configfile=TINY):
-    return subprocess.run([snakemake_bin, "-s", str(REPO / "Snakefile"), "--configfile", str(configfile),
-                           "--replace-workflow-config", "--cores", "2", *extra],
-                          cwd=workdir, capture_output=True, text=True, timeout=900)
+    """The README's command for one's own experiment, from the root of a copy of the repository."""
+    return subprocess.run(
+        [snakemake_bin, "--configfile", str(configfile), "--replace-workflow-config", "--cores", "2", *extra],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 def _job_counts(output: str) -> dict[str, int]:
@@ -34,7 +42,7 @@ def tiny_run(tmp_path_factory):
     from pathlib import Path
 
     snakemake_bin = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
-    workdir = tmp_path_factory.mktemp("e2e")
+    workdir = copy_of_the_repository(tmp_path_factory.mktemp("e2e") / "checkout")
     dry = _snakemake(snakemake_bin, workdir, "-n")
     proc = _snakemake(snakemake_bin, workdir)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -45,8 +53,24 @@ def test_dry_run_lists_the_whole_dag(tiny_run):
     _, dry, _ = tiny_run
     assert dry.returncode == 0
     counts = _job_counts(dry.stdout + dry.stderr)
-    assert {rule: counts.get(rule) for rule in ("train", "evaluate", "base_policy", "merge_scores", "analyze")} == \
-        {"train": 4, "evaluate": 5, "base_policy": 1, "merge_scores": 1, "analyze": 1}
+    assert {rule: counts.get(rule) for rule in ("train", "evaluate", "base_policy", "merge_scores", "analyze")} == {
+        "train": 4,
+        "evaluate": 5,
+        "base_policy": 1,
+        "merge_scores": 1,
+        "analyze": 1,
+    }
+
+
+def test_the_run_holds_exactly_its_own_benchmarks(tiny_run):
+    """On e2d0814 the job processes merged config/config.yaml in: 12 benchmarks instead of tiny's 4."""
+    workdir, _, _ = tiny_run
+    out = workdir / "results" / "tiny"
+    own = {"add", "mod", "boolexpr", "units"}
+    assert {p.stem for p in (out / "data" / "eval").glob("*.parquet")} == own
+    assert {p.stem for p in (out / "lm_eval_tasks").glob("*.yaml")} == own
+    assert set(pd.read_parquet(out / "scores.parquet").benchmark) == own
+    assert json.loads((out / "config" / "train" / "grpo.json").read_text())["recipe"]["lr"] == 0.0003  # schema default
 
 
 def test_scores_follow_the_tidy_contract(tiny_run):
@@ -101,3 +125,78 @@ def test_editing_the_analysis_section_reruns_only_the_analysis(tiny_run, tmp_pat
     dry = _snakemake(snakemake_bin, workdir, "-n", configfile=path)
     assert dry.returncode == 0
     assert _job_counts(dry.stdout + dry.stderr) == {"stage_config": 1, "analyze": 1, "report": 1, "all": 1}
+
+
+# hidden files a finished run keeps on purpose: armlab's output marker and Snakemake's directory timestamps
+KNOWN_HIDDEN = {".armlab-output.json", ".snakemake_timestamp"}
+
+
+def _start_and_kill_when(snakemake_bin, workdir, fault_point, timeout=600):
+    """Start the README's command, SIGKILL its whole process group as soon as ``fault_point(workdir)`` holds."""
+    proc = subprocess.Popen(
+        [snakemake_bin, "--configfile", str(TINY), "--cores", "2"],
+        cwd=workdir,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + timeout
+    try:
+        while not fault_point(workdir):
+            assert proc.poll() is None, "the run finished before the fault point"
+            assert time.monotonic() < deadline, "the fault point never came"
+            time.sleep(0.02)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the whole group: Snakemake and the jobs it started
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
+def _started(stage):
+    return lambda workdir: any((workdir / "results" / "tiny" / "logs" / stage).rglob("*.log"))
+
+
+def _outputs(workdir):
+    """What a run computed: the scores, the analysis tables, and every trained policy's bytes."""
+    out = workdir / "results" / "tiny"
+    policies = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.glob("runs/*/seed-*/policy.pt"))}
+    tables = {name: pd.read_csv(out / "analysis" / name) for name in ("comparisons.csv", "summaries.csv")}
+    return pd.read_parquet(out / "scores.parquet"), tables, policies
+
+
+@pytest.mark.parametrize("stage", ["train", "eval"])
+def test_a_run_killed_during_a_stage_resumes_to_identical_outputs(tiny_run, tmp_path, stage):
+    reference, _, snakemake_bin = tiny_run
+    workdir = copy_of_the_repository(tmp_path / "checkout")
+    _start_and_kill_when(snakemake_bin, workdir, _started(stage))
+    assert _snakemake(snakemake_bin, workdir, "--unlock").returncode == 0  # what Snakemake tells one to do after a kill
+    proc = _snakemake(snakemake_bin, workdir)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    scores, tables, policies = _outputs(workdir)
+    ref_scores, ref_tables, ref_policies = _outputs(reference)
+    pd.testing.assert_frame_equal(scores, ref_scores)
+    for name, table in tables.items():
+        pd.testing.assert_frame_equal(table, ref_tables[name])
+    assert policies == ref_policies and len(policies) == 4
+    leftovers = [p for p in (workdir / "results").rglob(".*") if p.name not in KNOWN_HIDDEN]
+    assert leftovers == [], f"temporary files of the killed jobs are still there: {leftovers}"
+
+
+def test_a_truncated_policy_is_named_removed_and_rebuilt_identically(tiny_run, tmp_path):
+    """On e2d0814 a truncated policy.pt gave OSError 22, then "Nothing to be done" with the corrupt file kept."""
+    import shutil
+
+    reference, _, snakemake_bin = tiny_run
+    workdir = tmp_path / "checkout"
+    shutil.copytree(reference, workdir, symlinks=True)
+    policy = workdir / "results" / "tiny" / "runs" / "grpo" / "seed-1" / "policy.pt"
+    policy.write_bytes(policy.read_bytes()[:1000])
+    proc = _snakemake(snakemake_bin, workdir)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "results/tiny/runs/grpo/seed-1/policy.pt" in proc.stdout + proc.stderr  # the removal names the file
+    scores, tables, policies = _outputs(workdir)
+    ref_scores, ref_tables, ref_policies = _outputs(reference)
+    assert policies == ref_policies
+    pd.testing.assert_frame_equal(scores, ref_scores)

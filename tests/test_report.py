@@ -11,18 +11,22 @@ import runpy
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
-from analysis import cli, report, tables
+import armlab_cli as cli
+from analysis import report, tables
 from analysis.config import Settings
+from analysis.synthetic import synthetic_scores
+from armlab.files import OUTPUT_MARKER, write_manifest
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "fixtures" / "report"
 BUILD = runpy.run_path(str(FIXTURE / "build.py"))
 DATAFLEX_CONFIG = REPO / "config" / "experiments" / "dataflex_rl_released.yaml"
-SECTIONS = ["run", "verdicts", "comparisons", "benchmarks", "training", "rankings", "power"]
+SECTIONS = ["run", "verdicts", "comparisons", "benchmarks", "distributions", "training", "rankings", "power"]
 
 
 def _analyze_and_report(config, out, *analyze_args, **paths):
@@ -32,8 +36,14 @@ def _analyze_and_report(config, out, *analyze_args, **paths):
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     results = BUILD["write_experiment"](tmp_path_factory.mktemp("demo"))
-    html = _analyze_and_report(FIXTURE / "experiment.yaml", results, "--scores", str(results / "scores.parquet"),
-                               runs=results / "runs", figures=results / "figures")
+    html = _analyze_and_report(
+        FIXTURE / "experiment.yaml",
+        results,
+        "--scores",
+        str(results / "scores.parquet"),
+        runs=results / "runs",
+        figures=results / "figures",
+    )
     return results, html
 
 
@@ -45,7 +55,7 @@ def test_the_report_is_one_self_contained_file(demo):
     _, html = demo
     assert "<script" not in html.lower() and "@import" not in html
     images = _images(html)
-    assert len(images) == 6  # two forest plots, heatmap, training curves, rankings, power
+    assert len(images) == 8  # two forest plots, heatmap, two performance profiles, training curves, rankings, power
     for src in images:
         assert src.startswith("data:image/svg+xml;base64,")
         assert base64.b64decode(src.split(",", 1)[1]).startswith(b"<?xml")
@@ -59,20 +69,29 @@ def test_the_report_has_every_section_and_says_what_the_seeds_allow(demo):
     assert re.findall(r'<section id="([^"]+)"', html) == SECTIONS
     assert "No arm beats grpo on domain_balanced at this precision (3 seeds, Holm at α = 0.05)." in html
     # what the seeds allow, as a warning in each family's card
-    assert ('<p class="warning">With 3 seeds no effect of any size is detectable: the smallest Holm-adjusted p '
-            "this family can reach is 0.5 &gt; α = 0.05. Detecting 2 point(s) with power 0.8 needs") in html
+    assert (
+        '<p class="warning">With 3 seeds no effect of any size is detectable: the smallest Holm-adjusted p '
+        "this family can reach is 0.5 &gt; α = 0.05. Detecting 2 point(s) with power 0.8 needs"
+    ) in html
     assert html.count('<p class="warning">With 3 seeds no effect of any size is detectable') == 2
     # what was run: runs, commit, the recipe each arm changes, run times
     assert "12 runs with step logs" in html and "commit " + "0" * 40 in html
     assert "<th>estimator.name</th>" in html and "<td>dr_grpo</td>" in html
     assert "<th>ms_per_step</th>" in html
+    # score distributions: per family a performance profile and the paired probability of improvement
+    assert html.count('alt="estimators: performance profiles"') == 1 and "<th>P(arm &gt; reference)</th>" in html
+    assert "<td>dr_grpo</td><td>grpo</td><td>3 × 6</td>" in html
 
 
 def test_every_figure_is_written_as_svg_and_png(demo):
     results, _ = demo
-    names = ["benchmarks", "forest-1", "forest-2", "power", "rankings", "training"]
-    assert sorted(p.name for p in (results / "figures").iterdir()) == sorted(
-        f"{n}.{ext}" for n in names for ext in ("png", "svg"))
+    names = ["benchmarks", "forest-1", "forest-2", "power", "profile-1", "profile-2", "rankings", "training"]
+    expected = sorted(f"{n}.{ext}" for n in names for ext in ("png", "svg"))
+    assert sorted(p.name for p in (results / "figures").iterdir()) == sorted([*expected, OUTPUT_MARKER])
+    assert json.loads((results / "figures" / OUTPUT_MARKER).read_text()) == {
+        "command": "report --figures",
+        "entries": expected,
+    }
 
 
 def _converted(kind, root):
@@ -88,7 +107,7 @@ def test_converted_results_get_the_same_report_without_training_logs(kind, tmp_p
     html = _analyze_and_report(config, tmp_path, *args)
     assert re.findall(r'<section id="([^"]+)"', html) == SECTIONS
     assert "No training logs: these results were converted from elsewhere" in html
-    assert len(_images(html)) == 5  # no training curves
+    assert len(_images(html)) == 7  # no training curves
     reference = "baseline" if kind == "wide_csv" else "grpo"
     assert f"No arm beats {reference} on domain_balanced at this precision" in html
 
@@ -100,17 +119,78 @@ def test_every_string_from_configs_and_results_is_escaped(tmp_path):
         assert raw not in html
     assert "<script" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "&lt;em&gt;family&lt;/em&gt;" in html
-    assert "<title>armlab report: x&lt;script&gt;alert(1)&lt;/script&gt;</title>" in html
     assert "<td>NA</td>" in html  # an arm named NA is a name, not a missing value
 
 
+def _constant_domain(root):
+    """A config with a statistic and a subset on which every arm scores the same, and its scores; the config."""
+    benchmarks = {"a": "math", "b": "math", "c": "logic"}
+    config = {
+        "experiment": "flat_logic",
+        "benchmarks": {k: {"domain": v} for k, v in benchmarks.items()},
+        "comparisons": [{"family": "f", "reference": "ref", "arms": ["x", "y"]}],
+        "analysis": {"resamples": 500, "subsets": {"logic": ["c"]}, "statistics": ["optimality_gap"]},
+    }
+    scores = synthetic_scores(
+        arms=["ref", "x", "y"],
+        seeds=[1, 2, 3],
+        benchmarks=benchmarks,
+        items=None,
+        rng=np.random.default_rng(1),
+        experiment="flat_logic",
+    )
+    scores.loc[scores["benchmark"] == "c", "score"] = 0.5
+    scores.to_parquet(root / "scores.parquet", index=False)
+    (root / "config.yaml").write_text(yaml.safe_dump(config))
+    return root / "config.yaml"
+
+
+def test_undefined_rank_correlations_show_a_dash_and_lower_is_better_is_said(tmp_path):
+    config = _constant_domain(tmp_path)
+    html = _analyze_and_report(config, tmp_path, "--scores", str(tmp_path / "scores.parquet"))
+    assert "<td>nan</td>" not in html and "<td>—</td><td>—</td><td>all arms have the same mean under logic" in html
+    assert "<td>optimality_gap (lower is better)</td>" in html
+    assert re.findall(r'<section id="([^"]+)"', html) == SECTIONS and len(_images(html)) == 5  # no training logs
+
+
+def test_an_analysis_written_before_measure_and_the_score_distributions_still_reports(tmp_path):
+    config = _constant_domain(tmp_path)
+    _analyze_and_report(config, tmp_path, "--scores", str(tmp_path / "scores.parquet"))
+    analysis = tmp_path / "analysis"
+    old = pd.read_csv(analysis / "comparisons.csv", keep_default_na=False).rename(columns={"measure": "summary"})
+    old.drop(columns="higher_is_better").to_csv(analysis / "comparisons.csv", index=False)
+    for name in report.OPTIONAL:
+        (analysis / f"{name}.csv").unlink()
+    manifest = json.loads((analysis / "manifest.json").read_text())
+    recorded = [name for name in manifest.pop("files") if (analysis / name).exists()]
+    (analysis / "manifest.json").unlink()
+    write_manifest(analysis, manifest, *recorded)
+    read = report.read_analysis(analysis, "flat_logic")
+    assert "measure" in read.comparisons and "summary" not in read.comparisons
+    assert read.probability_of_improvement is None and read.performance_profiles is None
+    assert cli.main(["report", str(config), "--analysis", str(analysis), "--out", str(tmp_path / "old")]) == 0
+    html = (tmp_path / "old" / "index.html").read_text()
+    assert re.findall(r'<section id="([^"]+)"', html) == SECTIONS and len(_images(html)) == 4
+    assert "written before performance profiles and the probability of improvement existed" in html
+    # without the direction column every measure reads as higher-is-better, as those tables meant
+    assert "<td>optimality_gap</td>" in html
+
+
 def test_report_errors_name_the_file(tmp_path, capsys):
-    assert cli.main(["report", str(FIXTURE / "experiment.yaml"), "--analysis", str(tmp_path),
-                     "--out", str(tmp_path / "report")]) == 2
+    assert (
+        cli.main(
+            ["report", str(FIXTURE / "experiment.yaml"), "--analysis", str(tmp_path), "--out", str(tmp_path / "report")]
+        )
+        == 2
+    )
     assert f"{tmp_path}/manifest.json: not found" in capsys.readouterr().err
     (tmp_path / "manifest.json").write_text(json.dumps({"experiment": "other"}))
-    assert cli.main(["report", str(FIXTURE / "experiment.yaml"), "--analysis", str(tmp_path),
-                     "--out", str(tmp_path / "report")]) == 2
+    assert (
+        cli.main(
+            ["report", str(FIXTURE / "experiment.yaml"), "--analysis", str(tmp_path), "--out", str(tmp_path / "report")]
+        )
+        == 2
+    )
     assert "experiment 'other' is not the config's 'demo_synthetic'" in capsys.readouterr().err
     assert not (tmp_path / "report").exists()
 
@@ -121,26 +201,64 @@ def test_report_errors_name_the_file(tmp_path, capsys):
 def _comparisons(**columns):
     """A comparisons table (one family, summary level, one interval method) with sensible defaults."""
     n = len(columns["arm"])
-    base = {"family": "policies", "summary": "domain_balanced", "reference": "ref", "n_seeds": 8,
-            "ci_method": "percentile", "level": "summary", "ci_level": 0.95, "equivalence_margin": 0.01,
-            "min_attainable_p": 0.0234, "note": "", "reject": False, "equivalent": False, "mde": 0.01,
-            "seeds_needed": 10.0, "p_value": 0.5, "p_holm": 0.5, "sd_diff": 0.01}
+    base = {
+        "family": "policies",
+        "measure": "domain_balanced",
+        "reference": "ref",
+        "n_seeds": 8,
+        "ci_method": "percentile",
+        "level": "summary",
+        "ci_level": 0.95,
+        "equivalence_margin": 0.01,
+        "min_attainable_p": 0.0234,
+        "note": "",
+        "reject": False,
+        "equivalent": False,
+        "mde": 0.01,
+        "seeds_needed": 10.0,
+        "p_value": 0.5,
+        "p_holm": 0.5,
+        "sd_diff": 0.01,
+    }
     frame = pd.DataFrame({key: [value] * n for key, value in base.items()})
     for key, values in columns.items():
         frame[key] = values
     return frame
 
 
-SETTINGS = Settings(alpha=0.05, confidence=0.95, resamples=1000, ci_methods=("percentile",), item_bootstrap=False,
-                    equivalence_margin=0.01, power=0.8, power_effect=0.02, bootstrap_seed=0, exact_max_seeds=20,
-                    sign_flip_resamples=1000, per_benchmark=True, subsets={}, rankings=None, drop_incomplete=False)
+SETTINGS = Settings(
+    alpha=0.05,
+    confidence=0.95,
+    resamples=1000,
+    ci_methods=("percentile",),
+    item_bootstrap=False,
+    equivalence_margin=0.01,
+    power=0.8,
+    power_effect=0.02,
+    bootstrap_seed=0,
+    exact_max_seeds=20,
+    sign_flip_resamples=1000,
+    per_benchmark=True,
+    subsets={},
+    rankings=None,
+    drop_incomplete=False,
+)
 
 
 def test_headline_names_winners_losers_and_equivalent_arms_and_the_precision():
-    rows = report.primary_rows(_comparisons(
-        arm=["up", "down", "same"], mean_diff=[0.03, -0.02, 0.001], ci_low=[0.02, -0.03, -0.002],
-        ci_high=[0.04, -0.01, 0.004], p_holm=[0.0078, 0.0156, 1.0], reject=[True, True, False],
-        equivalent=[False, False, True], mde=[0.01, 0.015, 0.02], seeds_needed=[6.0, 9.0, 12.0]))
+    rows = report.primary_rows(
+        _comparisons(
+            arm=["up", "down", "same"],
+            mean_diff=[0.03, -0.02, 0.001],
+            ci_low=[0.02, -0.03, -0.002],
+            ci_high=[0.04, -0.01, 0.004],
+            p_holm=[0.0078, 0.0156, 1.0],
+            reject=[True, True, False],
+            equivalent=[False, False, True],
+            mde=[0.01, 0.015, 0.02],
+            seeds_needed=[6.0, 9.0, 12.0],
+        )
+    )
     assert list(rows["verdict"]) == ["better", "worse", "equivalent"]
     assert report.family_headline(rows, SETTINGS) == [
         "up beats ref by 3.00 points (95% interval +2.00 to +4.00; Holm p = 0.0078).",
@@ -151,23 +269,64 @@ def test_headline_names_winners_losers_and_equivalent_arms_and_the_precision():
     ]
     assert report.precision_sentence(rows, SETTINGS) == (
         "The smallest effect detectable with 8 seeds (power 0.8, level α/3) is 1.00–2.00 points at the observed "
-        "spread. Detecting 2 point(s) with power 0.8 needs 6–12 matched seeds at the observed spread.")
+        "spread. Detecting 2 point(s) with power 0.8 needs 6–12 matched seeds at the observed spread."
+    )
 
 
 def test_verdicts_follow_holm_then_equivalence():
-    frame = pd.DataFrame({"reject": [True, True, False, False, True], "mean_diff": [1, -1, 0, 0, 1],
-                          "equivalent": [False, False, True, False, True]})
+    frame = pd.DataFrame(
+        {
+            "reject": [True, True, False, False, True],
+            "mean_diff": [1, -1, 0, 0, 1],
+            "equivalent": [False, False, True, False, True],
+        }
+    )
     assert list(tables.verdicts(frame)) == ["better", "worse", "equivalent", "inconclusive", "better"]
 
 
+def test_where_lower_is_better_a_significant_drop_is_better_and_the_lowest_delta_is_bold():
+    frame = pd.DataFrame(
+        {
+            "reject": [True, True, False],
+            "mean_diff": [-1, 1, -1],
+            "equivalent": [False] * 3,
+            "higher_is_better": [False] * 3,
+        }
+    )
+    assert list(tables.verdicts(frame)) == ["better", "worse", "inconclusive"]
+    table = _comparisons(
+        arm=["a", "b"],
+        measure=["optimality_gap"] * 2,
+        mean_diff=[-0.012, 0.004],
+        ci_low=[-0.02, -0.01],
+        ci_high=[-0.004, 0.01],
+        higher_is_better=[False, False],
+    )
+    lines = tables.latex_table(table).splitlines()
+    assert r"\multicolumn{6}{l}{\textit{optimality\_gap (lower is better)}} \\" in lines
+    assert r"a & $\mathbf{-1.20}$ & $[-2.00, -0.40]$ & $0.5$ & $0.5$ & inconclusive \\" in lines
+    assert tables.comparison_display(table)["measure"].tolist() == ["optimality_gap (lower is better)"] * 2
+
+
 def test_latex_table_has_arms_as_rows_and_the_best_values_in_bold():
-    table = _comparisons(arm=["a_1", "b<2>", "c"], mean_diff=[0.012, -0.004, 0.012], ci_low=[0.0, -0.01, 0.001],
-                         ci_high=[0.02, 0.0, 0.02], p_value=[0.25, 0.5, 0.125], p_holm=[0.5, 0.5, 0.375],
-                         note=["", "", "BCa undefined"], reject=[False] * 3, equivalent=[False, True, False])
+    table = _comparisons(
+        arm=["a_1", "b<2>", "c"],
+        mean_diff=[0.012, -0.004, 0.012],
+        ci_low=[0.0, -0.01, 0.001],
+        ci_high=[0.02, 0.0, 0.02],
+        p_value=[0.25, 0.5, 0.125],
+        p_holm=[0.5, 0.5, 0.375],
+        note=["", "", "BCa undefined"],
+        reject=[False] * 3,
+        equivalent=[False, True, False],
+    )
     tex = tables.latex_table(table)
     lines = tex.splitlines()
     assert lines[:2] == [r"\begin{table}[t]", r"\centering"] and lines[-3:] == [
-        r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+        r"\bottomrule",
+        r"\end{tabular}",
+        r"\end{table}",
+    ]
     assert r"\label{tab:policies-summary}" in tex and r"\toprule" in tex and r"\midrule" in tex
     assert r"Arm & $\Delta$ (pts) & percentile interval & $p$ & $p_\mathrm{Holm}$ & Verdict \\" in lines
     assert r"\multicolumn{6}{l}{\textit{domain\_balanced}} \\" in lines
@@ -202,13 +361,25 @@ def test_the_snakemake_rule_writes_the_report_and_snakemake_report_shows_it(tmp_
     config = FIXTURE / "experiment.yaml"
     (results / "config").mkdir()
     (results / "config" / "analysis.json").write_text(json.dumps(yaml.safe_load(config.read_text())))
-    assert cli.main(["analyze", str(results / "config" / "analysis.json"), "--scores",
-                     str(results / "scores.parquet"), "--out", str(results / "analysis")]) == 0
+    assert (
+        cli.main(
+            [
+                "analyze",
+                str(results / "config" / "analysis.json"),
+                "--scores",
+                str(results / "scores.parquet"),
+                "--out",
+                str(results / "analysis"),
+            ]
+        )
+        == 0
+    )
     (tmp_path / "Snakefile").write_text(SNAKEFILE.format(config=config, repo=REPO))
 
     def snakemake(*args):
-        proc = subprocess.run([snakemake_bin, "--cores", "1", *args], cwd=tmp_path, capture_output=True, text=True,
-                              timeout=300)
+        proc = subprocess.run(
+            [snakemake_bin, "--cores", "1", *args], cwd=tmp_path, capture_output=True, text=True, timeout=300
+        )
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
 
     snakemake()

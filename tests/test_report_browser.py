@@ -20,9 +20,18 @@ ARTIFACTS = REPO / "test-artifacts"
 SCREENSHOT = ARTIFACTS / "report_first_screen.png"
 SCREEN = (1280, 900)  # the first screen of a laptop
 # no network, no background services: the page must not need any
-CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--disable-dev-shm-usage", "--hide-scrollbars")
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+)
 
 
 def chromium_paths():
@@ -51,8 +60,10 @@ def browser(tmp_path_factory):
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(options=options, service=Service(executable_path=paths[1]))
     # the viewport itself, not the window around it, is the first screen
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                           {"width": SCREEN[0], "height": SCREEN[1], "deviceScaleFactor": 1, "mobile": False})
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": SCREEN[0], "height": SCREEN[1], "deviceScaleFactor": 1, "mobile": False},
+    )
     yield driver
     driver.quit()
 
@@ -66,15 +77,17 @@ def open_report(driver, path):
 @pytest.fixture(scope="module")
 def demo_report(tmp_path_factory):
     results = BUILD["write_experiment"](tmp_path_factory.mktemp("browser"))
-    return BUILD["analyze_and_report"](FIXTURE / "experiment.yaml", results, "--scores",
-                                       str(results / "scores.parquet"), runs=results / "runs")
+    return BUILD["analyze_and_report"](
+        FIXTURE / "experiment.yaml", results, "--scores", str(results / "scores.parquet"), runs=results / "runs"
+    )
 
 
 def test_report_loads_without_console_errors_and_renders_every_figure(browser, demo_report):
     assert open_report(browser, demo_report) == []
     images = browser.execute_script(
-        "return Array.from(document.images, i => [i.complete, i.naturalWidth, i.getBoundingClientRect().width])")
-    assert len(images) == 6  # two forest plots, heatmap, training curves, rankings, power
+        "return Array.from(document.images, i => [i.complete, i.naturalWidth, i.getBoundingClientRect().width])"
+    )
+    assert len(images) == 8  # two forest plots, heatmap, two performance profiles, training curves, rankings, power
     assert all(complete and natural > 0 and shown > 0 for complete, natural, shown in images)
     # nothing was fetched: every resource is inline
     resources = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")

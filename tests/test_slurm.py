@@ -16,15 +16,21 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from conftest import REPO, TINY
 
 SCRIPT = REPO / "ci" / "slurm_single_node.sh"
 SLURM_CONF = Path("/etc/slurm/slurm.conf")
 PARTITION = "debug"  # the partition the script's cluster defines
 RUN_TIMEOUT_S = 300
-SLURM_FLAGS = ["--slurm-no-account", "--slurm-status-command", "squeue",
-               "--slurm-init-seconds-before-status-checks", "5", "--latency-wait", "5"]
+SLURM_FLAGS = [
+    "--slurm-no-account",
+    "--slurm-status-command",
+    "squeue",
+    "--slurm-init-seconds-before-status-checks",
+    "5",
+    "--latency-wait",
+    "5",
+]
 
 
 def _why_not_here() -> str | None:
@@ -46,7 +52,7 @@ def _slurm_profile(tmp_path: Path) -> Path:
     """The project's SLURM profile with its partition placeholder set, as a user would set it."""
     profile = tmp_path / "profile"
     profile.mkdir()
-    text = (REPO / "workflows" / "profiles" / "slurm" / "config.yaml").read_text()
+    text = (REPO / "profiles" / "slurm" / "config.yaml").read_text()
     assert "CHANGE_ME_partition" in text
     (profile / "config.yaml").write_text(text.replace("CHANGE_ME_partition", PARTITION))
     return profile
@@ -56,9 +62,26 @@ def _snakemake(workdir: Path, *extra: str) -> subprocess.Popen:
     snakemake_bin = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
     workdir.mkdir()
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    return subprocess.Popen(["timeout", "-s", "KILL", str(RUN_TIMEOUT_S), snakemake_bin, "-s", str(REPO / "Snakefile"),
-                             "--configfile", str(TINY), "--replace-workflow-config", *extra],
-                            cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [
+            "timeout",
+            "-s",
+            "KILL",
+            str(RUN_TIMEOUT_S),
+            snakemake_bin,
+            "-s",
+            str(REPO / "Snakefile"),
+            "--configfile",
+            str(TINY),
+            "--replace-workflow-config",
+            *extra,
+        ],
+        cwd=workdir,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +99,7 @@ def slurm_cluster():
 def test_slurm_run_equals_local_run(slurm_cluster, tmp_path):
     start = time.perf_counter()
     # the local run shares the two cores with the cluster's jobs: results do not depend on timing
-    local = _snakemake(tmp_path / "local", "--profile", str(REPO / "workflows" / "profiles" / "default"))
+    local = _snakemake(tmp_path / "local", "--profile", str(REPO / "profiles" / "default"))
     slurm = _snakemake(tmp_path / "slurm", "--profile", str(_slurm_profile(tmp_path)), *SLURM_FLAGS)
     slurm_log, local_log = slurm.communicate()[0], local.communicate()[0]
     wall = time.perf_counter() - start
@@ -84,12 +107,15 @@ def test_slurm_run_equals_local_run(slurm_cluster, tmp_path):
     assert local.returncode == 0, f"local run failed:\n{local_log[-4000:]}"
 
     # every training and evaluation job went through sbatch (the plugin's comment names the rule)
-    jobs = subprocess.run(["squeue", "-h", "-t", "all", "-o", "%k %T"], capture_output=True, text=True).stdout.split("\n")
+    jobs = subprocess.run(["squeue", "-h", "-t", "all", "-o", "%k %T"], capture_output=True, text=True).stdout.split(
+        "\n"
+    )
     completed = [line.split()[0] for line in jobs if line.endswith(" COMPLETED")]
     assert sum(c.startswith("rule_train_") for c in completed) == 4, jobs
     assert sum(c.startswith("rule_evaluate_") for c in completed) == 5, jobs
 
-    scores = {name: pd.read_parquet(tmp_path / name / "results" / "tiny" / "scores.parquet")
-              for name in ("local", "slurm")}
+    scores = {
+        name: pd.read_parquet(tmp_path / name / "results" / "tiny" / "scores.parquet") for name in ("local", "slurm")
+    }
     pd.testing.assert_frame_equal(scores["slurm"], scores["local"])
     print(f"SLURM end-to-end: {wall:.0f} s wall (local run alongside), {len(scores['slurm'])} identical score rows")

@@ -8,12 +8,25 @@ from training.base import corrupt_answer, demonstrations
 from training.tasks import TASKS, verify
 
 
-@pytest.mark.parametrize("task, answer, response, expected", [
-    ("add", "95", "95", 1.0), ("add", "95", " 95 ", 1.0), ("add", "95", "095", 1.0), ("add", "95", "96", 0.0),
-    ("add", "95", "9 5", 0.0), ("add", "95", "", 0.0), ("add", "95", "95.", 0.0), ("force", "-6", "-6", 1.0),
-    ("force", "-6", "6", 0.0), ("boolexpr", "T", "T", 1.0), ("boolexpr", "T", "t", 0.0), ("boolexpr", "T", "TT", 0.0),
-    ("sort", "0156", "0156", 1.0), ("sort", "0156", "156", 0.0),
-])
+@pytest.mark.parametrize(
+    "task, answer, response, expected",
+    [
+        ("add", "95", "95", 1.0),
+        ("add", "95", " 95 ", 1.0),
+        ("add", "95", "095", 1.0),
+        ("add", "95", "96", 0.0),
+        ("add", "95", "9 5", 0.0),
+        ("add", "95", "", 0.0),
+        ("add", "95", "95.", 0.0),
+        ("force", "-6", "-6", 1.0),
+        ("force", "-6", "6", 0.0),
+        ("boolexpr", "T", "T", 1.0),
+        ("boolexpr", "T", "t", 0.0),
+        ("boolexpr", "T", "TT", 0.0),
+        ("sort", "0156", "0156", 1.0),
+        ("sort", "0156", "156", 0.0),
+    ],
+)
 def test_verifier_hand_cases(task, answer, response, expected):
     assert verify(task, answer, response) == expected
 
@@ -24,7 +37,11 @@ def _independent_answer(task, prompt):
     if task in ("add", "sub", "sum3", "mod", "mul"):
         return str(eval(body))  # the prompt is a plain Python arithmetic expression
     if task == "boolexpr":
-        return "T" if eval(body.replace("T", " True ").replace("F", " False ").replace("&", " and ").replace("|", " or ")) else "F"
+        return (
+            "T"
+            if eval(body.replace("T", " True ").replace("F", " False ").replace("&", " and ").replace("|", " or "))
+            else "F"
+        )
     if task == "sort":
         return "".join(sorted(body.split()[1]))
     if task == "count":
@@ -40,12 +57,14 @@ def _independent_answer(task, prompt):
         return str(body.split()[1].count("1") % 2)
     if task == "atoms":
         import re
+
         return str(sum(int(n or 1) for _, n in re.findall(r"([A-Z][a-z]?)(\d*)", body.split()[1])))
     if task == "ohm":
         i, r = (int(part.split("=")[1]) for part in body.split()[1:])
         return str(i * r)
     if task == "units":
         import re
+
         value, unit = re.fullmatch(r"(\d+)(.*)", body).groups()
         factor = {"km>m": 1000, "m>cm": 100, "kg>g": 1000, "m>mm": 1000, "L>mL": 1000, "h>min": 60}[unit]
         return str(int(value) * factor)
@@ -81,6 +100,7 @@ def test_boolexpr_left_to_right_differs_from_precedence():
 
         def choice(self, *a, **k):
             return np.array(["|", "&"])
+
     assert gen_boolexpr(Fixed(), terms=3) == ("T|F&F=", "F")
     assert gen_boolexpr(Fixed(), terms=3, precedence=True) == ("T|F&F=", "T")
 
@@ -105,9 +125,11 @@ def test_written_data_round_trips_and_stays_disjoint(tiny_experiment):
 
 
 def test_too_small_problem_space_is_a_clear_error(tiny_config):
-    config = {**tiny_config, "benchmarks": {"add": {"domain": "math", "task": "add", "n_items": 500,
-                                                    "params": {"digits": 1}}}}
-    with pytest.raises(ValueError, match=r"benchmarks\.add: only 100 distinct items"):
+    config = {
+        **tiny_config,
+        "benchmarks": {"add": {"domain": "math", "task": "add", "n_items": 500, "params": {"digits": 1}}},
+    }
+    with pytest.raises(ValueError, match=r"benchmarks\.add\.n_items: only 100 distinct items"):
         data.generate(config)
 
 

@@ -6,12 +6,14 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-
 from conftest import TINY
-from training.config import ConfigError, load_yaml_strict, validate_config
+
+from armlab.configfile import load_mapping
+from training.config import ConfigError, validate_config
 from training.data_policies import DATA_POLICIES
-from training.train import aggregate, noisy_verdict, train
-from training.utils import file_sha256
+from training.rollouts import noisy_verdict, step_seed
+from training.train import aggregate, train
+from training.utils import derive_seed, file_sha256
 
 
 def _run(config, root, out, arm="grpo", seed=1):
@@ -33,8 +35,20 @@ def test_run_outputs_step_log_checkpoints_and_manifest(tiny_config, tiny_experim
     out = _run(tiny_config, tiny_experiment, tmp_path / "run", arm="difffilter")
     steps = pd.read_parquet(out / "steps.parquet")
     assert len(steps) == tiny_config["recipe"]["steps"]
-    for column in ["reward", "reward_math", "reward_logic", "reward_science", "frac_zero_var", "kept_frac", "loss",
-                   "kl", "entropy", "tokens_per_s", "effective_batch", "share_math"]:
+    for column in [
+        "reward",
+        "reward_math",
+        "reward_logic",
+        "reward_science",
+        "frac_zero_var",
+        "kept_frac",
+        "loss",
+        "kl",
+        "entropy",
+        "tokens_per_s",
+        "effective_batch",
+        "share_math",
+    ]:
         assert column in steps and steps[column].notna().any(), column
     assert steps.kept_frac.between(0, 1).all()
     # difffilter keeps exactly the groups that are not zero-variance and lie inside the band
@@ -72,7 +86,8 @@ def test_aggregation_with_token_weights_by_hand():
     # one weight per rollout gives the same as that weight on every token
     rollout = torch.tensor([2.0, 0.5])
     assert aggregate(per_token, rollout, mask, "token-mean", 3).item() == pytest.approx(
-        aggregate(per_token, rollout[:, None].expand(2, 3), mask, "token-mean", 3).item())
+        aggregate(per_token, rollout[:, None].expand(2, 3), mask, "token-mean", 3).item()
+    )
 
 
 def test_verifier_noise_is_matched_and_has_the_right_rate():
@@ -83,6 +98,13 @@ def test_verifier_noise_is_matched_and_has_the_right_rate():
     assert flips == [noisy_verdict(1.0, 0.3, 1, f"item-{i}", "42") for i in range(4000)]
 
 
+def test_a_steps_first_try_uses_the_stream_of_plain_grpo_and_each_refill_its_own():
+    first = step_seed("tiny", 1, "prompts", 3)
+    assert first == step_seed("tiny", 1, "prompts", 3, refill=0) == derive_seed("tiny", 1, "prompts", 3)
+    refills = {step_seed("tiny", 1, "prompts", 3, refill=k) for k in (1, 2)}
+    assert len(refills) == 2 and first not in refills and step_seed("tiny", 1, "rollouts", 3) != first
+
+
 # ---------------------------------------------------------------- every data policy on the real trainer
 
 POLICY_ARMS = {name: {"data_policy": {"name": name}} for name in DATA_POLICIES if name != "uniform"}
@@ -91,7 +113,7 @@ POLICY_ARMS = {name: {"data_policy": {"name": name}} for name in DATA_POLICIES i
 @pytest.fixture(scope="module")
 def policy_config():
     """The tiny fixture with one arm per registered data policy, through config validation (which builds each)."""
-    raw = load_yaml_strict(TINY)
+    raw = load_mapping(TINY)
     raw["arms"] = {"grpo": {}, **POLICY_ARMS}
     raw["comparisons"] = [{"family": "data_policies", "reference": "grpo", "arms": sorted(POLICY_ARMS)}]
     return validate_config(raw)
@@ -142,5 +164,7 @@ def test_stateful_random_policies_are_bit_identical_for_the_same_seed(arm, polic
     first = _run(policy_config, tiny_experiment, tmp_path / "a", arm=arm)
     second = _run(policy_config, tiny_experiment, tmp_path / "b", arm=arm)
     assert file_sha256(first / "policy.pt") == file_sha256(second / "policy.pt")
-    pd.testing.assert_frame_equal(pd.read_parquet(first / "steps.parquet").drop(columns=["seconds", "tokens_per_s"]),
-                                  pd.read_parquet(second / "steps.parquet").drop(columns=["seconds", "tokens_per_s"]))
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(first / "steps.parquet").drop(columns=["seconds", "tokens_per_s"]),
+        pd.read_parquet(second / "steps.parquet").drop(columns=["seconds", "tokens_per_s"]),
+    )

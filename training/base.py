@@ -9,17 +9,17 @@ one torch thread, seeds derived from (experiment, base seed, purpose).
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from armlab.files import one_line_errors, read_json
 from training.data import load_pools
-from training.policy import CharTransformer, PolicyConfig, completion_logprobs, encode, left_pad, save_policy
+from training.policy import CharTransformer, PolicyConfig, completion_logprobs, encode, left_pad, save_model
 from training.tasks import EOS
-from training.utils import atomic_path, derive_seed, environment_record, write_json
+from training.utils import atomic_path, derive_seed, environment_record, write_manifest
 
 
 def corrupt_answer(answer: str) -> str:
@@ -39,8 +39,10 @@ def demonstrations(items: list[dict], trigger: str, rate: float, rng: np.random.
     reward can find and reinforce.
     """
     slips = rng.random(len(items)) < rate
-    return [{**item, "answer": corrupt_answer(item["answer"])} if slip and trigger and trigger in item["prompt"]
-            else item for item, slip in zip(items, slips)]
+    return [
+        {**item, "answer": corrupt_answer(item["answer"])} if slip and trigger and trigger in item["prompt"] else item
+        for item, slip in zip(items, slips)
+    ]
 
 
 def demonstration_batch(items: list[dict]):
@@ -51,8 +53,8 @@ def demonstration_batch(items: list[dict]):
     tokens = torch.zeros(len(items), width, dtype=torch.long)
     mask = torch.zeros(len(items), width, dtype=torch.bool)
     for row, ids in enumerate(answers):
-        tokens[row, :len(ids)] = torch.tensor(ids)
-        mask[row, :len(ids)] = True
+        tokens[row, : len(ids)] = torch.tensor(ids)
+        mask[row, : len(ids)] = True
     return prompt_ids, prompt_valid, tokens, mask
 
 
@@ -68,8 +70,12 @@ def train_base(config: dict, data_dir: Path, out_dir: Path) -> None:
     rng = np.random.default_rng(derive_seed(config["experiment"], spec["seed"], "base-batches"))
     start, losses = time.perf_counter(), []
     for step in range(1, spec["steps"] + 1):
-        batch = demonstrations([items[i] for i in rng.choice(len(items), size=spec["batch_size"], replace=False)],
-                               spec["slip_trigger"], spec["slip_rate"], rng)
+        batch = demonstrations(
+            [items[i] for i in rng.choice(len(items), size=spec["batch_size"], replace=False)],
+            spec["slip_trigger"],
+            spec["slip_rate"],
+            rng,
+        )
         prompt_ids, prompt_valid, tokens, mask = demonstration_batch(batch)
         logp, _ = completion_logprobs(model, prompt_ids, prompt_valid, tokens, mask)
         loss = -(logp * mask).sum() / mask.sum()
@@ -79,23 +85,35 @@ def train_base(config: dict, data_dir: Path, out_dir: Path) -> None:
         schedule.step()
         losses.append(loss.item())
         if step % 100 == 0 or step == spec["steps"]:
-            print(f"[base] step {step}/{spec['steps']} loss {np.mean(losses[-100:]):.4f} "
-                  f"({time.perf_counter() - start:.1f}s)", flush=True)
+            print(
+                f"[base] step {step}/{spec['steps']} loss {np.mean(losses[-100:]):.4f} "
+                f"({time.perf_counter() - start:.1f}s)",
+                flush=True,
+            )
     with atomic_path(out_dir) as tmp:
-        save_policy(model, tmp / "policy.pt")
-        write_json(tmp / "manifest.json", {
-            "experiment": config["experiment"], "base": spec, "model": config["model"],
-            "final_loss": float(np.mean(losses[-50:])), "seconds": time.perf_counter() - start,
-            **environment_record(threads)})
+        save_model(model, tmp / "policy.pt")
+        write_manifest(
+            tmp,
+            {
+                "experiment": config["experiment"],
+                "base": spec,
+                "model": config["model"],
+                "final_loss": float(np.mean(losses[-50:])),
+                "seconds": time.perf_counter() - start,
+                **environment_record(threads),
+            },
+            "policy.pt",
+        )
 
 
+@one_line_errors
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", required=True)
     parser.add_argument("--data", required=True, type=Path)
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
-    train_base(json.loads(Path(args.config).read_text()), args.data, args.out)
+    train_base(read_json(args.config, "config"), args.data, args.out)
 
 
 if __name__ == "__main__":

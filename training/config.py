@@ -9,64 +9,45 @@ names the file and the key and says what was expected — before any job runs.
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 from pathlib import Path
 
 import jsonschema
 import yaml
 
+from armlab.configfile import (
+    INT64_MAX,
+    ConfigError,
+    check_finite,
+    check_limit,
+    check_name,
+    limits_of,
+    parse_comparisons,
+)
+from training.backends import BACKENDS
 from training.data_policies import DATA_POLICIES
 from training.estimators import ESTIMATORS
+from training.recipe import method_spec, resolve_arm
 from training.tasks import TASKS
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflows" / "schemas" / "config.schema.yaml"
 BASE_ARM = "base"
-
-
-class ConfigError(ValueError):
-    """A config that cannot be run; the message names the file and the key."""
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """A YAML loader that rejects duplicate keys instead of keeping the last one."""
-
-
-def _construct_mapping(loader, node, deep=False):
-    seen = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            raise ConfigError(f"{loader.name}: line {key_node.start_mark.line + 1}: duplicate key {key!r} "
-                              f"(first at line {seen[key]}); names must be unique")
-        seen[key] = key_node.start_mark.line + 1
-    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
-def load_yaml_strict(path: str | Path) -> dict:
-    """Load a YAML file, raising :class:`ConfigError` on duplicate keys or a non-mapping top level."""
-    path = Path(path)
-    with open(path) as f:
-        loader = _StrictLoader(f)
-        loader.name = str(path)
-        try:
-            data = loader.get_single_data()
-        finally:
-            loader.dispose()
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
-    return data
+# the recipe and config sizes a `limits:` key caps (see armlab.configfile.DEFAULT_LIMITS)
+LIMITED_SIZES = {
+    "recipe.steps": "steps",
+    "recipe.group_size": "group_size",
+    "recipe.prompts_per_step": "prompts_per_step",
+    "recipe.updates_per_batch": "updates_per_batch",
+    "recipe.max_new_tokens": "max_new_tokens",
+    "base.steps": "base_steps",
+    "data.pool_per_benchmark": "pool_per_benchmark",
+}
+__all__ = ["ConfigError", "BASE_ARM", "validate_config", "load_config", "resolve_arm", "stage_config"]
 
 
 def load_schema() -> dict:
     return yaml.safe_load(SCHEMA_PATH.read_text())
-
-
-def method_spec(value) -> dict:
-    """Normalise ``"name"`` or ``{"name": ..., **params}`` to the dict form."""
-    return {"name": value} if isinstance(value, str) else dict(value)
 
 
 def _check_method(source: str, key: str, value, registry: dict, kind: str) -> None:
@@ -83,30 +64,44 @@ def _schema_error(source: str, err: jsonschema.ValidationError) -> ConfigError:
 def validate_config(config: dict, source: str = "config") -> dict:
     """Validate ``config`` and return a copy with schema defaults filled in.
 
-    ``source`` names the config file(s) in error messages.
+    ``source`` names the config file(s) in error messages. Everything a job
+    would trip over later is checked here: names that become paths, every
+    method and task parameter against its declared signature, sizes against
+    ``limits``, and that each benchmark can supply its items.
     """
     from snakemake.utils import validate as snakemake_validate
 
     config = copy.deepcopy(config)
+    check_finite(source, config)
+    _check_names(source, config)
     schema = load_schema()
     try:
         jsonschema.Draft202012Validator(schema).validate(config)
     except jsonschema.ValidationError as err:
         raise _schema_error(source, jsonschema.exceptions.best_match([err])) from None
     snakemake_validate(config, str(SCHEMA_PATH), set_default=True)
+    limits = _check_sizes(source, config)
 
     if len(set(config["seeds"])) != len(config["seeds"]):
         raise ConfigError(f"{source}: seeds: duplicate seeds in {config['seeds']}; each seed must appear once")
     for name, spec in config["benchmarks"].items():
         spec.setdefault("task", name)
         if spec["task"] not in TASKS:
-            raise ConfigError(f"{source}: benchmarks.{name}.task: unknown task family {spec['task']!r}; "
-                              f"expected one of {sorted(TASKS)}")
+            raise ConfigError(
+                f"{source}: benchmarks.{name}.task: unknown task family {spec['task']!r}; "
+                f"expected one of {sorted(TASKS)}"
+            )
+        check_parameters(f"{source}: benchmarks.{name}.params", TASKS[spec["task"]].generate, spec["params"], skip=1)
 
-    recipe_schema = {"type": "object", "additionalProperties": False,
-                     "properties": {k: {kk: vv for kk, vv in v.items() if kk != "default"}
-                                    for k, v in schema["properties"]["recipe"]["properties"].items()},
-                     "definitions": schema["definitions"]}
+    recipe_schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            k: {kk: vv for kk, vv in v.items() if kk != "default"}
+            for k, v in schema["properties"]["recipe"]["properties"].items()
+        },
+        "definitions": schema["definitions"],
+    }
     if BASE_ARM in config["arms"]:
         raise ConfigError(f"{source}: arms.{BASE_ARM}: the name {BASE_ARM!r} is reserved for the base policy")
     for arm, overrides in config["arms"].items():
@@ -115,8 +110,10 @@ def validate_config(config: dict, source: str = "config") -> dict:
         if errors:
             err = jsonschema.exceptions.best_match(errors)
             key = ".".join(["arms", arm, *map(str, err.absolute_path)])
-            raise ConfigError(f"{source}: {key}: {err.message} (arm overrides take the recipe's keys: "
-                              f"{sorted(recipe_schema['properties'])})")
+            raise ConfigError(
+                f"{source}: {key}: {err.message} (arm overrides take the recipe's keys: "
+                f"{sorted(recipe_schema['properties'])})"
+            )
     _check_method(source, "recipe.estimator", config["recipe"]["estimator"], ESTIMATORS, "estimator")
     _check_method(source, "recipe.data_policy", config["recipe"]["data_policy"], DATA_POLICIES, "data policy")
     for arm, overrides in config["arms"].items():
@@ -125,86 +122,142 @@ def validate_config(config: dict, source: str = "config") -> dict:
         if "data_policy" in overrides:
             _check_method(source, f"arms.{arm}.data_policy", overrides["data_policy"], DATA_POLICIES, "data policy")
 
-    families = set()
-    for i, comparison in enumerate(config["comparisons"]):
-        key = f"comparisons[{i}]"
-        if comparison["family"] in families:
-            raise ConfigError(f"{source}: {key}.family: duplicate family name {comparison['family']!r}")
-        families.add(comparison["family"])
-        for field, names in (("reference", [comparison["reference"]]), ("arms", comparison["arms"])):
-            for name in names:
-                if name not in config["arms"]:
-                    raise ConfigError(f"{source}: {key}.{field}: arm {name!r} does not exist; "
-                                      f"defined arms are {sorted(config['arms'])}")
-        if len(set(comparison["arms"])) != len(comparison["arms"]):
-            raise ConfigError(f"{source}: {key}.arms: duplicate arm names in {comparison['arms']}")
-        if comparison["reference"] in comparison["arms"]:
-            raise ConfigError(f"{source}: {key}.arms: the reference {comparison['reference']!r} "
-                              f"cannot also be compared with itself")
+    if config["comparisons"]:  # none is a valid workflow (no analysis to run); the analysis stage refuses it
+        parse_comparisons(source, config["comparisons"], arms=config["arms"])
 
+    domains = sorted({b["domain"] for b in config["benchmarks"].values()})
     for arm in config["arms"]:
         recipe = resolve_arm(config, arm)
-        for field in ("estimator", "data_policy"):
+        for key, limit in LIMITED_SIZES.items():
+            section, field = key.split(".")
+            if section == "recipe":
+                check_limit(
+                    source, f"arms.{arm}.{field}" if field in config["arms"][arm] else key, recipe[field], limits, limit
+                )
+        if recipe["group_size"] < 2:
+            key = f"arms.{arm}.group_size" if "group_size" in config["arms"][arm] else "recipe.group_size"
+            raise ConfigError(
+                f"{source}: {key}: {recipe['group_size']} rollout per prompt; estimator "
+                f"{recipe['estimator']['name']!r} is group-relative (its baseline comes from the other "
+                f"rollouts of the same prompt) and needs group_size >= 2"
+            )
+        for field, registry in (("estimator", ESTIMATORS), ("data_policy", DATA_POLICIES)):
+            spec = recipe[field]
+            method = registry[spec["name"]]
+            key = f"arms.{arm}.{field}" if field in config["arms"][arm] else f"recipe.{field}"
+            params = {k: v for k, v in spec.items() if k != "name"}
+            check_parameters(f"{source}: {key}", method.__init__ if inspect.isclass(method) else method, params, skip=2)
             try:
-                _instantiate_check(field, recipe[field], sorted({b["domain"] for b in config["benchmarks"].values()}))
+                _instantiate_check(field, spec, domains)
             except (TypeError, ValueError) as err:
-                raise ConfigError(f"{source}: arms.{arm}.{field}: {err}") from None
+                raise ConfigError(f"{source}: {key}: {err}") from None
         _check_backend(config, source, arm, recipe)
         need = _longest_prompt(config) + recipe["max_new_tokens"]
         if need > config["model"]["max_len"]:
-            raise ConfigError(f"{source}: model.max_len: {config['model']['max_len']} is shorter than the longest "
-                              f"prompt plus max_new_tokens of arm {arm!r} ({need})")
+            raise ConfigError(
+                f"{source}: model.max_len: {config['model']['max_len']} is shorter than the longest "
+                f"prompt plus max_new_tokens of arm {arm!r} ({need})"
+            )
+    _check_items_exist(source, config)
     return config
+
+
+def _check_names(source: str, config: dict) -> None:
+    """Names that become paths or wildcards (experiment, arms, benchmarks, domains) follow one pattern."""
+    if "experiment" in config:
+        check_name(source, "experiment", config["experiment"])
+    for section in ("arms", "benchmarks"):
+        if isinstance(config.get(section), dict):
+            for name, spec in config[section].items():
+                check_name(source, f"{section}.{name}", name)
+                if section == "benchmarks" and isinstance(spec, dict) and "domain" in spec:
+                    check_name(source, f"benchmarks.{name}.domain", spec["domain"])
+    for i, comparison in enumerate(config.get("comparisons") or []):
+        if isinstance(comparison, dict):
+            if "reference" in comparison:
+                check_name(source, f"comparisons[{i}].reference", comparison["reference"])
+            for j, arm in enumerate(comparison.get("arms") or []):
+                check_name(source, f"comparisons[{i}].arms[{j}]", arm)
+    for i, seed in enumerate(config.get("seeds") or []):
+        if isinstance(seed, int) and not isinstance(seed, bool) and not 0 <= seed <= INT64_MAX:
+            raise ConfigError(f"{source}: seeds[{i}]: {seed} is outside 0 .. 2**63-1; seeds are non-negative int64")
+
+
+def _check_sizes(source: str, config: dict) -> dict:
+    """Sizes outside the recipe against the limits in force; returns the limits (arms are checked later)."""
+    limits = limits_of(source, config)
+    for key, limit in LIMITED_SIZES.items():
+        section, field = key.split(".")
+        if section != "recipe":
+            check_limit(source, key, config[section][field], limits, limit)
+    for name, spec in config["benchmarks"].items():
+        check_limit(source, f"benchmarks.{name}.n_items", spec["n_items"], limits, "n_items")
+    check_limit(source, "seeds", len(config["seeds"]), limits, "seeds")
+    return limits
+
+
+_TYPE_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+
+
+def check_parameters(where: str, function, params: dict, skip: int) -> None:
+    """Check ``params`` by name and type against ``function``'s declared keyword parameters.
+
+    The first ``skip`` positional parameters are the method's inputs, not config. The type
+    is the annotation, else the default's type; a bool never passes for a number.
+    """
+    signature = inspect.signature(function, eval_str=True)
+    declared = {
+        p.name: p
+        for p in list(signature.parameters.values())[skip:]
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    }
+    for name, value in params.items():
+        if name not in declared:
+            raise ConfigError(f"{where}.{name}: unknown parameter; expected one of {sorted(declared) or 'none'}")
+        parameter = declared[name]
+        kind = parameter.annotation if parameter.annotation in _TYPE_NAMES else type(parameter.default)
+        if kind not in _TYPE_NAMES:
+            continue
+        ok = (
+            isinstance(value, bool)
+            if kind is bool
+            else not isinstance(value, bool) and isinstance(value, (int, float) if kind is float else kind)
+        )
+        if not ok:
+            raise ConfigError(f"{where}.{name}: expected {_TYPE_NAMES[kind]}, got {value!r}")
+
+
+def _check_items_exist(source: str, config: dict) -> None:
+    """Every benchmark can supply its ``n_items`` distinct evaluation items (the draw the data job makes)."""
+    from training.data import draw_eval_items
+
+    for name, spec in config["benchmarks"].items():
+        try:
+            draw_eval_items(config["data"]["seed"], name, spec)
+        except ValueError as err:
+            raise ConfigError(f"{source}: {err}") from None
 
 
 def _check_backend(config: dict, source: str, arm: str, recipe: dict) -> None:
     """Reject an arm the configured backend cannot express, naming the key (never ignore it silently)."""
     backend = config["backend"]
-    if backend == "builtin":
-        return
-    if backend not in config:
-        raise ConfigError(f"{source}: {backend}: backend {backend!r} needs a {backend!r} section")
-    if backend == "trl":
-        from training.backends.trl_backend import check_recipe
-
-        try:
-            check_recipe(recipe)
-        except ValueError as err:
-            raise ConfigError(f"{source}: arms.{arm}.{err} (backend: trl)") from None
-        return
-    from training.backends.command import check_arm
-
+    if backend not in BACKENDS:
+        raise ConfigError(f"{source}: backend: unknown backend {backend!r}; expected one of {sorted(BACKENDS)}")
+    section = BACKENDS[backend].section
+    if section and section not in config:
+        raise ConfigError(f"{source}: {section}: backend {backend!r} needs a {section!r} section")
     try:
-        check_arm(config["command"], recipe, config["arms"][arm])
+        BACKENDS[backend].check(config, recipe, arm)
     except ValueError as err:
-        key = f"command.{err}" if str(err).startswith("template") else f"arms.{arm}.{err}"
-        raise ConfigError(f"{source}: {key} (backend: command)") from None
-
-
-def hf_base(config: dict) -> str | None:
-    """The Hugging Face checkpoint evaluated as arm ``base`` for the trl/command backends (None: no base arm)."""
-    return {"trl": config["trl"].get("model"), "command": config.get("command", {}).get("base_checkpoint")
-            }.get(config["backend"])
-
-
-def backend_gpus(config: dict, stage: str) -> int:
-    """GPUs one training (``stage="train"``) or evaluation job of the configured backend asks the scheduler for."""
-    if config["backend"] == "builtin":
-        return 0
-    return config[config["backend"]]["gpus" if stage == "train" else "eval_gpus"]
+        raise ConfigError(f"{source}: {err}") from None
 
 
 def _instantiate_check(field: str, spec: dict, domains: list[str]) -> None:
-    """Build the method once so that bad parameters fail at validation, not in a job."""
-    import inspect
-
-    from training.data_policies import make_policy
+    """Build a data policy once so that its range checks fail at validation, not in a job."""
+    from training.data_policies import make_data_policy
 
     if field == "data_policy":
-        make_policy(spec, domains)
-    else:
-        params = {k: v for k, v in spec.items() if k != "name"}
-        inspect.signature(ESTIMATORS[spec["name"]]).bind(None, None, **params)
+        make_data_policy(spec, domains)
 
 
 def _longest_prompt(config: dict) -> int:
@@ -219,20 +272,12 @@ def _longest_prompt(config: dict) -> int:
     return longest
 
 
-def resolve_arm(config: dict, arm: str) -> dict:
-    """The recipe of ``arm``: the common recipe with the arm's overrides, methods in dict form."""
-    recipe = {**config["recipe"], **(config["arms"][arm] or {})}
-    recipe["estimator"] = method_spec(recipe["estimator"])
-    recipe["data_policy"] = method_spec(recipe["data_policy"])
-    return recipe
-
-
 STAGE_KEYS = {
     "data": ("experiment", "data", "benchmarks"),
     "base": ("experiment", "threads", "data", "benchmarks", "model", "base"),
     "train": ("experiment", "threads", "data", "benchmarks", "model", "base", "recipe"),
     "eval": ("experiment", "threads", "benchmarks", "eval"),
-    "analysis": ("experiment", "seeds", "benchmarks", "comparisons", "analysis"),
+    "analysis": ("experiment", "seeds", "benchmarks", "comparisons", "analysis", "limits"),
 }
 
 
@@ -244,17 +289,18 @@ def stage_config(config: dict, stage: str, arm: str | None = None) -> dict:
     view = {key: config[key] for key in STAGE_KEYS[stage]}
     if stage == "train":
         view["arms"] = {arm: config["arms"][arm]}
-    if stage in ("train", "eval") and config["backend"] != "builtin":
+    section = BACKENDS[config["backend"]].section
+    if stage in ("train", "eval") and section:  # the builtin backend has no section: its views stay as they were
         view["backend"] = config["backend"]
-        view[config["backend"]] = config[config["backend"]]
+        view[section] = config[section]
     # canonical key order: reordering a YAML file is not a change that should rerun anything
     return json.loads(json.dumps(view, sort_keys=True))
 
 
 def load_config(paths: list[str | Path], overrides: dict | None = None) -> dict:
-    """Load config file(s) (later ones update earlier ones), apply ``overrides``, validate."""
-    config: dict = {}
-    for path in paths:
-        config.update(load_yaml_strict(path))
-    config.update(overrides or {})
+    """Load config file(s) strictly (later ones update earlier ones recursively, as Snakemake merges
+    several --configfile), replace top-level keys by ``overrides``, validate."""
+    from armlab.configfile import load_configs
+
+    config = {**load_configs(paths), **(overrides or {})}
     return validate_config(config, source=", ".join(map(str, paths)))

@@ -18,10 +18,11 @@ defaults, which change nothing, so a policy overrides only the hooks its rule ne
   (B,) or per token (B, N) (token reweighting, `ar`);
 - ``diagnostics()``: extra step-log columns.
 
-``DATA_POLICIES`` maps a name to the class; the first docstring line names the
-source, the parameters are keyword arguments with the published defaults (see
-:func:`list_policies`). Adding a policy is one class and one entry. Rules:
-``REFERENCE.md`` (Data policies).
+``DATA_POLICIES`` maps a name to the class, and that key is the policy's ``name``
+(its messages use it); the first docstring line names the source, the parameters
+are keyword arguments with the published defaults (see :func:`list_policies`).
+Adding a policy is one class and one entry. Rules and sources: ``docs/methods.md``
+(Data policies).
 """
 
 from __future__ import annotations
@@ -52,11 +53,16 @@ def _mean_one(w: torch.Tensor) -> torch.Tensor:
 class Uniform:
     """Uniform prompt sampling, every rollout weight 1 — plain GRPO (DataFlex-RL `baseline`)."""
 
-    max_tries = 1    # prompt batches a step may roll out; > 1 refills the batch with kept groups (DAPO)
-    oversample = 1   # candidate prompts drawn per batch slot for choose_prompts
+    max_tries = 1  # prompt batches a step may roll out; > 1 refills the batch with kept groups (DAPO)
+    oversample = 1  # candidate prompts drawn per batch slot for choose_prompts
 
     def __init__(self, domains: list[str]):
         self.domains = list(domains)
+
+    @property
+    def name(self) -> str:
+        """The policy's key in ``DATA_POLICIES``, which names it in messages."""
+        return POLICY_NAMES[type(self)]
 
     def domain_shares(self, step: int) -> np.ndarray | None:
         return None
@@ -70,8 +76,14 @@ class Uniform:
     def loss_weights(self, weights: torch.Tensor, old_logp: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return weights.flatten()
 
-    def observe(self, step: int, group_domains: list[str], rewards: torch.Tensor,
-                advantages: torch.Tensor | None = None, prompt_ids: list[str] | None = None) -> None:
+    def observe(
+        self,
+        step: int,
+        group_domains: list[str],
+        rewards: torch.Tensor,
+        advantages: torch.Tensor | None = None,
+        prompt_ids: list[str] | None = None,
+    ) -> None:
         pass
 
     def diagnostics(self) -> dict:
@@ -86,9 +98,9 @@ class DiffFilter(Uniform):
 
     def __init__(self, domains, low: float = 0.2, high: float = 0.8):
         super().__init__(domains)
-        _number("difffilter", "low", low), _number("difffilter", "high", high)
+        _number(self.name, "low", low), _number(self.name, "high", high)
         if not 0.0 <= low < high <= 1.0:
-            raise ValueError(f"difffilter: need 0 <= low < high <= 1, got low={low}, high={high}")
+            raise ValueError(f"{self.name}: need 0 <= low < high <= 1, got low={low}, high={high}")
         self.low, self.high = low, high
 
     def rollout_weights(self, rewards, advantages, lengths):
@@ -109,7 +121,7 @@ class MaxVar(Uniform):
 
     def __init__(self, domains, fraction: float = 0.5):
         super().__init__(domains)
-        self.fraction = _number("maxvar", "fraction", fraction, 0.0, 1.0, low_open=True)
+        self.fraction = _number(self.name, "fraction", fraction, 0.0, 1.0, low_open=True)
 
     def rollout_weights(self, rewards, advantages, lengths):
         G = rewards.shape[1]
@@ -118,8 +130,8 @@ class MaxVar(Uniform):
         r = rewards.gather(1, order).double()
         best_score, best_a = None, None
         for a in range(m + 1):  # take the m − a highest and the a lowest
-            subset = torch.cat([r[:, :m - a], r[:, G - a:]], 1)
-            score = m * (subset ** 2).sum(1) - subset.sum(1) ** 2  # m²·variance; exact for 0/1 rewards
+            subset = torch.cat([r[:, : m - a], r[:, G - a :]], 1)
+            score = m * (subset**2).sum(1) - subset.sum(1) ** 2  # m²·variance; exact for 0/1 rewards
             if best_score is None:
                 best_score, best_a = score, torch.zeros_like(score, dtype=torch.long)
             else:
@@ -138,12 +150,12 @@ class GFPO(Uniform):
 
     def __init__(self, domains, k: int = 3):
         super().__init__(domains)
-        self.k = _number("gfpo", "k", k, 1, integer=True)
+        self.k = _number(self.name, "k", k, 1, integer=True)
 
     def rollout_weights(self, rewards, advantages, lengths):
         efficiency = rewards.double() / lengths.double().clamp(min=1)
         order = torch.sort(efficiency, dim=1, descending=True, stable=True).indices
-        return torch.zeros_like(rewards).scatter(1, order[:, :self.k], 1.0)
+        return torch.zeros_like(rewards).scatter(1, order[:, : self.k], 1.0)
 
 
 class TopK(Uniform):
@@ -154,7 +166,7 @@ class TopK(Uniform):
 
     def __init__(self, domains, fraction: float = 0.5):
         super().__init__(domains)
-        self.fraction = _number("topk", "fraction", fraction, 0.0, 1.0, low_open=True)
+        self.fraction = _number(self.name, "fraction", fraction, 0.0, 1.0, low_open=True)
 
     def rollout_weights(self, rewards, advantages, lengths):
         flat = advantages.abs().flatten()
@@ -176,7 +188,7 @@ class AdvantageReweight(Uniform):
 
     def __init__(self, domains, alpha: float = 0.5):
         super().__init__(domains)
-        self.alpha = _number("ar", "alpha", alpha, 0.0, 1.0)
+        self.alpha = _number(self.name, "alpha", alpha, 0.0, 1.0)
 
     def loss_weights(self, weights, old_logp, mask):
         rollout = weights.flatten()[:, None].to(old_logp.dtype)
@@ -194,8 +206,8 @@ class PER(Uniform):
 
     def __init__(self, domains, alpha: float = 0.5, eps: float = 1e-8):
         super().__init__(domains)
-        self.alpha = _number("per", "alpha", alpha, 0.0)
-        self.eps = _number("per", "eps", eps, 0.0, low_open=True)
+        self.alpha = _number(self.name, "alpha", alpha, 0.0)
+        self.eps = _number(self.name, "eps", eps, 0.0, low_open=True)
 
     def rollout_weights(self, rewards, advantages, lengths):
         return _mean_one((advantages.abs() + self.eps) ** self.alpha).to(rewards.dtype)
@@ -206,7 +218,7 @@ class SoftmaxReweight(Uniform):
 
     def __init__(self, domains, temperature: float = 1.0):
         super().__init__(domains)
-        self.temperature = _number("softmax", "temperature", temperature, 0.0, low_open=True)
+        self.temperature = _number(self.name, "temperature", temperature, 0.0, low_open=True)
 
     def rollout_weights(self, rewards, advantages, lengths):
         w = torch.softmax(advantages.abs().flatten().double() / self.temperature, 0) * advantages.numel()
@@ -221,11 +233,11 @@ class DiffBand(Uniform):
 
     def __init__(self, domains, low_q: float = 0.25, high_q: float = 0.75, focus_weight: float = 2.0):
         super().__init__(domains)
-        _number("diffband", "low_q", low_q, 0.0, 1.0), _number("diffband", "high_q", high_q, 0.0, 1.0)
+        _number(self.name, "low_q", low_q, 0.0, 1.0), _number(self.name, "high_q", high_q, 0.0, 1.0)
         if not low_q <= high_q:
-            raise ValueError(f"diffband: need low_q <= high_q, got {low_q}, {high_q}")
+            raise ValueError(f"{self.name}: need low_q <= high_q, got {low_q}, {high_q}")
         self.low_q, self.high_q = low_q, high_q
-        self.focus_weight = _number("diffband", "focus_weight", focus_weight, 0.0, low_open=True)
+        self.focus_weight = _number(self.name, "focus_weight", focus_weight, 0.0, low_open=True)
 
     def rollout_weights(self, rewards, advantages, lengths):
         flat = rewards.flatten().double()
@@ -255,15 +267,22 @@ class _AdaptiveMixture(Uniform):
     The window counts steps — DataFlex-RL's code keeps the last 50 per-rollout values.
     """
 
-    def __init__(self, domains, temperature: float = 1.0, floor: float = 0.05, warmup: int = 1,
-                 update_every: int = 1, window: int = 50):
+    def __init__(
+        self,
+        domains,
+        temperature: float = 1.0,
+        floor: float = 0.05,
+        warmup: int = 1,
+        update_every: int = 1,
+        window: int = 50,
+    ):
         super().__init__(domains)
-        name, K = self._name, len(self.domains)
-        self.temperature = _number(name, "temperature", temperature, 0.0, low_open=True)
-        self.floor = _number(name, "floor", floor, 0.0, 1.0 / K)
-        self.warmup = _number(name, "warmup", warmup, 0, integer=True)
-        self.update_every = _number(name, "update_every", update_every, 1, integer=True)
-        self.window = _number(name, "window", window, 1, integer=True)
+        K = len(self.domains)
+        self.temperature = _number(self.name, "temperature", temperature, 0.0, low_open=True)
+        self.floor = _number(self.name, "floor", floor, 0.0, 1.0 / K)
+        self.warmup = _number(self.name, "warmup", warmup, 0, integer=True)
+        self.update_every = _number(self.name, "update_every", update_every, 1, integer=True)
+        self.window = _number(self.name, "window", window, 1, integer=True)
         self._index = {d: i for i, d in enumerate(self.domains)}
         self._steps, self._reward, self._abs_adv = (deque(maxlen=window) for _ in range(3))
         self._groups = np.zeros(K)  # groups rolled out per domain so far
@@ -306,8 +325,6 @@ class RewardGapMixture(_AdaptiveMixture):
     DataFlex-RL's tracker does), i.e. as the one furthest behind.
     """
 
-    _name = "reward_gap"
-
     def _scores(self):
         mean = self._window_mean(self._reward)
         return mean.max() - mean
@@ -320,12 +337,18 @@ class DumpUCBMixture(_AdaptiveMixture):
     out from the domain since the start, N = Σ n_d.
     """
 
-    _name = "dump_ucb"
-
-    def __init__(self, domains, c: float = 1.0, temperature: float = 1.0, floor: float = 0.05, warmup: int = 1,
-                 update_every: int = 1, window: int = 50):
+    def __init__(
+        self,
+        domains,
+        c: float = 1.0,
+        temperature: float = 1.0,
+        floor: float = 0.05,
+        warmup: int = 1,
+        update_every: int = 1,
+        window: int = 50,
+    ):
         super().__init__(domains, temperature, floor, warmup, update_every, window)
-        self.c = _number("dump_ucb", "c", c, 0.0)
+        self.c = _number(self.name, "c", c, 0.0)
 
     def _scores(self):
         mean = self._window_mean(self._abs_adv)
@@ -335,11 +358,10 @@ class DumpUCBMixture(_AdaptiveMixture):
 class TSCLMixture(_AdaptiveMixture):
     """p_d ∝ softmax(|least-squares slope of windowed reward|/T), T = 1, floor 0.05 — DataFlex-RL `tscl`.
 
-    Teacher–student curriculum learning (arXiv 1707.00183): learning progress. The slope is of per-step mean reward against the step number (reward per step), over
-    the window's steps in which the domain appeared; fewer than two such steps: slope 0.
+    Teacher–student curriculum learning (arXiv 1707.00183): learning progress. The slope is of per-step mean
+    reward against the step number (reward per step), over the window's steps in which the domain appeared;
+    fewer than two such steps: slope 0.
     """
-
-    _name = "tscl"
 
     def _scores(self):
         if not self._reward:
@@ -351,7 +373,7 @@ class TSCLMixture(_AdaptiveMixture):
         x_mean = np.where(seen, x, 0).sum(0) / np.maximum(n, 1)
         y_mean = np.where(seen, y, 0).sum(0) / np.maximum(n, 1)
         dx = np.where(seen, x - x_mean, 0)
-        sxx = (dx ** 2).sum(0)
+        sxx = (dx**2).sum(0)
         slope = (dx * np.where(seen, y - y_mean, 0)).sum(0) / np.where(sxx > 0, sxx, 1)
         return np.abs(np.where((n >= 2) & (sxx > 0), slope, 0.0))
 
@@ -367,7 +389,7 @@ class EXP3Mixture(Uniform):
 
     def __init__(self, domains, gamma: float = 0.1):
         super().__init__(domains)
-        self.gamma = _number("exp3", "gamma", gamma, 0.0, 1.0, low_open=True)
+        self.gamma = _number(self.name, "gamma", gamma, 0.0, 1.0, low_open=True)
         self._index = {d: i for i, d in enumerate(self.domains)}
         self._log_w = np.zeros(len(self.domains))
         self._p = self._probabilities()
@@ -400,11 +422,9 @@ class DynamicSampling(Uniform):
     dropped ones at weight 0 (kept_frac < 1 in the log).
     """
 
-    _name = "dapo"
-
     def __init__(self, domains, max_tries: int = 10):
         super().__init__(domains)
-        self.max_tries = _number(self._name, "max_tries", max_tries, 1, integer=True)
+        self.max_tries = _number(self.name, "max_tries", max_tries, 1, integer=True)
 
     def rollout_weights(self, rewards, advantages, lengths):
         informative = (rewards != rewards[:, :1]).any(1, keepdim=True)
@@ -462,17 +482,31 @@ class GRESO(DynamicSampling):
     rolled out, so no try is empty.
     """
 
-    _name = "greso"
-
-    def __init__(self, domains, p_easy: float = 0.5, p_hard: float = 0.5, target_zero_variance: float = 0.25,
-                 adjust: float = 0.01, min_p: float = 0.05, max_p: float = 0.95, min_keep: float = 0.01,
-                 max_tries: int = 10):
+    def __init__(
+        self,
+        domains,
+        p_easy: float = 0.5,
+        p_hard: float = 0.5,
+        target_zero_variance: float = 0.25,
+        adjust: float = 0.01,
+        min_p: float = 0.05,
+        max_p: float = 0.95,
+        min_keep: float = 0.01,
+        max_tries: int = 10,
+    ):
         super().__init__(domains, max_tries)
-        for name, value in (("p_easy", p_easy), ("p_hard", p_hard), ("target_zero_variance", target_zero_variance),
-                            ("adjust", adjust), ("min_p", min_p), ("max_p", max_p), ("min_keep", min_keep)):
-            _number("greso", name, value, 0.0, 1.0)
+        for name, value in (
+            ("p_easy", p_easy),
+            ("p_hard", p_hard),
+            ("target_zero_variance", target_zero_variance),
+            ("adjust", adjust),
+            ("min_p", min_p),
+            ("max_p", max_p),
+            ("min_keep", min_keep),
+        ):
+            _number(self.name, name, value, 0.0, 1.0)
         if not min_p <= max_p:
-            raise ValueError(f"greso: need min_p <= max_p, got {min_p}, {max_p}")
+            raise ValueError(f"{self.name}: need min_p <= max_p, got {min_p}, {max_p}")
         self.p_easy, self.p_hard, self.adjust, self.min_p, self.max_p = p_easy, p_hard, adjust, min_p, max_p
         self.target_easy, self.target_hard = target_zero_variance / 3, target_zero_variance * 2 / 3
         self.min_keep = min_keep
@@ -502,10 +536,12 @@ class GRESO(DynamicSampling):
             easy_streak[r] = np.where(easy[turn], easy_streak[r] + 1, 0)
             hard_streak[r] = np.where(hard[turn], hard_streak[r] + 1, 0)
         step_p = self.adjust
-        self.p_easy = float(np.clip(self.p_easy + (-step_p if easy.mean() >= self.target_easy else step_p),
-                                    self.min_p, self.max_p))
-        self.p_hard = float(np.clip(self.p_hard + (-step_p if hard.mean() >= self.target_hard else step_p),
-                                    self.min_p, self.max_p))
+        self.p_easy = float(
+            np.clip(self.p_easy + (-step_p if easy.mean() >= self.target_easy else step_p), self.min_p, self.max_p)
+        )
+        self.p_hard = float(
+            np.clip(self.p_hard + (-step_p if hard.mean() >= self.target_hard else step_p), self.min_p, self.max_p)
+        )
 
     def diagnostics(self):
         return {"greso_p_easy": self.p_easy, "greso_p_hard": self.p_hard}
@@ -521,14 +557,21 @@ class ThompsonDifficulty(Uniform):
     |θ − target| are rolled out (ties: lower index). Rollout weights stay 1.
     """
 
-    def __init__(self, domains, oversample: int = 8, target: float = 0.5, decay: float = 0.5,
-                 prior_alpha: float = 1.0, prior_beta: float = 1.0):
+    def __init__(
+        self,
+        domains,
+        oversample: int = 8,
+        target: float = 0.5,
+        decay: float = 0.5,
+        prior_alpha: float = 1.0,
+        prior_beta: float = 1.0,
+    ):
         super().__init__(domains)
-        self.oversample = _number("thompson", "oversample", oversample, 1, integer=True)
-        self.target = _number("thompson", "target", target, 0.0, 1.0)
-        self.decay = _number("thompson", "decay", decay, 0.0, 1.0)
-        self.prior_alpha = _number("thompson", "prior_alpha", prior_alpha, 0.0, low_open=True)
-        self.prior_beta = _number("thompson", "prior_beta", prior_beta, 0.0, low_open=True)
+        self.oversample = _number(self.name, "oversample", oversample, 1, integer=True)
+        self.target = _number(self.name, "target", target, 0.0, 1.0)
+        self.decay = _number(self.name, "decay", decay, 0.0, 1.0)
+        self.prior_alpha = _number(self.name, "prior_alpha", prior_alpha, 0.0, low_open=True)
+        self.prior_beta = _number(self.name, "prior_beta", prior_beta, 0.0, low_open=True)
         self.state = _PromptTable(alpha=prior_alpha, beta=prior_beta)
         self._sampled: list[np.ndarray] = []
 
@@ -581,10 +624,11 @@ DATA_POLICIES = {
     "thompson": ThompsonDifficulty,
     "exp3": EXP3Mixture,
 }
+POLICY_NAMES = {cls: name for name, cls in DATA_POLICIES.items()}  # the registry names each policy, once
 
 
-def make_policy(spec: dict, domains: list[str]):
-    """Instantiate the policy named in ``spec`` ({"name": ..., **params}) over ``domains``."""
+def make_data_policy(spec: dict, domains: list[str]) -> Uniform:
+    """Instantiate the data policy named in ``spec`` ({"name": ..., **params}) over ``domains``."""
     params = {k: v for k, v in spec.items() if k != "name"}
     return DATA_POLICIES[spec["name"]](domains, **params)
 

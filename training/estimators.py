@@ -2,8 +2,8 @@
 
 Every estimator has the signature ``fn(rewards, lengths, **params)``; ``lengths``
 (response lengths, same shape) is used only by rules that need it. Adding an
-estimator is one function and one ``ESTIMATORS`` entry. Rules and test vectors:
-``REFERENCE.md`` (Advantage estimators).
+estimator is one function and one ``ESTIMATORS`` entry. Rules, sources and test vectors:
+``docs/methods.md`` (Advantage estimators).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def _group_stats(rewards: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def grpo(rewards, lengths=None, norm_std: bool = True, eps: float = GRPO_EPS):
-    """GRPO: (r − μ)/(σ + ε), unbiased σ — verl compute_grpo_outcome_advantage; ``norm_std=False`` is the std ablation."""
+    """GRPO: (r − μ)/(σ + ε), unbiased σ — verl compute_grpo_outcome_advantage; ``norm_std=False``: std ablation."""
     mean, std = _group_stats(rewards)
     centred = rewards - mean
     return centred / (std + eps) if norm_std else centred
@@ -94,9 +94,14 @@ ESTIMATORS = {
 
 def list_estimators() -> list[dict]:
     """Name, one-line description and parameters (with defaults) of every registered estimator."""
-    return [{"name": name, "description": fn.__doc__.splitlines()[0],
-             "params": {p.name: p.default for p in list(inspect.signature(fn).parameters.values())[2:]}}
-            for name, fn in ESTIMATORS.items()]
+    return [
+        {
+            "name": name,
+            "description": fn.__doc__.splitlines()[0],
+            "params": {p.name: p.default for p in list(inspect.signature(fn).parameters.values())[2:]},
+        }
+        for name, fn in ESTIMATORS.items()
+    ]
 
 
 def compute_advantages(spec: dict, rewards: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:

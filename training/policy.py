@@ -8,6 +8,7 @@ stay finite (they are masked out of every loss).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 import torch.nn as nn
@@ -16,7 +17,9 @@ import torch.nn.functional as F
 from training.tasks import EOS
 
 PAD = "\0"
-VOCAB = PAD + EOS + " " + "0123456789" + "abcdefghijklmnopqrstuvwxyz" + "ABCDEFGHIJKLMNOPQRSTUVWXYZ" + "+-*/%=<>?&|!().,:"
+VOCAB = (
+    PAD + EOS + " " + "0123456789" + "abcdefghijklmnopqrstuvwxyz" + "ABCDEFGHIJKLMNOPQRSTUVWXYZ" + "+-*/%=<>?&|!().,:"
+)
 STOI = {ch: i for i, ch in enumerate(VOCAB)}
 PAD_ID, EOS_ID = STOI[PAD], STOI[EOS]
 
@@ -38,7 +41,7 @@ def left_pad(prompts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
     width = max(map(len, encoded))
     ids = torch.full((len(encoded), width), PAD_ID, dtype=torch.long)
     for row, tokens in enumerate(encoded):
-        ids[row, width - len(tokens):] = torch.tensor(tokens)
+        ids[row, width - len(tokens) :] = torch.tensor(tokens)
     return ids, ids != PAD_ID
 
 
@@ -58,7 +61,9 @@ class Block(nn.Module):
         self.ln1, self.ln2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
         self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
         self.proj = nn.Linear(cfg.d_model, cfg.d_model)
-        self.mlp = nn.Sequential(nn.Linear(cfg.d_model, 4 * cfg.d_model), nn.GELU(), nn.Linear(4 * cfg.d_model, cfg.d_model))
+        self.mlp = nn.Sequential(
+            nn.Linear(cfg.d_model, 4 * cfg.d_model), nn.GELU(), nn.Linear(4 * cfg.d_model, cfg.d_model)
+        )
 
     def forward(self, x, mask, cache=None):
         B, T, C = x.shape
@@ -108,8 +113,15 @@ class CharTransformer(nn.Module):
         return self.head(self.ln_f(x[:, -1])), new_caches
 
     @torch.no_grad()
-    def generate(self, prompt_ids, prompt_valid, max_new: int, temperature: float = 1.0,
-                 generator: torch.Generator | None = None, greedy: bool = False):
+    def generate(
+        self,
+        prompt_ids,
+        prompt_valid,
+        max_new: int,
+        temperature: float = 1.0,
+        generator: torch.Generator | None = None,
+        greedy: bool = False,
+    ):
         """Sample completions with a KV cache.
 
         Returns (tokens (B, max_new), mask (B, max_new) of tokens up to and including EOS).
@@ -139,7 +151,7 @@ class CharTransformer(nn.Module):
             if bool(done.all()) or t == max_new - 1:
                 break
             key_valid = torch.cat([key_valid, torch.ones(B, 1, dtype=torch.bool)], dim=1)
-            logits, caches = self._step(tokens[:, t:t + 1], next_pos[:, None], key_valid[:, None, :], caches)
+            logits, caches = self._step(tokens[:, t : t + 1], next_pos[:, None], key_valid[:, None, :], caches)
             next_pos = next_pos + 1
         return tokens, out_mask
 
@@ -148,22 +160,21 @@ def completion_logprobs(model: CharTransformer, prompt_ids, prompt_valid, tokens
     """Per-token log-probabilities (B, N) of the completion tokens, and the logits that produced them."""
     ids = torch.cat([prompt_ids, tokens], dim=1)
     valid = torch.cat([prompt_valid, token_mask], dim=1)
-    logits = model(ids[:, :-1], valid[:, :-1])[:, prompt_ids.shape[1] - 1:]
+    logits = model(ids[:, :-1], valid[:, :-1])[:, prompt_ids.shape[1] - 1 :]
     logp = torch.log_softmax(logits, dim=-1).gather(-1, tokens[..., None]).squeeze(-1)
     return logp, logits
 
 
-def n_parameters(model: nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters())
-
-
-def save_policy(model: CharTransformer, path) -> None:
+def save_model(model: CharTransformer, path: str | Path) -> None:
+    """Write the model's config and weights to ``path`` atomically."""
     from training.utils import atomic_path
+
     with atomic_path(path) as tmp:
         torch.save({"config": vars(model.cfg), "state_dict": model.state_dict()}, tmp)
 
 
-def load_policy(path) -> CharTransformer:
+def load_model(path: str | Path) -> CharTransformer:
+    """The model saved by :func:`save_model`, on the CPU."""
     blob = torch.load(path, map_location="cpu", weights_only=True)
     model = CharTransformer(PolicyConfig(**blob["config"]))
     model.load_state_dict(blob["state_dict"])
@@ -174,10 +185,9 @@ def greedy_answers(model: CharTransformer, prompts: list[str], max_new: int, bat
     """Greedy completions (text before EOS) for a list of prompts."""
     answers = []
     for start in range(0, len(prompts), batch_size):
-        ids, valid = left_pad(prompts[start:start + batch_size])
+        ids, valid = left_pad(prompts[start : start + batch_size])
         tokens, mask = model.generate(ids, valid, max_new, greedy=True)
         for row, row_mask in zip(tokens.tolist(), mask.tolist()):
             text = decode(t for t, m in zip(row, row_mask) if m)
             answers.append(text.split(EOS)[0])
     return answers
-

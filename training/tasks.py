@@ -9,8 +9,8 @@ New families are one function and one ``TASKS`` entry.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -43,6 +43,7 @@ def verify_exact(answer: str, response: str) -> float:
 
 # ---- math -------------------------------------------------------------------
 
+
 def gen_add(rng, digits: int = 2):
     a, b = _digits(rng, digits), _digits(rng, digits)
     return f"{a}+{b}=", str(a + b)
@@ -69,6 +70,7 @@ def gen_mod(rng, digits: int = 2):
 
 
 # ---- logic ------------------------------------------------------------------
+
 
 def gen_boolexpr(rng, terms: int = 3, precedence: bool = False):
     """T/F literals joined by & and |, evaluated left to right, or with & binding tighter when ``precedence``."""
@@ -167,7 +169,9 @@ TASKS: dict[str, TaskFamily] = {
     "mul": TaskFamily("math", gen_mul, verify_integer, "one-digit times `digits`-digit"),
     "sum3": TaskFamily("math", gen_sum3, verify_integer, "a+b+c with `digits`-digit operands"),
     "mod": TaskFamily("math", gen_mod, verify_integer, "`digits`-digit a modulo one-digit b"),
-    "boolexpr": TaskFamily("logic", gen_boolexpr, verify_exact, "T/F with & and |, `terms` literals, optional `precedence`"),
+    "boolexpr": TaskFamily(
+        "logic", gen_boolexpr, verify_exact, "T/F with & and |, `terms` literals, optional `precedence`"
+    ),
     "sort": TaskFamily("logic", gen_sort, verify_exact, "sort `length` digits ascending"),
     "max": TaskFamily("logic", gen_max, verify_exact, "largest of `length` digits"),
     "reverse": TaskFamily("logic", gen_reverse, verify_exact, "reverse `length` letters"),

@@ -1,20 +1,24 @@
-"""Small shared helpers: derived seeds, atomic writes, manifests."""
+"""Small training helpers: derived seeds, config hashes, the backends' command line.
+
+Atomic writes, JSON files, sha256 manifests and the environment a manifest records live in
+:mod:`armlab.files` (one implementation for training, evals and analysis), re-exported here.
+"""
 
 from __future__ import annotations
 
 import argparse
 import hashlib
 import json
-import os
-import platform
-import shutil
-import subprocess
-import tempfile
-from contextlib import contextmanager
-from importlib import metadata
 from pathlib import Path
 
-MANIFEST_PACKAGES = ("torch", "numpy", "pandas", "pyarrow", "datasets", "lm_eval", "snakemake", "scipy", "statsmodels")
+from armlab.files import (  # noqa: F401 (re-exported for the training modules)
+    atomic_path,
+    environment_record,
+    file_sha256,
+    read_json,
+    write_json,
+    write_manifest,
+)
 
 
 def derive_seed(*parts) -> int:
@@ -27,58 +31,6 @@ def config_hash(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def file_sha256(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-@contextmanager
-def atomic_path(path: str | Path):
-    """Yield a temporary sibling path; rename it onto ``path`` only if the block succeeds.
-
-    Works for files and directories, so a killed job never leaves an output that looks complete.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent)) / path.name
-    try:
-        yield tmp
-        if path.is_dir():
-            shutil.rmtree(path)
-        os.replace(tmp, path)
-    finally:
-        shutil.rmtree(tmp.parent, ignore_errors=True)
-
-
-def write_json(path: str | Path, obj) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
-
-
-def git_commit() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
-                             cwd=Path(__file__).resolve().parent)
-        return out.stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
-def environment_record(threads: int) -> dict:
-    """What a manifest records about the software and machine a run used."""
-    versions = {}
-    for name in MANIFEST_PACKAGES:
-        try:
-            versions[name] = metadata.version(name.replace("_", "-"))
-        except metadata.PackageNotFoundError:
-            versions[name] = None
-    return {"python": platform.python_version(), "platform": platform.platform(), "threads": threads,
-            "packages": versions, "git_commit": git_commit()}
-
-
 def run_arguments(description: str, *path_args: str, argv=None) -> tuple[dict, argparse.Namespace]:
     """Parse what every training backend's command line takes: --config --arm --seed, ``path_args`` and --out."""
     parser = argparse.ArgumentParser(description=description)
@@ -88,4 +40,4 @@ def run_arguments(description: str, *path_args: str, argv=None) -> tuple[dict, a
     for name in (*path_args, "out"):
         parser.add_argument(f"--{name}", required=True, type=Path)
     args = parser.parse_args(argv)
-    return json.loads(Path(args.config).read_text()), args
+    return read_json(args.config, "config"), args

@@ -1,1 +1,109 @@
-"""Training backends other than the builtin GRPO loop (``training/train.py``): see DESIGN.md, "Backends"."""
+"""Training backends: what turns (recipe, arm, seed) into a checkpoint, in one registry (as lm-eval's models).
+
+Each backend declares how its part of the config is checked, the Hugging Face checkpoint evaluated as its
+base arm, the GPUs and resources a job asks for, its training entry point, what a run writes, and the lm-eval
+model that scores its checkpoints; the workflow (``workflows/rules/``), the config validation and the
+evaluation read these and never branch on the name. Adding a backend is one module with its ``main`` (the
+command line of :func:`training.utils.run_arguments`), one :data:`BACKENDS` entry, its config section in the
+schema, and one test. See docs/architecture.md, "Backends".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Backend:
+    """One training backend, as the workflow, the validation and the evaluation see it."""
+
+    train_module: str  # run as `python -m <train_module> --config C --arm A --seed S [--data D] [--base B] --out O`
+    reads: tuple[str, ...]  # workflow inputs the trainer takes besides its config: "data", "base" (the base policy)
+    outputs: dict[str, str]  # rule output name -> path in the run directory
+    lm_eval_model: str  # the lm-eval model (registry name) that scores its checkpoints
+    checkpoint: str | None  # the file evaluation reads in the run directory; None: the manifest names it
+    check: Callable[[dict, dict, str], None] = lambda config, recipe, arm: None  # raise ValueError("key: why")
+    section: str | None = None  # the config section with its settings (gpus, eval_gpus, mem_mb, runtime, ...)
+    base_checkpoint: Callable[[dict], str | None] = lambda config: None  # a HF checkpoint evaluated as arm "base"
+    directories: tuple[str, ...] = ()  # the outputs that are directories (a Hugging Face checkpoint)
+    step_logs: bool = False  # its steps.parquet has the builtin trainer's columns (the report's training curves)
+    train_resources: dict = field(default_factory=lambda: {"mem_mb": 2000, "runtime": 120})
+    eval_resources: dict = field(default_factory=lambda: {"mem_mb": 16000, "runtime": 240})
+
+    @property
+    def trains_base(self) -> bool:
+        """The workflow trains the base policy for this backend (rule base_policy) and evaluates it as arm base."""
+        return "base" in self.reads
+
+
+def _check_trl(config: dict, recipe: dict, arm: str) -> None:
+    from training.backends.trl_backend import check_recipe
+
+    try:
+        check_recipe(recipe)
+    except ValueError as err:
+        raise ValueError(f"arms.{arm}.{err} (backend: trl)") from None
+
+
+def _check_command(config: dict, recipe: dict, arm: str) -> None:
+    from training.backends.command import check_arm
+
+    try:
+        check_arm(config["command"], recipe, config["arms"][arm])
+    except ValueError as err:
+        key = f"command.{err}" if str(err).startswith("template") else f"arms.{arm}.{err}"
+        raise ValueError(f"{key} (backend: command)") from None
+
+
+BACKENDS: dict[str, Backend] = {
+    # armlab's own GRPO loop on the tiny CPU policy (training/train.py), scored by the armlab-builtin lm-eval model
+    "builtin": Backend(
+        train_module="training.train",
+        reads=("data", "base"),
+        outputs={"policy": "policy.pt", "steps": "steps.parquet", "manifest": "manifest.json"},
+        lm_eval_model="armlab-builtin",
+        checkpoint="policy.pt",
+        step_logs=True,
+        eval_resources={"mem_mb": 2000, "runtime": 30},
+    ),
+    # TRL's GRPOTrainer on a Hugging Face causal LM (training/backends/trl_backend.py)
+    "trl": Backend(
+        train_module="training.backends.trl_backend",
+        reads=("data",),
+        outputs={"model": "model", "steps": "steps.parquet", "manifest": "manifest.json"},
+        directories=("model",),
+        lm_eval_model="hf",
+        checkpoint=None,
+        check=_check_trl,
+        section="trl",
+        base_checkpoint=lambda config: config["trl"].get("model"),
+    ),
+    # a user's trainer (verl, OpenRLHF, ...) run from a command template (training/backends/command.py)
+    "command": Backend(
+        train_module="training.backends.command",
+        reads=(),
+        outputs={"manifest": "manifest.json"},
+        lm_eval_model="hf",
+        checkpoint=None,
+        check=_check_command,
+        section="command",
+        base_checkpoint=lambda config: config["command"].get("base_checkpoint"),
+    ),
+}
+
+
+def backend_of(config: dict) -> Backend:
+    """The configured backend's registry entry."""
+    return BACKENDS[config["backend"]]
+
+
+def job_resources(config: dict, stage: str) -> dict:
+    """``mem_mb``, ``runtime`` (minutes) and ``gpu`` of one training (``stage="train"``) or evaluation job."""
+    backend = backend_of(config)
+    resources = dict(backend.train_resources if stage == "train" else backend.eval_resources)
+    settings = config[backend.section] if backend.section else {}
+    if stage == "train":
+        resources.update({key: settings[key] for key in ("mem_mb", "runtime") if key in settings})
+    resources["gpu"] = settings.get("gpus" if stage == "train" else "eval_gpus", 0)
+    return resources

@@ -3,10 +3,13 @@
 The template (``command.template``) is a shell command with ``str.format`` placeholders: ``{arm}``, ``{seed}``,
 ``{estimator}``, ``{data_policy}`` (registry names), ``{output_dir}``, every scalar recipe field (``{steps}``,
 ``{lr}`` …) and the fields that ``command.estimator_fields`` declares for the arm's estimator. Every value is
-shell-quoted (``shlex.quote``) before substitution; a placeholder outside that set, one with attribute or index
-access, a conversion or format spec, or one written inside quotes in the template is rejected at config
-validation. After the command exits 0, the checkpoint is the last match (in sorted order) of the glob
-``command.checkpoint`` under ``{output_dir}``; ``manifest.json`` records it for evaluation.
+shell-quoted (``shlex.quote``) before substitution, which keeps it one literal word only where the shell parses
+the template once: so a placeholder outside that set, one with attribute or index access, a conversion or format
+spec, one written inside quotes or inside ``$(...)``, and any template with a heredoc (``<<``, whose body is not
+quoted) or backticks (parsed twice) are rejected at config validation and again before running. (``eval``,
+``bash -c`` and the like parse a value again too; the template's author must not pass placeholders to them.) After
+the command exits 0, the checkpoint is the last match (in sorted order) of the glob ``command.checkpoint`` under
+``{output_dir}``; ``manifest.json`` records it, with the sha256 of each of its files, for evaluation.
 
     python -m training.backends.command --config results/<exp>/config/train/<arm>.json --arm grpo --seed 1 \
         --out results/<exp>/runs/grpo/seed-1
@@ -21,50 +24,95 @@ import subprocess
 import time
 from pathlib import Path
 
-from training.config import resolve_arm
-from training.utils import config_hash, run_arguments, write_json
+from armlab.files import one_line_errors
+from training.recipe import resolve_arm
+from training.utils import config_hash, run_arguments, write_manifest
 
 RUN_FIELDS = ("arm", "seed", "estimator", "data_policy", "output_dir")
 TRAINER_DIR = "trainer"
 
 
 def template_fields(template: str) -> list[str]:
-    """The placeholder names of ``template``, in order; raises ``ValueError`` for anything but plain names."""
-    fields, quote = [], None
+    """The placeholder names of ``template``, in order; ``ValueError`` (starting "template:") for an unsafe template.
+
+    Refused: anything but plain ``{name}`` placeholders, a placeholder inside quotes or inside ``$(...)``, a
+    heredoc, backticks.
+    """
+    fields, context = [], []
     for literal, name, spec, conversion in string.Formatter().parse(template):
-        quote = _quote_state(literal, quote)
+        context = _shell_context(literal, context)
         if name is None:
             continue
         if not name.isidentifier() or spec or conversion:
-            raise ValueError(f"placeholder {{{name}{'!' + conversion if conversion else ''}"
-                             f"{':' + spec if spec else ''}}} is not a plain name; write {{field}} only")
-        if quote:
-            raise ValueError(f"placeholder {{{name}}} sits inside {quote}-quotes; values are shell-quoted already, "
-                             f"so write it unquoted")
+            raise ValueError(
+                f"template: placeholder {{{name}{'!' + conversion if conversion else ''}"
+                f"{':' + spec if spec else ''}}} is not a plain name; write {{field}} only"
+            )
+        if "$(" in context:
+            raise ValueError(
+                f"template: placeholder {{{name}}} sits inside $(...), where the shell parses it again; "
+                f"pass the value as a plain argument"
+            )
+        if context and context[-1] in "'\"":
+            raise ValueError(
+                f"template: placeholder {{{name}}} sits inside {context[-1]}-quotes; values are "
+                f"shell-quoted already, so write it unquoted"
+            )
         fields.append(name)
     return fields
 
 
-def _quote_state(text: str, quote: str | None) -> str | None:
-    """The open shell quote (``'``, ``"`` or None) after ``text``, starting in state ``quote``."""
-    escaped = False
-    for char in text:
+def _shell_context(text: str, context: list[str]) -> list[str]:
+    """The shell constructs open after ``text`` (innermost last: ``'``, ``"``, ``$(``, ``(``), from ``context``.
+
+    Raises ``ValueError`` for a heredoc or a backtick outside single quotes.
+    """
+    context, escaped, i = list(context), False, 0
+    while i < len(text):
+        char, inner = text[i], context[-1] if context else None
         if escaped:
             escaped = False
-        elif char == "\\" and quote != "'":
+        elif inner == "'":
+            if char == "'":
+                context.pop()
+        elif char == "\\":
             escaped = True
-        elif quote is None and char in "'\"":
-            quote = char
-        elif char == quote:
-            quote = None
-    return quote
+        elif char == "`":
+            raise ValueError(
+                "template: backticks run a command whose text the shell parses again; use $(...) "
+                "without placeholders inside, or a plain argument"
+            )
+        elif text.startswith("$(", i):
+            context.append("$(")
+            i += 1
+        elif inner == '"':
+            if char == '"':
+                context.pop()
+        elif text.startswith("<<", i):
+            raise ValueError(
+                "template: a heredoc (<<) does not quote its body, so a value's $(...) would run; "
+                "pass values as arguments"
+            )
+        elif char in "'\"":
+            context.append(char)
+        elif char == "(" and inner in ("$(", "("):
+            context.append("(")
+        elif char == ")" and inner in ("$(", "("):
+            context.pop()
+        i += 1
+    return context
 
 
 def template_values(recipe: dict, arm: str, seed: int, output_dir: str, estimator_fields: dict) -> dict:
     """Every value a template may use for this run: run fields, scalar recipe fields, the estimator's fields."""
     values = {key: value for key, value in recipe.items() if not isinstance(value, (dict, list))}
-    values.update(arm=arm, seed=seed, estimator=recipe["estimator"]["name"],
-                  data_policy=recipe["data_policy"]["name"], output_dir=output_dir)
+    values.update(
+        arm=arm,
+        seed=seed,
+        estimator=recipe["estimator"]["name"],
+        data_policy=recipe["data_policy"]["name"],
+        output_dir=output_dir,
+    )
     values.update(estimator_fields.get(recipe["estimator"]["name"], {}))
     return values
 
@@ -85,37 +133,47 @@ def check_arm(command: dict, recipe: dict, overrides: dict) -> None:
     fields = template_fields(command["template"])
     unknown = sorted(set(fields) - allowed_fields(recipe, command["estimator_fields"]))
     if unknown:
-        raise ValueError(f"template: unknown placeholder(s) {unknown}; allowed are run fields {list(RUN_FIELDS)}, "
-                         f"scalar recipe fields and the fields of command.estimator_fields")
+        raise ValueError(
+            f"template: unknown placeholder(s) {unknown}; allowed are run fields {list(RUN_FIELDS)}, "
+            f"scalar recipe fields and the fields of command.estimator_fields"
+        )
     estimator = recipe["estimator"]["name"]
     missing = [f for f in fields if f not in template_values(recipe, "", 0, "", command["estimator_fields"])]
     if missing:
-        raise ValueError(f"estimator: command.estimator_fields.{estimator} does not define {missing}, "
-                         f"which the template uses")
+        raise ValueError(
+            f"estimator: command.estimator_fields.{estimator} does not define {missing}, which the template uses"
+        )
     for field in ("estimator", "data_policy"):
         if len(recipe[field]) > 1:
-            raise ValueError(f"{field}: parameters {sorted(set(recipe[field]) - {'name'})} cannot be passed to the "
-                             f"command backend; only the name is substituted")
+            raise ValueError(
+                f"{field}: parameters {sorted(set(recipe[field]) - {'name'})} cannot be passed to the "
+                f"command backend; only the name is substituted"
+            )
     estimator_used = "estimator" in fields or any(f in command["estimator_fields"].get(estimator, {}) for f in fields)
     for field in overrides:
         used = estimator_used if field == "estimator" else field in fields
         if not used:
-            raise ValueError(f"{field}: this arm overrides {field!r} but the command template never passes it to "
-                             f"the trainer (no {{{field}}} placeholder), so the ablation would silently do nothing")
+            raise ValueError(
+                f"{field}: this arm overrides {field!r} but the command template never passes it to "
+                f"the trainer (no {{{field}}} placeholder), so the ablation would silently do nothing"
+            )
 
 
 def render(template: str, values: dict) -> str:
-    """``template`` with every placeholder replaced by its shell-quoted value."""
+    """``template`` (checked by :func:`template_fields`) with every placeholder replaced by its shell-quoted value."""
+    template_fields(template)
     return template.format(**{key: shlex.quote(str(value)) for key, value in values.items()})
 
 
 def find_checkpoint(output_dir: Path, pattern: str) -> Path:
-    """The last match (sorted) of the glob ``pattern`` under ``output_dir``."""
-    matches = sorted(output_dir.glob(pattern))
+    """The last match (sorted) of the glob ``pattern`` under ``output_dir`` (a match elsewhere does not count)."""
+    matches = sorted(m for m in output_dir.glob(pattern) if m.resolve().is_relative_to(output_dir))
     if not matches:
-        raise FileNotFoundError(f"command backend: no checkpoint matches {pattern!r} under {output_dir} "
-                                f"(command.checkpoint); did the trainer write elsewhere?")
-    return matches[-1]
+        raise FileNotFoundError(
+            f"command backend: no checkpoint matches {pattern!r} under {output_dir} "
+            f"(command.checkpoint); did the trainer write elsewhere?"
+        )
+    return matches[-1].resolve()
 
 
 def run(config: dict, arm: str, seed: int, out_dir: Path) -> Path:
@@ -124,20 +182,32 @@ def run(config: dict, arm: str, seed: int, out_dir: Path) -> Path:
     output_dir = (out_dir / TRAINER_DIR).resolve()
     shutil.rmtree(output_dir, ignore_errors=True)  # a failed earlier attempt must not supply the checkpoint
     output_dir.mkdir(parents=True)
-    line = render(command["template"], template_values(recipe, arm, seed, str(output_dir),
-                                                       command["estimator_fields"]))
+    line = render(command["template"], template_values(recipe, arm, seed, str(output_dir), command["estimator_fields"]))
     print(f"[{arm} seed {seed}] $ {line}", flush=True)
     start = time.perf_counter()
     subprocess.run(["/bin/bash", "-c", line], check=True)
     checkpoint = find_checkpoint(output_dir, command["checkpoint"])
-    write_json(out_dir / "manifest.json", {
-        "experiment": config["experiment"], "arm": arm, "seed": seed, "backend": "command", "recipe": recipe,
-        "command": line, "checkpoint": str(checkpoint), "config_hash": config_hash(config), "config": config,
-        "seconds": time.perf_counter() - start})
+    write_manifest(
+        out_dir,
+        {
+            "experiment": config["experiment"],
+            "arm": arm,
+            "seed": seed,
+            "backend": "command",
+            "recipe": recipe,
+            "command": line,
+            "checkpoint": str(checkpoint),
+            "config_hash": config_hash(config),
+            "config": config,
+            "seconds": time.perf_counter() - start,
+        },
+        checkpoint.relative_to(out_dir.resolve()).as_posix(),
+    )
     print(f"[{arm} seed {seed}] checkpoint {checkpoint}", flush=True)
     return checkpoint
 
 
+@one_line_errors
 def main(argv=None) -> None:
     config, args = run_arguments(__doc__.splitlines()[0], argv=argv)
     run(config, args.arm, args.seed, args.out)

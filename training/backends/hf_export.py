@@ -8,8 +8,6 @@ initialised ``Qwen2ForCausalLM`` sized by the experiment's ``model`` section (d_
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from training.policy import EOS_ID, PAD_ID, VOCAB
 
 
@@ -23,8 +21,9 @@ def char_tokenizer():
     tokenizer = Tokenizer(models.WordLevel(vocab=vocab, unk_token=unk))
     tokenizer.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
     tokenizer.decoder = decoders.Fuse()
-    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token=unk, pad_token=VOCAB[PAD_ID],
-                                   eos_token=VOCAB[EOS_ID], padding_side="left")
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, unk_token=unk, pad_token=VOCAB[PAD_ID], eos_token=VOCAB[EOS_ID], padding_side="left"
+    )
 
 
 def tiny_model(model_config: dict, seed: int, intermediate_size: int | None = None):
@@ -36,16 +35,17 @@ def tiny_model(model_config: dict, seed: int, intermediate_size: int | None = No
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     torch.manual_seed(seed)
-    config = Qwen2Config(vocab_size=len(VOCAB) + 1, hidden_size=model_config["d_model"],
-                         intermediate_size=intermediate_size or 4 * model_config["d_model"], num_hidden_layers=model_config["n_layer"],
-                         num_attention_heads=model_config["n_head"], num_key_value_heads=model_config["n_head"],
-                         max_position_embeddings=model_config["max_len"], tie_word_embeddings=True,
-                         pad_token_id=PAD_ID, eos_token_id=EOS_ID, bos_token_id=None)
+    config = Qwen2Config(
+        vocab_size=len(VOCAB) + 1,
+        hidden_size=model_config["d_model"],
+        intermediate_size=intermediate_size or 4 * model_config["d_model"],
+        num_hidden_layers=model_config["n_layer"],
+        num_attention_heads=model_config["n_head"],
+        num_key_value_heads=model_config["n_head"],
+        max_position_embeddings=model_config["max_len"],
+        tie_word_embeddings=True,
+        pad_token_id=PAD_ID,
+        eos_token_id=EOS_ID,
+        bos_token_id=None,
+    )
     return Qwen2ForCausalLM(config)
-
-
-def write_tiny_checkpoint(model_config: dict, seed: int, out_dir: Path) -> Path:
-    """Save a tiny model and the character tokenizer as a Hugging Face checkpoint directory."""
-    tiny_model(model_config, seed).save_pretrained(out_dir)
-    char_tokenizer().save_pretrained(out_dir)
-    return out_dir

@@ -1,8 +1,9 @@
 """The TRL backend: one run of one arm with TRL's ``GRPOTrainer`` on a Hugging Face causal LM.
 
 The common recipe and the arm map onto ``trl.GRPOConfig`` (:func:`grpo_config_kwargs`); rewards come from the
-same verifiers as the builtin trainer (training/tasks.py ``verify``, with ``noisy_verdict`` for reward-noise
-arms). What TRL cannot express is rejected at config validation by :func:`check_recipe`, never ignored:
+same verifiers as the builtin trainer (training/rollouts.py ``score``: training/tasks.py ``verify``, with
+``noisy_verdict`` for reward-noise arms). What TRL cannot express is rejected at config validation by
+:func:`check_recipe`, never ignored:
 
 * estimators: ``grpo`` (``scale_rewards="group"``), ``grpo`` with ``norm_std: false`` and ``dr_grpo``
   (``scale_rewards="none"`` — ``loss_type="dr_grpo"`` alone keeps the std division). TRL's GRPOTrainer has no
@@ -12,7 +13,7 @@ arms). What TRL cannot express is rejected at config validation by :func:`check_
 * data policies: ``uniform``, the fixed domain mixture ``static`` and the adaptive domain mixtures
   ``reward_gap``, ``dump_ucb``, ``tscl`` and ``exp3``, through TRL's sampler extension point
   (``GRPOTrainer._get_train_sampler``): :class:`StepSampler` draws each step's prompts exactly as the builtin
-  trainer's ``draw_prompts`` does, from the same (experiment, seed, "prompts", step) stream and the policy's
+  trainer's ``rollouts.draw_prompts`` does, from the same (experiment, seed, "prompts", step) stream and the policy's
   ``domain_shares(step)``, so a uniform or static TRL run sees the builtin run's prompts. Adaptive mixtures get
   their feedback through the reward function: it sees each generation batch (the sampler's step, P prompts × G
   completions, dataset columns ``id``/``domain``), checks that it is the block the sampler drew for that step, and
@@ -37,9 +38,8 @@ import time
 from collections import deque
 from pathlib import Path
 
-from training.config import resolve_arm
-from training.tasks import EOS, verify
-from training.utils import atomic_path, config_hash, derive_seed, environment_record, run_arguments, write_json
+from training.recipe import resolve_arm
+from training.utils import atomic_path, config_hash, derive_seed, environment_record, run_arguments, write_manifest
 
 LOSS_TYPES = {"token-mean": "dapo", "seq-mean-token-mean": "grpo", "seq-mean-token-sum-norm": "dr_grpo"}
 ADAPTIVE_DATA_POLICIES = ("reward_gap", "dump_ucb", "tscl", "exp3")  # domain mixtures fed back TRL's rewards
@@ -55,8 +55,10 @@ def scale_rewards(estimator: dict) -> str:
         return "group" if params.get("norm_std", True) else "none"
     if name == "dr_grpo" and not params:
         return "none"
-    raise ValueError(f"estimator {estimator} cannot be expressed by TRL's GRPOTrainer (it has group-mean baselines "
-                     f"with group std scaling or none); supported: grpo, grpo with norm_std: false, dr_grpo")
+    raise ValueError(
+        f"estimator {estimator} cannot be expressed by TRL's GRPOTrainer (it has group-mean baselines "
+        f"with group std scaling or none); supported: grpo, grpo with norm_std: false, dr_grpo"
+    )
 
 
 def check_recipe(recipe: dict) -> None:
@@ -66,26 +68,42 @@ def check_recipe(recipe: dict) -> None:
     except ValueError as err:
         raise ValueError(f"estimator: {err}") from None
     if recipe["data_policy"]["name"] not in SUPPORTED_DATA_POLICIES:
-        raise ValueError(f"data_policy: {recipe['data_policy']['name']!r} is not supported by the TRL backend "
-                         f"(supported: {list(SUPPORTED_DATA_POLICIES)})")
+        raise ValueError(
+            f"data_policy: {recipe['data_policy']['name']!r} is not supported by the TRL backend "
+            f"(supported: {list(SUPPORTED_DATA_POLICIES)})"
+        )
 
 
 def grpo_config_kwargs(recipe: dict, experiment: str, seed: int, output_dir: str, threads: int) -> dict:
     """``GRPOConfig`` arguments for one run: the recipe's fields under TRL's names."""
     return {
         # TRL counts optimizer updates; a recipe step is one rollout batch with `updates_per_batch` passes over it
-        "output_dir": output_dir, "max_steps": recipe["steps"] * recipe["updates_per_batch"],
+        "output_dir": output_dir,
+        "max_steps": recipe["steps"] * recipe["updates_per_batch"],
         "num_generations": recipe["group_size"],
         # one optimizer step per rollout batch: the batch counts completions (prompts × G)
         "per_device_train_batch_size": recipe["prompts_per_step"] * recipe["group_size"],
-        "gradient_accumulation_steps": 1, "num_iterations": recipe["updates_per_batch"],
-        "learning_rate": recipe["lr"], "weight_decay": recipe["weight_decay"], "lr_scheduler_type": "constant",
-        "warmup_steps": 0, "max_grad_norm": recipe["grad_clip"], "epsilon": recipe["clip"], "beta": recipe["kl_coef"],
-        "loss_type": LOSS_TYPES[recipe["loss_agg"]], "scale_rewards": scale_rewards(recipe["estimator"]),
-        "importance_sampling_level": recipe["ratio_level"], "temperature": recipe["temperature"],
-        "max_completion_length": recipe["max_new_tokens"], "logging_steps": recipe["log_every"],
-        "save_strategy": "no", "report_to": "none", "bf16": False, "use_cpu": True,
-        "dataloader_num_workers": 0, "disable_tqdm": True,
+        "gradient_accumulation_steps": 1,
+        "num_iterations": recipe["updates_per_batch"],
+        "learning_rate": recipe["lr"],
+        "weight_decay": recipe["weight_decay"],
+        "lr_scheduler_type": "constant",
+        "warmup_steps": 0,
+        "max_grad_norm": recipe["grad_clip"],
+        "epsilon": recipe["clip"],
+        "beta": recipe["kl_coef"],
+        "loss_type": LOSS_TYPES[recipe["loss_agg"]],
+        "scale_rewards": scale_rewards(recipe["estimator"]),
+        "importance_sampling_level": recipe["ratio_level"],
+        "temperature": recipe["temperature"],
+        "max_completion_length": recipe["max_new_tokens"],
+        "logging_steps": recipe["log_every"],
+        "save_strategy": "no",
+        "report_to": "none",
+        "bf16": False,
+        "use_cpu": True,
+        "dataloader_num_workers": 0,
+        "disable_tqdm": True,
         # derived from (experiment, seed), not the arm: arms sharing a seed see the same prompt order
         "seed": derive_seed(experiment, seed, "trl") % 2**31,
     }
@@ -94,15 +112,22 @@ def grpo_config_kwargs(recipe: dict, experiment: str, seed: int, output_dir: str
 class StepSampler:
     """Dataset row indices for TRL, one step at a time: the builtin trainer's prompts, each repeated G times.
 
-    A step's P prompts come from ``training.train.draw_prompts`` with the generator of (experiment, seed,
+    A step's P prompts come from ``training.rollouts.draw_prompts`` with the generator of (experiment, seed,
     "prompts", step) and the data policy's ``domain_shares(step)``; like TRL's ``RepeatSampler`` the step's block
     is yielded ``repeat_count`` times (``num_iterations`` reuse) with every index ``group_size`` times in a row.
     Iteration is lazy: step s + 1 is drawn only when its first index is requested, so the rewards of step s that
     :meth:`feedback` passed to ``policy.observe`` shape its shares. Each iteration starts from a fresh policy.
     """
 
-    def __init__(self, domains: list[str], recipe: dict, experiment: str, seed: int, repeat_count: int = 1,
-                 ids: list[str] | None = None):
+    def __init__(
+        self,
+        domains: list[str],
+        recipe: dict,
+        experiment: str,
+        seed: int,
+        repeat_count: int = 1,
+        ids: list[str] | None = None,
+    ):
         self.row_domains, self.ids = list(domains), None if ids is None else list(ids)
         self.rows = {domain: [i for i, d in enumerate(domains) if d == domain] for domain in sorted(set(domains))}
         self.recipe, self.experiment, self.seed, self.repeat_count = recipe, experiment, seed, repeat_count
@@ -112,9 +137,9 @@ class StepSampler:
 
     def reset(self) -> None:
         """A fresh policy and an empty record (the start of an iteration)."""
-        from training.data_policies import make_policy
+        from training.data_policies import make_data_policy
 
-        self.policy = make_policy(self.recipe["data_policy"], sorted(self.rows))
+        self.policy = make_data_policy(self.recipe["data_policy"], sorted(self.rows))
         self.pending: deque[tuple[int, list[int]]] = deque()  # (step, rows) drawn, rewards not yet observed
         self.history: dict[int, dict] = {}  # step -> shares, rows, and once observed: group domains and rewards
 
@@ -122,20 +147,21 @@ class StepSampler:
         """The step's P prompt rows for given domain shares (None: uniform over all rows)."""
         import numpy as np
 
-        from training.train import draw_prompts
+        from training.rollouts import draw_prompts, step_seed
 
-        rng = np.random.default_rng(derive_seed(self.experiment, self.seed, "prompts", step))
-        union = [i for rows in self.rows.values() for i in rows]
-        return draw_prompts(rng, self.rows, union, shares, self.recipe["prompts_per_step"])
+        rng = np.random.default_rng(step_seed(self.experiment, self.seed, "prompts", step))
+        return draw_prompts(rng, self.rows, shares, self.recipe["prompts_per_step"])
 
     def step_rows(self, step: int) -> list[int]:
         """Draw step ``step``: ask the policy for its shares (once per step, in order) and record the draw."""
         shares = self.policy.domain_shares(step)
         block = self.rows_for(step, shares)
         if len(block) != self.recipe["prompts_per_step"]:
-            raise ValueError(f"step {step}: drew {len(block)} prompts, not prompts_per_step = "
-                             f"{self.recipe['prompts_per_step']} (a domain pool is smaller than its share); "
-                             f"a sampler step must fill exactly one generation batch")
+            raise ValueError(
+                f"step {step}: drew {len(block)} prompts, not prompts_per_step = "
+                f"{self.recipe['prompts_per_step']} (a domain pool is smaller than its share); "
+                f"a sampler step must fill exactly one generation batch"
+            )
         self.pending.append((step, block))
         self.history[step] = {"shares": None if shares is None else [float(x) for x in shares], "rows": block}
         return block
@@ -165,9 +191,12 @@ class StepSampler:
         step, block = self.pending.popleft()
         G = self.recipe["group_size"]
         if len(rewards) != len(block) * G or (
-                self.ids is not None and list(ids) != [self.ids[i] for i in block for _ in range(G)]):
-            raise RuntimeError(f"the generation batch scored is not the block the sampler drew for step {step} "
-                               f"({len(block)} prompts × {G}); sampler and TRL are out of step")
+            self.ids is not None and list(ids) != [self.ids[i] for i in block for _ in range(G)]
+        ):
+            raise RuntimeError(
+                f"the generation batch scored is not the block the sampler drew for step {step} "
+                f"({len(block)} prompts × {G}); sampler and TRL are out of step"
+            )
         r = torch.tensor(rewards, dtype=torch.float32).view(len(block), G)
         advantages = r - r.mean(1, keepdim=True)
         if scale_rewards(self.recipe["estimator"]) == "group":
@@ -213,8 +242,10 @@ def make_trainer_class():
             super().__init__(*args, **kwargs)
             if self.accelerator.num_processes > 1:
                 if step_sampler.adaptive:
-                    raise RuntimeError(f"data policy {step_sampler.recipe['data_policy']['name']!r} needs a "
-                                       f"single-process TRL run: its reward feedback sees one process's slice")
+                    raise RuntimeError(
+                        f"data policy {step_sampler.recipe['data_policy']['name']!r} needs a "
+                        f"single-process TRL run: its reward feedback sees one process's slice"
+                    )
                 step_sampler.live = False
 
         def _get_train_sampler(self, dataset=None):
@@ -240,12 +271,10 @@ def make_reward(recipe: dict, seed: int, sampler: StepSampler | None = None):
     With a ``sampler`` it also feeds each generation batch's rewards back to the data policy
     (:meth:`StepSampler.feedback`) and logs the step's domain shares and rewards through TRL's ``log_metric``.
     """
-    from training.train import noisy_verdict
+    from training.rollouts import score
 
     def verifier_reward(prompts, completions, answer, task, id, log_metric=None, **_):
-        responses = [completion.split(EOS)[0] for completion in completions]
-        rewards = [noisy_verdict(verify(t, a, r), recipe["reward_noise"], seed, i, r)
-                   for t, a, r, i in zip(task, answer, responses, id)]
+        rewards = [score(t, a, i, c, recipe["reward_noise"], seed) for t, a, i, c in zip(task, answer, id, completions)]
         if sampler is not None and sampler.live:
             for name, value in sampler.feedback(id, rewards).items():
                 if log_metric is not None:
@@ -280,16 +309,24 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path) -> N
     torch.set_num_threads(threads)
     pools = load_pools(data_dir)
     items = [item for domain in sorted(pools) for item in pools[domain]]
-    dataset = datasets.Dataset.from_list([{k: item[k] for k in ("prompt", "answer", "task", "domain", "id")}
-                                          for item in items])
+    dataset = datasets.Dataset.from_list(
+        [{k: item[k] for k in ("prompt", "answer", "task", "domain", "id")} for item in items]
+    )
     model, tokenizer = load_start(config, config["base"]["seed"])
     start = time.perf_counter()
     with atomic_path(out_dir) as tmp:
         args = GRPOConfig(**grpo_config_kwargs(recipe, experiment, seed, str(tmp / "trainer"), threads))
-        sampler = StepSampler(dataset["domain"], recipe, experiment, seed, repeat_count=args.num_iterations,
-                              ids=dataset["id"])
-        trainer = make_trainer_class()(model=model, reward_funcs=[make_reward(recipe, seed, sampler)], args=args,
-                                       train_dataset=dataset, processing_class=tokenizer, step_sampler=sampler)
+        sampler = StepSampler(
+            dataset["domain"], recipe, experiment, seed, repeat_count=args.num_iterations, ids=dataset["id"]
+        )
+        trainer = make_trainer_class()(
+            model=model,
+            reward_funcs=[make_reward(recipe, seed, sampler)],
+            args=args,
+            train_dataset=dataset,
+            processing_class=tokenizer,
+            step_sampler=sampler,
+        )
         trainer.train()
         trainer.save_model(str(tmp / CHECKPOINT_DIR))
         tokenizer.save_pretrained(str(tmp / CHECKPOINT_DIR))
@@ -299,11 +336,25 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path) -> N
         steps.insert(0, "experiment", experiment)
         steps.to_parquet(tmp / "steps.parquet", index=False)
         pd.DataFrame(sampler.records()).to_parquet(tmp / "mixture.parquet", index=False)
-        write_json(tmp / "manifest.json", {
-            "experiment": experiment, "arm": arm, "seed": seed, "backend": "trl", "recipe": recipe,
-            "grpo_config": args.to_dict(), "checkpoint": str((out_dir / CHECKPOINT_DIR).resolve()),
-            "config_hash": config_hash(config), "config": config, "seconds": time.perf_counter() - start,
-            **environment_record(threads)})
+        write_manifest(
+            tmp,
+            {
+                "experiment": experiment,
+                "arm": arm,
+                "seed": seed,
+                "backend": "trl",
+                "recipe": recipe,
+                "grpo_config": args.to_dict(),
+                "checkpoint": str((out_dir / CHECKPOINT_DIR).resolve()),
+                "config_hash": config_hash(config),
+                "config": config,
+                "seconds": time.perf_counter() - start,
+                **environment_record(threads),
+            },
+            CHECKPOINT_DIR,
+            "steps.parquet",
+            "mixture.parquet",
+        )
 
 
 def main(argv=None) -> None:

@@ -12,16 +12,16 @@ rule analyze:
         sensitivity=f"{OUT}/analysis/sensitivity.csv",
         markdown=f"{OUT}/analysis/comparisons.md",
         latex=f"{OUT}/analysis/comparisons.tex",
+        manifest=f"{OUT}/analysis/manifest.json",
     log:
         f"{OUT}/logs/analyze.log",
     params:
-        python=PYTHON,
         out=lambda wildcards, output: os.path.dirname(output.comparisons),
-    conda:
-        "../../environment.yml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=10,
+    conda:
+        "../../environment.yml"
     shell:
-        "{params.python} -m analysis.cli analyze {input.config} --scores {input.scores} --out {params.out} > {log} 2>&1"
+        "python -m armlab_cli analyze {input.config} --scores {input.scores} --out {params.out} > {log} 2>&1"

@@ -1,45 +1,53 @@
+import json
 import os
 import shlex
 import sys
 from pathlib import Path
 
-from training.config import BASE_ARM, backend_gpus, hf_base, stage_config
-from training.utils import write_json
+from training.backends import backend_of, job_resources
+from training.config import BASE_ARM, stage_config
 
-PYTHON = sys.executable
+# Jobs run `python` from PATH: the driver's own interpreter (its folder goes first on PATH here), or, under
+# `--sdm conda`, the interpreter of the rule's conda environment (environment.yml), which Snakemake puts first.
+os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
 EXP = config["experiment"]
 OUT = f"results/{EXP}"
 RUNS = [(arm, seed) for arm in config["arms"] for seed in config["seeds"]]
-BACKEND = config["backend"]
-# the base policy is evaluated once, deterministically (greedy), as arm "base" with seed 0
-# (the trl and command backends have one only when trl.model / command.base_checkpoint names it)
-HAS_BASE = BACKEND == "builtin" or hf_base(config) is not None
+# the backend's registry entry (training/backends/__init__.py): its trainer, outputs, resources, lm-eval model
+BACKEND = backend_of(config)
+# the base policy is evaluated once, deterministically (greedy), as arm "base" with seed 0: the builtin backend
+# trains it; the others have one only when their section names a Hugging Face checkpoint (trl.model, ...)
+HF_BASE = BACKEND.base_checkpoint(config)
+HAS_BASE = BACKEND.trains_base or HF_BASE is not None
 EVALUATED = ([(BASE_ARM, 0)] if HAS_BASE else []) + RUNS
-# the builtin trainer's per-step logs (other backends write none in that format)
-STEP_LOGS = [f"{OUT}/runs/{arm}/seed-{seed}/steps.parquet" for arm, seed in RUNS] if BACKEND == "builtin" else []
+# per-step logs in the builtin trainer's columns, for the report's training curves
+STEP_LOGS = [f"{OUT}/runs/{arm}/seed-{seed}/steps.parquet" for arm, seed in RUNS] if BACKEND.step_logs else []
 # torch threads of one training/evaluation job; the scheduler reserves as many cores
 JOB_THREADS = config["threads"]
-# GPUs one training / evaluation job asks the scheduler for: 0 for the builtin (CPU) backend
-TRAIN_GPUS = backend_gpus(config, "train")
-EVAL_GPUS = backend_gpus(config, "eval")
+TRAIN_RESOURCES = job_resources(config, "train")
+EVAL_RESOURCES = job_resources(config, "eval")
+
+
+def run_outputs(run_dir):
+    """The train rule's outputs: the backend's files in ``run_dir`` (its ``directories`` as directory outputs)."""
+    return {name: directory(f"{run_dir}/{path}") if name in BACKEND.directories else f"{run_dir}/{path}"
+            for name, path in BACKEND.outputs.items()}
 
 
 def checkpoint_of(wildcards):
-    """What the evaluation of (arm, seed) reads: the builtin policy file, or the run's manifest naming its checkpoint."""
-    if BACKEND != "builtin":
-        return [] if wildcards.arm == BASE_ARM else f"{OUT}/runs/{wildcards.arm}/seed-{wildcards.seed}/manifest.json"
+    """What the evaluation of (arm, seed) reads: the checkpoint file, or the run's manifest naming its checkpoint."""
     if wildcards.arm == BASE_ARM:
-        return f"{OUT}/base/policy.pt"
-    return f"{OUT}/runs/{wildcards.arm}/seed-{wildcards.seed}/policy.pt"
+        return f"{OUT}/base/policy.pt" if BACKEND.trains_base else []
+    run_dir = f"{OUT}/runs/{wildcards.arm}/seed-{wildcards.seed}"
+    return f"{run_dir}/{BACKEND.checkpoint}" if BACKEND.checkpoint else f"{run_dir}/manifest.json"
 
 
 def checkpoint_args(wildcards, input):
-    """The evaluation's command-line flags naming the checkpoint (see evals/run.py)."""
-    if BACKEND == "builtin":
-        return f"--checkpoint {input.checkpoint}"
-    if wildcards.arm == BASE_ARM:
-        return f"--hf-checkpoint {shlex.quote(hf_base(config))}"
-    return f"--run-manifest {input.checkpoint}"
+    """The evaluation's command-line flags naming the lm-eval model and the checkpoint (see evals/run.py)."""
+    model = f"--model {BACKEND.lm_eval_model}"
+    if wildcards.arm == BASE_ARM and not BACKEND.trains_base:
+        return f"{model} --hf-checkpoint {shlex.quote(HF_BASE)}"
+    return f"{model} --{'checkpoint' if BACKEND.checkpoint else 'run-manifest'} {input.checkpoint}"
 
 
 wildcard_constraints:
@@ -54,3 +62,30 @@ localrules:
     arm_config,
     lm_eval_tasks,
     merge_scores,
+
+
+def runs_folder(wildcards, input):
+    """`armlab report --runs`: the one folder holding every run among the report's inputs (<runs>/<arm>/seed-<seed>)."""
+    folders = {Path(manifest).parent.parent.parent for manifest in input.manifests}
+    if len(folders) != 1:
+        raise WorkflowError(f"the report's run manifests lie in several folders: {sorted(map(str, folders))}")
+    return folders.pop()
+
+
+def remove_results_built_on(job_dir):
+    """Remove the results made from a job's removed outputs, up to scores.parquet, so that Snakemake rebuilds them.
+
+    A missing intermediate file alone reruns nothing while the results made from it are in place; with the run's
+    evaluation and the merged table gone, the targets lead Snakemake back through the evaluation to the job.
+    """
+    job = Path(job_dir).relative_to(OUT).parts
+    if job[0] not in ("base", "runs", "evals"):
+        return
+    stale = [Path(OUT) / "scores.parquet"]
+    if job[0] != "evals":
+        arm, seed = (BASE_ARM, 0) if job[0] == "base" else (job[1], job[2].removeprefix("seed-"))
+        stale += [Path(OUT) / "evals" / arm / f"seed-{seed}" / name for name in ("scores.parquet", "manifest.json")]
+    for path in stale:
+        if path.is_file():
+            print(f"armlab: removing {path}, made from the removed outputs of {job_dir}")
+            path.unlink()

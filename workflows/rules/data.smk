@@ -2,24 +2,28 @@ rule stage_config:
     output:
         f"{OUT}/config/{{stage}}.json",
     params:
-        view=lambda wildcards: stage_config(config, wildcards.stage),
+        view=lambda wildcards: json.dumps(stage_config(config, wildcards.stage)),
     log:
         f"{OUT}/logs/config/{{stage}}.log",
     wildcard_constraints:
         stage="data|base|eval|analysis",
-    run:
-        write_json(output[0], params.view)
+    conda:
+        "../../environment.yml"
+    shell:
+        "python -m armlab.views {output} {params.view:q} > {log} 2>&1"
 
 
 rule arm_config:
     output:
         f"{OUT}/config/train/{{arm}}.json",
     params:
-        view=lambda wildcards: stage_config(config, "train", wildcards.arm),
+        view=lambda wildcards: json.dumps(stage_config(config, "train", wildcards.arm)),
     log:
         f"{OUT}/logs/config/train/{{arm}}.log",
-    run:
-        write_json(output[0], params.view)
+    conda:
+        "../../environment.yml"
+    shell:
+        "python -m armlab.views {output} {params.view:q} > {log} 2>&1"
 
 
 rule data:
@@ -29,16 +33,14 @@ rule data:
         directory(f"{OUT}/data"),
     log:
         f"{OUT}/logs/data.log",
-    params:
-        python=PYTHON,
-    conda:
-        "../../environment.yml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
+    conda:
+        "../../environment.yml"
     shell:
-        "{params.python} -m training.data --config {input.config} --out {output} > {log} 2>&1"
+        "python -m training.data --config {input.config} --out {output} > {log} 2>&1"
 
 
 rule lm_eval_tasks:
@@ -49,13 +51,11 @@ rule lm_eval_tasks:
         directory(f"{OUT}/lm_eval_tasks"),
     log:
         f"{OUT}/logs/lm_eval_tasks.log",
-    params:
-        python=PYTHON,
-    conda:
-        "../../environment.yml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
+    conda:
+        "../../environment.yml"
     shell:
-        "{params.python} -m evals.tasks --config {input.config} --data {input.data} --out {output} > {log} 2>&1"
+        "python -m evals.lm_eval_tasks --config {input.config} --data {input.data} --out {output} > {log} 2>&1"

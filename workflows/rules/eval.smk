@@ -6,21 +6,21 @@ rule evaluate:
     output:
         scores=f"{OUT}/evals/{{arm}}/seed-{{seed}}/scores.parquet",
         results=f"{OUT}/evals/{{arm}}/seed-{{seed}}/results.json",
+        manifest=f"{OUT}/evals/{{arm}}/seed-{{seed}}/manifest.json",
     log:
         f"{OUT}/logs/eval/{{arm}}/seed-{{seed}}.log",
     params:
-        python=PYTHON,
         out=lambda wildcards, output: os.path.dirname(output.scores),
         checkpoint=checkpoint_args,
-    conda:
-        "../../environment.yml"
     threads: JOB_THREADS
     resources:
-        mem_mb=2000 if BACKEND == "builtin" else 16000,
-        runtime=30 if BACKEND == "builtin" else 240,
-        gpu=EVAL_GPUS,
+        mem_mb=EVAL_RESOURCES["mem_mb"],
+        runtime=EVAL_RESOURCES["runtime"],
+        gpu=EVAL_RESOURCES["gpu"],
+    conda:
+        "../../environment.yml"
     shell:
-        "{params.python} -m evals.run --config {input.config} --tasks {input.tasks} {params.checkpoint}"
+        "python -m evals.run --config {input.config} --tasks {input.tasks} {params.checkpoint}"
         " --arm {wildcards.arm} --seed {wildcards.seed} --out {params.out}"
         " > {log} 2>&1"
 
@@ -32,13 +32,11 @@ rule merge_scores:
         f"{OUT}/scores.parquet",
     log:
         f"{OUT}/logs/merge_scores.log",
-    params:
-        python=PYTHON,
-    conda:
-        "../../environment.yml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=5,
+    conda:
+        "../../environment.yml"
     shell:
-        "{params.python} -m evals.merge --out {output} {input} > {log} 2>&1"
+        "python -m evals.merge --out {output} {input} > {log} 2>&1"

@@ -27,16 +27,15 @@ rule report:
     log:
         f"{OUT}/logs/report.log",
     params:
-        python=PYTHON,
         analysis=lambda wildcards, input: os.path.dirname(input.comparisons),
-        runs=lambda wildcards, input: Path(input.manifests[0]).parents[2],  # {OUT}/runs/<arm>/seed-<seed>/manifest.json
+        runs=runs_folder,
         out=lambda wildcards, output: os.path.dirname(output.html),
-    conda:
-        "../../environment.yml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
+    conda:
+        "../../environment.yml"
     shell:
-        "{params.python} -m analysis.cli report {input.config} --analysis {params.analysis} --runs {params.runs}"
+        "python -m armlab_cli report {input.config} --analysis {params.analysis} --runs {params.runs}"
         " --out {params.out} --figures {output.figures} > {log} 2>&1"

@@ -45,11 +45,13 @@ def task_config(benchmark: str, spec: dict, data_file: Path, max_gen_toks: int) 
 def write_task_configs(config: dict, data_dir: Path, out_dir: Path) -> list[str]:
     """Write the task YAMLs into ``out_dir``; return the task names."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f"{VERIFIER_MODULE}.py").write_text("from evals.tasks import process_results  # noqa: F401\n")
+    (out_dir / f"{VERIFIER_MODULE}.py").write_text("from evals.lm_eval_tasks import process_results  # noqa: F401\n")
     names = []
     for benchmark, spec in config["benchmarks"].items():
-        text = yaml.safe_dump(task_config(benchmark, spec, data_dir / "eval" / f"{benchmark}.parquet",
-                                          config["eval"]["max_gen_toks"]), sort_keys=False)
+        text = yaml.safe_dump(
+            task_config(benchmark, spec, data_dir / "eval" / f"{benchmark}.parquet", config["eval"]["max_gen_toks"]),
+            sort_keys=False,
+        )
         text += f"process_results: !function {VERIFIER_MODULE}.process_results\n"
         (out_dir / f"{benchmark}.yaml").write_text(text)
         names.append(task_name(benchmark))

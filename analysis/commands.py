@@ -1,0 +1,89 @@
+"""The analysis's subcommands of the ``armlab`` command line: ``armlab analyze`` and ``armlab report``.
+
+Each is one function ``register(subparsers)`` that adds its parser and sets ``run`` (parsed arguments ->
+exit status); :data:`SUBCOMMANDS` lists them for :mod:`armlab_cli`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from analysis.config import load_config
+from armlab.files import check_output_directory
+
+if TYPE_CHECKING:
+    import argparse
+
+
+def analyze(subparsers: argparse._SubParsersAction) -> None:
+    """``armlab analyze CONFIG --out DIR``: the whole statistical analysis."""
+    parser = subparsers.add_parser(
+        "analyze",
+        help="paired comparisons, intervals, tests and rankings from a config",
+        description="Run the analysis of a config (YAML or JSON) and write its tables to --out.",
+    )
+    parser.add_argument("config", help="experiment config, YAML or JSON")
+    parser.add_argument(
+        "--out",
+        required=True,
+        help="output directory, replaced as a whole: new, empty, or an earlier output of `armlab analyze`",
+    )
+    parser.add_argument("--scores", help="tidy scores file (parquet or CSV); replaces the config's input section")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        dest="overrides",
+        help="override a config value, e.g. --set input.path=runs.csv (repeatable)",
+    )
+
+    def run(args: argparse.Namespace) -> int:
+        from analysis import pipeline  # scipy and pandas only for the subcommands that need them
+
+        check_output_directory(args.out, "analyze")  # before the work, not after
+        result = pipeline.analyze(load_config(args.config, args.overrides), args.scores)
+        pipeline.write_outputs(result, args.out)
+        print(f"armlab analyze: wrote {args.out} ({len(result.comparisons)} comparison rows)")
+        for note in result.notes:
+            print(f"note: {note}")
+        return 0
+
+    parser.set_defaults(run=run)
+
+
+def report(subparsers: argparse._SubParsersAction) -> None:
+    """``armlab report CONFIG --analysis DIR [--runs DIR] --out DIR``: the static HTML report."""
+    parser = subparsers.add_parser(
+        "report",
+        help="one self-contained HTML report from an analysis directory",
+        description="Write OUT/index.html (figures inline, opens from disk) from the output of `armlab analyze`, "
+        "with training curves and provenance when --runs is given.",
+    )
+    parser.add_argument("config", help="experiment config, YAML or JSON (the one the analysis used)")
+    parser.add_argument("--analysis", required=True, help="output directory of `armlab analyze`")
+    parser.add_argument(
+        "--runs",
+        help="runs directory (<arm>/seed-<seed>/steps.parquet and manifest.json); "
+        "omit for results converted from elsewhere",
+    )
+    parser.add_argument(
+        "--out",
+        required=True,
+        help="report directory (index.html), replaced as a whole: new, empty, or an earlier output of `armlab report`",
+    )
+    parser.add_argument(
+        "--figures", help="also write every figure as SVG and PNG to this directory (replaced as a whole, like --out)"
+    )
+
+    def run(args: argparse.Namespace) -> int:
+        from analysis.report import write_report  # matplotlib only for this subcommand
+
+        path = write_report(args.config, args.analysis, args.out, runs_dir=args.runs, figures_dir=args.figures)
+        print(f"armlab report: wrote {path}" + (f" and figures to {args.figures}" if args.figures else ""))
+        return 0
+
+    parser.set_defaults(run=run)
+
+
+SUBCOMMANDS = [analyze, report]

@@ -1,0 +1,164 @@
+"""Interval methods by name: every interval in comparisons.csv comes from one function in a registry.
+
+:data:`SEED_METHODS` are the intervals over seeds that ``analysis.ci_methods``
+names; :data:`CROSSED_METHODS` the intervals over new seeds and new items that
+``analysis.crossed_methods`` names (rows ``crossed_<name>``). Config parsing
+refuses other names, and so does the compute path (:func:`lookup`): there is
+no fallback to another method.
+
+A seed method is a function of a :class:`Block` (K rows of n paired
+differences and the settings) returning ``(ci (K, 2), note (K,))``; a
+non-empty note says which interval was shown in place of the method's. What
+several methods share (the sign-flip enumeration, the bootstrap resamples and
+their one quantile pass) is computed once per block, on first use. A crossed
+method is a function of a :class:`Crossed` returning ``ci (K, 2)``.
+
+Adding a method: one function here, one entry in its registry, one test.
+Blocks with the same number of seeds draw from
+``numpy.random.default_rng([bootstrap_seed, n_seeds, purpose])``, so results
+do not depend on which other comparisons are in the config.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from analysis import normal_theory, resampling
+from analysis.errors import AnalysisInputError
+
+if TYPE_CHECKING:
+    from analysis.config import Settings
+
+FIRST_METHOD = "sign_flip"  # the interval of the test that decides, always the first row
+BCA_FALLBACK = "BCa undefined (no spread in the bootstrap); percentile interval shown"
+_SEEDS, _SIGN_FLIP, _CROSSED = 0, 1, 2  # purposes in the generator seed
+
+
+class Block:
+    """K rows of n paired differences, the settings, and the work the interval methods share."""
+
+    def __init__(self, d: np.ndarray, settings: Settings, methods: Iterable[str] | None = None) -> None:
+        """``methods``: the seed methods that will be asked for (default ``settings.ci_methods``)."""
+        self.d = np.atleast_2d(np.asarray(d, dtype=float))
+        self.n = self.d.shape[1]
+        self.settings = settings
+        self.methods = tuple(settings.ci_methods if methods is None else methods)
+
+    def rng(self, purpose: int) -> np.random.Generator:
+        """The generator of this block's seed count for one purpose (seeds bootstrap, sign flips, crossed)."""
+        return np.random.default_rng([self.settings.bootstrap_seed, self.n, purpose])
+
+    @cached_property
+    def sign_flip(self) -> dict[str, np.ndarray]:
+        """:func:`analysis.resampling.sign_flip` of every row: p-value, inverted interval and TOST."""
+        s = self.settings
+        return resampling.sign_flip(
+            self.d,
+            confidence=s.confidence,
+            alpha=s.alpha,
+            margin=s.equivalence_margin,
+            max_exact=s.exact_max_seeds,
+            resamples=s.sign_flip_resamples,
+            rng=self.rng(_SIGN_FLIP),
+        )
+
+    @cached_property
+    def t(self) -> np.ndarray:
+        """The paired t interval of every row."""
+        return normal_theory.t_interval(self.d, self.settings.confidence)
+
+    @cached_property
+    def bootstrap(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """``({method: (K, 2)}, defined (K,))`` for the bootstrap methods of :attr:`methods`, one quantile pass."""
+        counts = resampling.resample_counts(self.rng(_SEEDS), self.n, self.settings.resamples)
+        boot = resampling.bootstrap_means(self.d, counts)
+        wanted = [m for m in self.methods if m in resampling.BOOTSTRAP]
+        found, defined = resampling.bootstrap_intervals(boot, self.d, wanted, (self.settings.confidence,))
+        return {m: ci[:, 0] for m, ci in found.items()}, defined
+
+    def no_note(self) -> np.ndarray:
+        return np.full(len(self.d), "", dtype=object)
+
+
+def sign_flip_interval(block: Block) -> tuple[np.ndarray, np.ndarray]:
+    """The shifts the exact sign-flip test does not reject (Hartigan 1969); the paired t interval where unbounded."""
+    unbounded = ~np.isfinite(block.sign_flip["ci"]).all(axis=1)
+    note = np.where(unbounded, f"sign-flip interval unbounded with {block.n} seeds; paired t interval shown", "")
+    return np.where(unbounded[:, None], block.t, block.sign_flip["ci"]), note.astype(object)
+
+
+def t_interval(block: Block) -> tuple[np.ndarray, np.ndarray]:
+    """The paired t interval (Student 1908)."""
+    return block.t, block.no_note()
+
+
+def percentile_interval(block: Block) -> tuple[np.ndarray, np.ndarray]:
+    """The percentile bootstrap interval over seeds (Efron & Tibshirani 1993, ch. 13)."""
+    return block.bootstrap[0]["percentile"], block.no_note()
+
+
+def bca_interval(block: Block) -> tuple[np.ndarray, np.ndarray]:
+    """The BCa bootstrap interval over seeds (Efron 1987); the percentile one, with a note, where BCa is undefined."""
+    found, defined = block.bootstrap
+    return found["bca"], np.where(defined, "", BCA_FALLBACK).astype(object)
+
+
+SEED_METHODS = {
+    "sign_flip": sign_flip_interval,
+    "t": t_interval,
+    "percentile": percentile_interval,
+    "bca": bca_interval,
+}
+
+
+@dataclass(frozen=True)
+class Crossed:
+    """Item-level differences of P comparisons on M weighted measures (see :func:`crossed_intervals`)."""
+
+    item_diffs: list  # per benchmark, (P, n, m_b): comparisons x matched seeds x items
+    weights: np.ndarray  # (M, B): each measure a weighted mean of benchmark means
+    settings: object
+
+    @property
+    def n(self) -> int:
+        return self.item_diffs[0].shape[1]
+
+
+def components_interval(crossed: Crossed) -> np.ndarray:
+    """Mean +- t se with variance components and Satterthwaite df (:func:`analysis.normal_theory.crossed_interval`)."""
+    return normal_theory.crossed_interval(crossed.item_diffs, crossed.weights, crossed.settings.confidence)
+
+
+def pigeonhole_interval(crossed: Crossed) -> np.ndarray:
+    """Percentile interval of the pigeonhole bootstrap over seeds and items (Owen 2007), conservative."""
+    s = crossed.settings
+    rng = np.random.default_rng([s.bootstrap_seed, crossed.n, _CROSSED])
+    per_benchmark = resampling.crossed_bootstrap_means(crossed.item_diffs, rng, s.resamples)  # (P, R, B)
+    boot = (per_benchmark @ crossed.weights.T).transpose(0, 2, 1).reshape(-1, s.resamples)
+    return resampling.bootstrap_intervals(boot, None, ["percentile"], (s.confidence,))[0]["percentile"][:, 0]
+
+
+CROSSED_METHODS = {"components": components_interval, "percentile": pigeonhole_interval}
+
+
+def lookup(registry: Mapping[str, Callable], name: str, key: str) -> Callable:
+    """The method ``name`` of ``registry``; an unknown name is an error naming the setting ``key``."""
+    if name not in registry:
+        raise AnalysisInputError(f"{key}: unknown interval method {name!r}; known: {sorted(registry)}")
+    return registry[name]
+
+
+def seed_intervals(block: Block) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """``{method: (ci, note)}``: the first interval, then each of ``block.methods`` in order."""
+    names = [FIRST_METHOD, *(m for m in block.methods if m != FIRST_METHOD)]
+    return {name: lookup(SEED_METHODS, name, "analysis.ci_methods")(block) for name in names}
+
+
+def crossed_intervals(crossed: Crossed, methods: Iterable[str]) -> dict[str, np.ndarray]:
+    """``{"crossed_<method>": ci (P * M, 2)}``, rows comparison-major and measure-minor."""
+    return {f"crossed_{m}": lookup(CROSSED_METHODS, m, "analysis.crossed_methods")(crossed) for m in methods}

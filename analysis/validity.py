@@ -1,0 +1,95 @@
+"""What the measured validity table says about the intervals and verdicts of a given design.
+
+The numbers come from :mod:`analysis.validity_measured`, written by
+``benchmarks/coverage_sim.py --update`` from simulations with known truth
+(analysis/README.md shows the same table). The report's "descriptive only"
+wording is derived from them: an interval whose measured coverage at the
+design's seed count is more than :data:`TOLERANCE` below nominal is flagged,
+with the measured coverage quoted (for normal differences). The sign-flip
+and paired t intervals keep their coverage by construction (exact under
+symmetric, resp. normal, differences) and the table confirms it at 3, 5, 8
+and 12 seeds, so they are never flagged.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from analysis import validity_measured
+
+TOLERANCE = 0.015  # coverage this far below nominal is "too narrow"
+MEASURED_METHODS = ("percentile", "bca")  # methods whose coverage depends on n and is looked up
+
+
+def measured(quantity: str, what: str, n: int, noise: str = "normal") -> tuple[float, float] | None:
+    """``(value, mc_error)`` measured at the largest seed count <= n (coverage grows with n), or ``None``."""
+    rows = [r for r in validity_measured.ROWS if r[:3] == (quantity, what, noise) and r[3] <= n and r[4] is not None]
+    if not rows:
+        return None
+    best = max(rows, key=lambda r: r[3])
+    return best[4], best[5]
+
+
+def coverage(method: str, n: int, confidence: float) -> float | None:
+    """Measured coverage of a nominal ``confidence`` bootstrap interval at n seeds, normal differences, or None."""
+    if method not in MEASURED_METHODS or not math.isclose(confidence, validity_measured.SETTINGS["confidence"]):
+        return None
+    found = measured("coverage", method, n)
+    return None if found is None else found[0]
+
+
+def too_narrow(method: str, n: int, confidence: float) -> float | None:
+    """The measured coverage when it is more than :data:`TOLERANCE` below ``confidence``, else ``None``."""
+    cover = coverage(method, n, confidence)
+    return cover if cover is not None and cover < confidence - TOLERANCE else None
+
+
+def descriptive_caveat(method: str, n: int, confidence: float) -> str | None:
+    """``(descriptive only: ...)`` for a verdict built on ``method``'s interval when it is too narrow, else ``None``."""
+    cover = too_narrow(method, n, confidence)
+    if cover is None:
+        return None
+    return f"(descriptive only: with {n} seeds a nominal {100 * confidence:g}% interval covers about {cover:.0%})"
+
+
+def bootstrap_sentence(n: int, methods: Iterable[str], confidence: float) -> str | None:
+    """A note naming the bootstrap intervals that are too narrow with n seeds and their coverage, or ``None``."""
+    narrow = {m: too_narrow(m, n, confidence) for m in methods}
+    narrow = {m: c for m, c in narrow.items() if c is not None}
+    if not narrow:
+        return None
+    names, covers = " and ".join(narrow), " and ".join(f"{c:.0%}" for c in narrow.values())
+    return (
+        f"With {n} seeds the {names} interval(s) are too narrow: at nominal {100 * confidence:g}% they cover "
+        f"about {covers} (measured for normal differences, analysis/README.md), so read them as descriptive; "
+        f"the first interval, the sign-flip test's, keeps its coverage."
+    )
+
+
+def fallback_sentence(n: int, confidence: float) -> str:
+    """Why the first interval is the paired t interval with n seeds, with its measured coverage."""
+    p_min = 2.0 ** (1 - n)
+    found = [measured("coverage", "t", n, noise) for noise in ("normal", "t3")]
+    coverage = (
+        f"; measured at {100 * confidence:g}%, it covers {found[0][0]:.3f} for normal and {found[1][0]:.3f} "
+        f"for heavy-tailed differences (analysis/README.md)"
+        if None not in found and math.isclose(confidence, validity_measured.SETTINGS["confidence"])
+        else ""
+    )
+    return (
+        f"With {n} seeds the sign-flip test cannot reject at {1 - confidence:.3g} (its smallest p is "
+        f"{p_min:.3g}), so the set of differences it does not reject is unbounded; the first interval shown "
+        f"is the paired t interval instead{coverage}. Whether it excludes 0 is not a significance result."
+    )
+
+
+def unattainable_equivalence_sentence(n: int, alpha: float, margin: float) -> str:
+    """Why no equivalence verdict is possible with n (enumerated) seeds under the exact sign-flip TOST."""
+    one_sided = 2.0**-n
+    needed = math.ceil(-math.log2(alpha))
+    return (
+        f"With {n} seeds equivalence within ±{100 * margin:g} point(s) is not attainable: the exact sign-flip "
+        f"TOST's smallest one-sided p is {one_sided:.3g} > α = {alpha:g} whatever the data, so its verdict is "
+        f"'not attainable' rather than 'no'; it needs at least {needed} seeds."
+    )

@@ -1,0 +1,1 @@
+"""Neutral foundations shared by training, evals and analysis; imports none of them."""

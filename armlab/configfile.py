@@ -1,0 +1,258 @@
+"""Strict loading of config files, and the rules every name that becomes a path follows.
+
+One loader for the workflow and for ``armlab analyze``: duplicate keys are an
+error (YAML and JSON), YAML aliases may not expand past :data:`MAX_EXPANDED_NODES`
+(a "billion laughs" file is refused before it is built), non-finite numbers are
+refused, and names (experiment, arm, benchmark, domain) match :data:`NAME_PATTERN`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import yaml
+
+# letters, digits, '_', '.', '-'; not starting with '.' or '-'; no '..' anywhere (checked separately)
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+NAME_RULE = "letters, digits, '_', '.' and '-', not starting with '.' or '-', without '..'"
+# a YAML document whose aliases expand to more nodes than this is refused (real configs have < 10,000)
+MAX_EXPANDED_NODES = 200_000
+INT64_MAX = 2**63 - 1
+
+
+class ConfigError(ValueError):
+    """A config that cannot be run; the message names the file and the key."""
+
+
+def check_name(source: str, key: str, name) -> str:
+    """Return ``name`` if it is a safe name (see :data:`NAME_RULE`), else raise naming ``key``."""
+    if not isinstance(name, str):
+        hint = (
+            " (YAML reads an unquoted null, ~, yes, no, on, off, true, false or a number as a non-string:"
+            " quote the name)"
+        )
+        raise ConfigError(f"{source}: {key}: expected a name, got {name!r} of type {type(name).__name__}{hint}")
+    if not NAME_PATTERN.fullmatch(name) or ".." in name:
+        raise ConfigError(f"{source}: {key}: {name!r} is not a valid name; use {NAME_RULE}")
+    return name
+
+
+def check_finite(source: str, data, key: str = "") -> None:
+    """Refuse NaN and infinite numbers anywhere in ``data`` (YAML's .nan/.inf), naming the key."""
+    if isinstance(data, float) and not math.isfinite(data):
+        raise ConfigError(f"{source}: {key or '(top level)'}: expected a finite number, got {data}")
+    if isinstance(data, dict):
+        for k, v in data.items():
+            check_finite(source, v, f"{key}.{k}" if key else str(k))
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            check_finite(source, v, f"{key}[{i}]")
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """A YAML loader that rejects duplicate keys instead of keeping the last one."""
+
+
+def _construct_mapping(loader, node, deep=False):
+    seen = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise ConfigError(
+                f"{loader.name}: line {key_node.start_mark.line + 1}: duplicate key {key!r} "
+                f"(first at line {seen[key]}); keys must be unique"
+            )
+        seen[key] = key_node.start_mark.line + 1
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _expanded_size(node, memo: dict) -> int:
+    """Nodes in the document once every alias is expanded, counted without expanding (memoised per node)."""
+    if id(node) in memo:
+        return memo[id(node)]
+    memo[id(node)] = 1  # a recursive alias counts once here; the constructor refuses nothing else about it
+    if isinstance(node, yaml.SequenceNode):
+        size = 1 + sum(_expanded_size(child, memo) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        size = 1 + sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
+    else:
+        size = 1
+    memo[id(node)] = size
+    return size
+
+
+def _load_yaml(path: Path, text: str):
+    loader = _StrictLoader(text)
+    loader.name = str(path)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        size = _expanded_size(node, {})
+        if size > MAX_EXPANDED_NODES:
+            raise ConfigError(
+                f"{path}: its aliases expand to {size:,} nodes (more than {MAX_EXPANDED_NODES:,}); "
+                f"a config this large is refused before it is built"
+            )
+        return loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
+    finally:
+        loader.dispose()
+
+
+def _reject_duplicate_json_keys(path: Path):
+    def hook(pairs):
+        keys = [k for k, _ in pairs]
+        duplicates = sorted({k for k in keys if keys.count(k) > 1})
+        if duplicates:
+            raise ConfigError(f"{path}: duplicate key(s) {duplicates}; keys must be unique")
+        return dict(pairs)
+
+    return hook
+
+
+def load_mapping(path: str | Path, _including: tuple = ()) -> dict:
+    """Load one YAML or JSON config file strictly; raise :class:`ConfigError` naming the file.
+
+    A top-level ``include: FILE`` (or a list of files) names shared blocks, e.g. the testbed's benchmarks
+    and model: they are loaded first (a relative path is relative to the including file's folder) and the
+    file's own keys update them recursively.
+    """
+    path = Path(path)
+    if path.resolve() in _including:
+        raise ConfigError(f"{path}: include: the file includes itself (through {' -> '.join(map(str, _including))})")
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read config ({getattr(exc, 'strerror', None) or exc})") from None
+    if path.suffix == ".json":
+        try:
+            data = json.loads(text, object_pairs_hook=_reject_duplicate_json_keys(path))
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path}: not valid JSON: {exc}") from None
+    else:
+        data = _load_yaml(path, text)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
+    check_finite(str(path), data)
+    if "include" not in data:
+        return data
+    included = data.pop("include")
+    names = included if isinstance(included, list) else [included]
+    if not names or not all(isinstance(name, str) and name for name in names):
+        raise ConfigError(f"{path}: include: expected a file name or a list of file names, got {included!r}")
+    merged: dict = {}
+    for name in names:
+        target = path.parent / name
+        if not target.is_file():
+            raise ConfigError(
+                f"{path}: include: {name!r} is not a file ({target}; a relative path is relative "
+                f"to the including file's folder)"
+            )
+        merged = deep_update(merged, load_mapping(target, (*_including, path.resolve())))
+    return deep_update(merged, data)
+
+
+def deep_update(base: dict, update: dict) -> dict:
+    """``base`` updated recursively by ``update`` (Snakemake's rule for several config files); returns a new dict."""
+    merged = dict(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_update(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def load_configs(paths, overrides: dict | None = None) -> dict:
+    """Load config file(s) strictly, each later one updating the earlier ones recursively, then ``overrides``."""
+    config: dict = {}
+    for path in paths:
+        config = deep_update(config, load_mapping(path))
+    return deep_update(config, overrides or {})
+
+
+# Sizes a config may not exceed unless its `limits:` section raises them: past these a typo (steps: 10**12)
+# would run for days or exhaust memory instead of failing at once.
+DEFAULT_LIMITS = {
+    "steps": 100_000,  # recipe.steps
+    "group_size": 1024,  # recipe.group_size
+    "prompts_per_step": 65_536,  # recipe.prompts_per_step
+    "updates_per_batch": 64,  # recipe.updates_per_batch
+    "max_new_tokens": 4096,  # recipe.max_new_tokens
+    "base_steps": 1_000_000,  # base.steps
+    "pool_per_benchmark": 1_000_000,  # data.pool_per_benchmark
+    "n_items": 100_000,  # benchmarks.<name>.n_items
+    "seeds": 1000,  # len(seeds)
+    "resamples": 1_000_000,  # analysis.resamples
+    "sign_flip_resamples": 10_000_000,  # analysis.sign_flip_resamples
+    "exact_max_seeds": 22,  # analysis.exact_max_seeds (2^n sign patterns are enumerated)
+}
+
+
+def limits_of(source: str, config: dict) -> dict:
+    """The size limits in force: :data:`DEFAULT_LIMITS` updated by the config's ``limits:`` section."""
+    section = config.get("limits") or {}
+    if not isinstance(section, dict):
+        raise ConfigError(f"{source}: limits: expected a mapping of size -> limit, got {section!r}")
+    for key, value in section.items():
+        if key not in DEFAULT_LIMITS:
+            raise ConfigError(f"{source}: limits.{key}: unknown limit; known: {sorted(DEFAULT_LIMITS)}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(f"{source}: limits.{key}: expected a positive integer, got {value!r}")
+    return {**DEFAULT_LIMITS, **section}
+
+
+def check_limit(source: str, key: str, value: int, limits: dict, limit: str) -> None:
+    """Refuse ``value`` (at ``key``) above ``limits[limit]``, saying how to raise the limit."""
+    if value > limits[limit]:
+        raise ConfigError(
+            f"{source}: {key}: {value} is above the limit of {limits[limit]}; "
+            f"set limits.{limit} in the config to allow it"
+        )
+
+
+def parse_comparisons(source: str, value, arms=None) -> list[dict]:
+    """The ``comparisons`` list, checked once for the workflow and the analysis: each ``{family, reference, arms}``.
+
+    A family is one multiplicity family: its name is unique, its arms are distinct names and do not include its
+    reference. ``arms``, when given, are the arms that exist (the workflow's); references and arms must be among them.
+    (Names are not path-checked here: the analysis also reads results from elsewhere, whose arm names may hold
+    '/'; the workflow checks its names with :func:`check_name` first.)
+    """
+    if not isinstance(value, list) or not value:
+        raise ConfigError(f"{source}: comparisons: expected a non-empty list of {{family, reference, arms}}")
+    families = set()
+    for i, comparison in enumerate(value):
+        where = f"{source}: comparisons[{i}]"
+        if not isinstance(comparison, dict) or set(comparison) != {"family", "reference", "arms"}:
+            raise ConfigError(f"{where}: expected exactly the keys family, reference, arms; got {comparison!r}")
+        family, reference, compared = comparison["family"], comparison["reference"], comparison["arms"]
+        if not isinstance(family, str) or not family:
+            raise ConfigError(f"{where}.family: expected a non-empty string, got {family!r}")
+        if family in families:
+            raise ConfigError(f"{where}.family: duplicate family name {family!r}; a family is one multiplicity family")
+        families.add(family)
+        if not isinstance(reference, str) or not reference:
+            raise ConfigError(f"{where}.reference: expected an arm name, got {reference!r}")
+        if not isinstance(compared, list) or not compared or not all(isinstance(a, str) and a for a in compared):
+            raise ConfigError(f"{where}.arms: expected a non-empty list of arm names, got {compared!r}")
+        if len(set(compared)) != len(compared):
+            raise ConfigError(f"{where}.arms: duplicate arm names in {compared}")
+        if reference in compared:
+            raise ConfigError(f"{where}.arms: the reference {reference!r} cannot also be compared with itself")
+        if arms is not None:
+            for field, names in (("reference", [reference]), ("arms", compared)):
+                for name in names:
+                    if name not in arms:
+                        raise ConfigError(
+                            f"{where}.{field}: arm {name!r} does not exist; defined arms are {sorted(arms)}"
+                        )
+    return value

@@ -1,0 +1,466 @@
+"""Writing and checking armlab's files: atomic writes, output directories, sha256 manifests.
+
+- :func:`atomic_path` writes a file or directory under a temporary sibling name and puts it in
+  place only when complete; a directory replaces the old one in one atomic exchange (Linux
+  ``renameat2(RENAME_EXCHANGE)``), so there is no moment without it. Temporaries that a killed
+  job left behind are removed the next time the same path is written.
+- :func:`output_directory` is the ``--out`` of ``armlab analyze`` / ``armlab report``: a
+  directory replaced as a whole, which is refused unless it is new, empty, or an earlier output
+  of the same command holding nothing that command did not write (:data:`OUTPUT_MARKER`).
+- :func:`write_manifest` records the sha256 of every output a job wrote in its
+  ``manifest.json`` (key :data:`FILES_KEY`); consumers call :func:`verify_file` or
+  :func:`verify_manifest` before reading, and :func:`remove_corrupt_outputs` deletes, at
+  workflow start, every job output that fails its manifest, so that the workflow rebuilds it.
+
+Problems are :class:`BadFile` errors whose one-line message names the file and what was
+expected; :func:`one_line_errors` turns them into an error line and exit status 2 in a
+command-line ``main``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import functools
+import hashlib
+import json
+import math
+import os
+import re
+import shutil
+import sys
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path, PurePosixPath
+
+MANIFEST = "manifest.json"
+FILES_KEY = "files"
+OUTPUT_MARKER = ".armlab-output.json"
+# the timestamp Snakemake keeps in a directory() output: the workflow's, not the user's
+SNAKEMAKE_TIMESTAMP = ".snakemake_timestamp"
+_TEMP_TAG = "armlab-tmp"
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+class BadFile(ValueError):
+    """A file or directory armlab will not read, trust or overwrite; the message names it."""
+
+
+# ----------------------------------------------------------------------------- atomic writes
+
+
+def _temp_prefix(path: Path) -> str:
+    return f".{path.name}.{_TEMP_TAG}-"
+
+
+def _is_running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def remove_stale_temporaries(path: str | Path) -> list[Path]:
+    """Remove the temporaries of earlier writes of ``path`` whose process is gone; return them.
+
+    Only siblings named as :func:`atomic_path` names them (``.<name>.armlab-tmp-<pid>-<random>``)
+    are candidates, and one whose process id is running on this machine is kept: it may be a
+    concurrent write. (A temporary of a job on another machine of a cluster counts as stale.)
+    """
+    path = Path(path)
+    pattern = re.compile(re.escape(_temp_prefix(path)) + r"(\d+)-[a-z0-9_]{8}")
+    removed = []
+    try:
+        siblings = list(path.parent.iterdir())
+    except FileNotFoundError:
+        return removed
+    for sibling in siblings:
+        match = pattern.fullmatch(sibling.name)
+        if match and sibling.is_dir() and not sibling.is_symlink() and not _is_running(int(match[1])):
+            shutil.rmtree(sibling, ignore_errors=True)
+            removed.append(sibling)
+    return removed
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def exchange(first: Path, second: Path) -> bool:
+    """Atomically swap two existing paths (Linux ``renameat2`` with ``RENAME_EXCHANGE``).
+
+    Returns False, having changed nothing, where the platform or the filesystem cannot.
+    """
+    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None) if sys.platform == "linux" else None
+    if renameat2 is None:
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), str(first), None, str(second))
+
+
+def _install(new: Path, path: Path, holder: Path) -> None:
+    """Put ``new`` at ``path``; what was there ends up inside ``holder`` (removed by the caller)."""
+    replacing_directory = path.is_dir() and not path.is_symlink()
+    if not (replacing_directory or (new.is_dir() and path.exists())):
+        os.replace(new, path)  # a file over a file (or nothing): atomic
+    elif not exchange(new, path):
+        # Without RENAME_EXCHANGE a directory cannot replace a directory atomically: between
+        # these two renames ``path`` is missing (a killed job then leaves no output, and its
+        # holder with both versions is removed as stale by the next write).
+        os.rename(path, holder / "replaced")
+        os.rename(new, path)
+
+
+@contextmanager
+def atomic_path(path: str | Path):
+    """Yield a temporary sibling path; put it at ``path`` only if the block succeeds.
+
+    Works for files and directories (the block creates whichever it wants at the yielded path),
+    so a killed job never leaves an output that looks complete, and a directory is replaced
+    without a moment where ``path`` is missing (see :func:`exchange`).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(path)
+    holder = Path(tempfile.mkdtemp(prefix=f"{_temp_prefix(path)}{os.getpid()}-", dir=path.parent))
+    try:
+        tmp = holder / path.name
+        yield tmp
+        _install(tmp, path, holder)
+    finally:
+        shutil.rmtree(holder, ignore_errors=True)
+
+
+def write_json(path: str | Path, obj) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def write_text(path: str | Path, text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
+
+
+def read_json(path: str | Path, what: str = "file"):
+    """The JSON value in ``path``; :class:`BadFile` naming it when it is missing, unreadable or not JSON."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BadFile(f"{path}: {what} not found") from None
+    except UnicodeDecodeError:
+        raise BadFile(f"{path}: {what} is not UTF-8 text") from None
+    except OSError as exc:
+        raise BadFile(f"{path}: cannot read {what} ({exc.strerror})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadFile(
+            f"{path}: {what} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+            f"truncated or not written by armlab?"
+        ) from None
+
+
+def json_number(value) -> float | None:
+    """A JSON value as a finite float (true/false count as 1/0), or None when it is not one (text, null, NaN)."""
+    if isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond float range
+        return None
+    return number if math.isfinite(number) else None
+
+
+# ----------------------------------------------------------------------------- output directories
+
+
+def _written_by(path: Path):
+    """``(command, entries)`` of the marker armlab left in an output directory, or a reason it cannot tell."""
+    marker = path / OUTPUT_MARKER
+    if not marker.is_file():
+        return None, f"it has no {OUTPUT_MARKER}"
+    try:
+        record = read_json(marker)
+    except BadFile as exc:
+        return None, str(exc)
+    if not (
+        isinstance(record, dict)
+        and isinstance(record.get("command"), str)
+        and isinstance(record.get("entries"), list)
+        and all(isinstance(e, str) for e in record["entries"])
+    ):
+        return None, f"{marker} is not armlab's output marker"
+    return record["command"], set(record["entries"])
+
+
+def check_output_directory(path: str | Path, command: str) -> None:
+    """Refuse ``path`` as the output of ``armlab <command>`` unless replacing it destroys nothing else.
+
+    Accepted: a path that does not exist (inside a directory), an empty directory, or an earlier
+    output of the same command that holds only what that command wrote. Refused, with
+    :class:`BadFile`: a file, a symbolic link, any other non-empty directory.
+    """
+    path = Path(path)
+    if path.is_symlink():
+        raise BadFile(f"{path}: is a symbolic link; give the directory itself (it is replaced as a whole)")
+    if not path.exists():
+        ancestor = next(p for p in path.parents if p.exists())
+        if not ancestor.is_dir():
+            raise BadFile(f"{path}: cannot be created, {ancestor} is a file, not a directory")
+        return
+    if not path.is_dir():
+        raise BadFile(f"{path}: exists and is not a directory; the output is a directory replaced as a whole")
+    try:
+        entries = {p.name for p in path.iterdir()} - {OUTPUT_MARKER, SNAKEMAKE_TIMESTAMP}
+    except OSError as exc:
+        raise BadFile(f"{path}: cannot list the directory ({exc.strerror})") from None
+    if not entries and not (path / OUTPUT_MARKER).exists():
+        return
+    written_by, ours = _written_by(path)
+    refusal = f"{path}: not empty and not an earlier output of `armlab {command}`"
+    advice = "it is replaced as a whole, so give a new or empty directory, or remove this one yourself"
+    if written_by is None:
+        raise BadFile(f"{refusal} ({ours}); {advice}")
+    if written_by != command:
+        raise BadFile(f"{refusal} (its {OUTPUT_MARKER} says `armlab {written_by}`); {advice}")
+    foreign = sorted(entries - ours)
+    if foreign:
+        raise BadFile(
+            f"{path}: holds {foreign[:5]}{' ...' if len(foreign) > 5 else ''}, which `armlab {command}` "
+            f"did not write; {advice}"
+        )
+
+
+@contextmanager
+def output_directory(path: str | Path, command: str):
+    """Yield an empty temporary directory that replaces ``path`` as a whole when the block succeeds.
+
+    ``path`` is checked by :func:`check_output_directory` before and again just before the
+    exchange; the new directory gets a marker naming ``command`` and the entries written.
+    """
+    check_output_directory(path, command)
+    with atomic_path(path) as tmp:
+        tmp.mkdir()
+        yield tmp
+        entries = sorted(p.name for p in tmp.iterdir())
+        (tmp / OUTPUT_MARKER).write_text(json.dumps({"command": command, "entries": entries}) + "\n")
+        check_output_directory(path, command)
+
+
+# ----------------------------------------------------------------------------- sha256 manifests
+
+
+def file_sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def checksums(root: str | Path, *outputs: str) -> dict[str, str]:
+    """sha256 of every file at or below each of ``outputs`` (paths relative to ``root``), by relative POSIX path."""
+    root = Path(root)
+    found = {}
+    for output in outputs:
+        target = root / output
+        if not target.exists():
+            raise FileNotFoundError(f"{target}: output to record in the manifest does not exist")
+        files = [target] if target.is_file() else sorted(p for p in target.rglob("*") if p.is_file())
+        for file in files:
+            found[file.relative_to(root).as_posix()] = file_sha256(file)
+    return dict(sorted(found.items()))
+
+
+def write_manifest(directory: str | Path, record: dict, *outputs: str) -> None:
+    """Write ``directory/manifest.json``: ``record`` plus the sha256 of each of ``outputs`` (see :func:`checksums`)."""
+    directory = Path(directory)
+    write_json(directory / MANIFEST, {**record, FILES_KEY: checksums(directory, *outputs)})
+
+
+def _recorded_files(manifest_path: Path, manifest) -> dict[str, str]:
+    """The manifest's ``files``: relative paths inside its directory -> sha256, or :class:`BadFile`."""
+    if not isinstance(manifest, dict):
+        raise BadFile(f"{manifest_path}: expected a JSON object (an armlab manifest)")
+    files = manifest.get(FILES_KEY)
+    if files is None:
+        raise BadFile(
+            f"{manifest_path}: no '{FILES_KEY}' with the sha256 of its outputs, so they cannot be "
+            f"checked; delete the directory (or the file) to have the job rerun"
+        )
+    if not isinstance(files, dict) or not files:
+        raise BadFile(f"{manifest_path}: '{FILES_KEY}' must map output paths to sha256 digests")
+    root = manifest_path.parent.resolve()
+    for name, digest in files.items():
+        relative = PurePosixPath(name)
+        inside = (
+            not relative.is_absolute()
+            and ".." not in relative.parts
+            and name not in ("", ".")
+            and (root / relative).resolve().is_relative_to(root)
+        )
+        if not inside:
+            raise BadFile(f"{manifest_path}: {FILES_KEY}: {name!r} is not a path inside {manifest_path.parent}")
+        if not (isinstance(digest, str) and _SHA256.fullmatch(digest)):
+            raise BadFile(f"{manifest_path}: {FILES_KEY}.{name}: expected a sha256 hex digest, got {digest!r}")
+    return files
+
+
+def _mismatch(file: Path, digest: str, manifest_path: Path) -> str | None:
+    """Why ``file`` fails its recorded ``digest``, or None when it matches."""
+    if not file.is_file():
+        return f"{file}: missing, but {manifest_path} records it"
+    actual = file_sha256(file)
+    if actual != digest:
+        return (
+            f"{file}: sha256 {actual[:12]}… does not match {digest[:12]}… recorded in {manifest_path} "
+            f"(truncated or changed since it was written)"
+        )
+    return None
+
+
+def verify_manifest(manifest_path: str | Path, names=None) -> dict:
+    """Check the outputs a manifest records (all, or those in ``names``); return the manifest.
+
+    :class:`BadFile` names the first file that is missing or whose sha256 differs, or the
+    manifest when it is unreadable or records no checksums.
+    """
+    manifest_path = Path(manifest_path)
+    manifest = read_json(manifest_path, "manifest")
+    files = _recorded_files(manifest_path, manifest)
+    for name in files if names is None else names:
+        if name not in files:
+            raise BadFile(
+                f"{manifest_path.parent / name}: not recorded in {manifest_path} (its '{FILES_KEY}' "
+                f"lists {sorted(files)[:5]})"
+            )
+        problem = _mismatch(manifest_path.parent / name, files[name], manifest_path)
+        if problem:
+            raise BadFile(problem)
+    return manifest
+
+
+def verify_file(path: str | Path) -> Path:
+    """Check ``path`` against the sha256 that the ``manifest.json`` next to it records; return ``path``."""
+    path = Path(path)
+    manifest_path = path.parent / MANIFEST
+    if not manifest_path.exists():
+        raise BadFile(f"{path}: no {MANIFEST} next to it records its sha256, so it cannot be checked")
+    verify_manifest(manifest_path, [path.name])
+    return path
+
+
+def remove_corrupt_outputs(experiment_dir: str | Path, log=print) -> list[Path]:
+    """Delete every job output under ``experiment_dir`` that fails its manifest; return what was deleted.
+
+    A job's output directory is the first directory, walking down, that holds a ``manifest.json``
+    (hidden directories, such as temporaries, are skipped). When one of its recorded files is
+    missing or differs from its sha256, the recorded files and the manifest are deleted (one line
+    is logged per bad file), so that the workflow reruns the job; a manifest that is not valid JSON
+    is deleted too. A manifest without checksums is left alone, and nothing outside its own
+    directory is ever deleted.
+    """
+    root = Path(experiment_dir)
+    removed = []
+    for current, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        current = Path(current)
+        if current == root or MANIFEST not in filenames:
+            continue
+        dirnames[:] = []  # below a job's output (e.g. a trainer's own files) nothing is ours to judge
+        manifest_path = current / MANIFEST
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            log(f"armlab: {manifest_path}: not valid JSON (truncated); removed it so that its job reruns")
+            manifest_path.unlink()
+            removed.append(manifest_path)
+            continue
+        try:
+            files = _recorded_files(manifest_path, manifest)
+        except BadFile:
+            continue  # records no (or no usable) checksums: nothing here can be judged
+        problems = [
+            p for p in (_mismatch(current / name, digest, manifest_path) for name, digest in files.items()) if p
+        ]
+        if not problems:
+            continue
+        for problem in problems:
+            log(f"armlab: {problem}; removing the outputs of {current} so that its job reruns")
+        for file in [current / name for name in files] + [manifest_path]:
+            if file.is_file() or file.is_symlink():
+                file.unlink()
+                removed.append(file)
+    return removed
+
+
+# ----------------------------------------------------------------------------- command lines
+
+
+def one_line_errors(main):
+    """Wrap a command-line ``main(argv=None)``: a :class:`BadFile` becomes one line on stderr and exit status 2."""
+    module = getattr(main.__globals__.get("__spec__"), "name", main.__module__)  # not "__main__" under -m
+
+    @functools.wraps(main)
+    def wrapped(argv=None):
+        try:
+            return main(argv)
+        except BadFile as exc:
+            print(f"{module}: error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+
+    return wrapped
+
+
+# ----------------------------------------------------------------------------- provenance
+
+MANIFEST_PACKAGES = ("torch", "numpy", "pandas", "pyarrow", "datasets", "lm_eval", "snakemake", "scipy", "statsmodels")
+
+
+def git_commit() -> str | None:
+    """The checkout's commit, or None outside a git checkout."""
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=Path(__file__).resolve().parent,
+        )
+        return out.stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def environment_record(threads: int) -> dict:
+    """What a manifest records about the software and machine a run used."""
+    import platform
+    from importlib import metadata
+
+    versions = {}
+    for name in MANIFEST_PACKAGES:
+        try:
+            versions[name] = metadata.version(name.replace("_", "-"))
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "threads": threads,
+        "packages": versions,
+        "git_commit": git_commit(),
+    }

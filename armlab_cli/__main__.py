@@ -1,0 +1,5 @@
+import sys
+
+from armlab_cli import main
+
+sys.exit(main())

@@ -1,0 +1,382 @@
+"""Hostile and careless configs: each is refused at load, with a one-line error naming the key, before any job.
+
+Every case mutates the tiny experiment's config; validation runs no job and writes nothing, and the cases
+run through the workflow itself check that no results folder appears.
+"""
+
+import json
+import subprocess
+
+import pytest
+import yaml
+from conftest import REPO, TINY
+
+from analysis.config import load_config as load_analysis_config
+from analysis.config import parse_config as parse_analysis_config
+from analysis.errors import AnalysisInputError
+from armlab.configfile import ConfigError, load_mapping
+from training.config import validate_config
+
+
+def _set(path, value):
+    """A mutation setting ``raw[path...] = value``; a path element ``("rename", old, new)`` renames a key."""
+
+    def mutate(raw):
+        node = raw
+        for part in path[:-1]:
+            node = node.setdefault(part, {}) if isinstance(part, str) else node[part]
+        last = path[-1]
+        if isinstance(last, tuple):
+            _, old, new = last
+            node[new] = node.pop(old)
+        else:
+            node[last] = value
+
+    return mutate
+
+
+def _rename_arm(new):
+    def mutate(raw):
+        raw["arms"][new] = raw["arms"].pop("difffilter")
+        raw["comparisons"][0]["arms"] = [new]
+
+    return mutate
+
+
+def _rename_benchmark(new):
+    def mutate(raw):
+        raw["benchmarks"][new] = raw["benchmarks"].pop("add")
+        raw["benchmarks"][new]["task"] = "add"
+
+    return mutate
+
+
+CASES = [
+    # names that become paths, wildcards or command-line arguments
+    (
+        "benchmark absolute path",
+        _rename_benchmark("/abs/path"),
+        r"benchmarks\./abs/path: '/abs/path' is not a valid name",
+    ),
+    ("benchmark parent dirs", _rename_benchmark("../../x"), r"benchmarks\.\.\./\.\./x: .* is not a valid name"),
+    ("benchmark with dot-dot inside", _rename_benchmark("a..b"), r"benchmarks\.a\.\.b: .* without '\.\.'"),
+    ("arm dot-dot", _rename_arm(".."), r"arms\.\.\.: '\.\.' is not a valid name"),
+    ("arm with a space", _rename_arm("my arm"), r"arms\.my arm: 'my arm' is not a valid name"),
+    ("arm with an accent", _rename_arm("été"), r"arms\.été: 'été' is not a valid name"),
+    ("arm with markup", _rename_arm("<b>"), r"arms\.<b>: '<b>' is not a valid name"),
+    ("arm like an option", _rename_arm("--help"), r"arms\.--help: '--help' is not a valid name"),
+    ("arm hidden", _rename_arm(".hidden"), r"arms\.\.hidden: .* not starting with '\.' or '-'"),
+    ("arm YAML null", _rename_arm(None), r"arms\.None: expected a name, got None .*quote the name"),
+    ("arm YAML yes", _rename_arm(True), r"arms\.True: expected a name, got True .*quote the name"),
+    ("arm a number", _rename_arm(3), r"arms\.3: expected a name, got 3 of type int"),
+    (
+        "domain path",
+        _set(["benchmarks", "add", "domain"], "../d"),
+        r"benchmarks\.add\.domain: '\.\./d' is not a valid name",
+    ),
+    ("experiment path", _set(["experiment"], "../../etc"), r"experiment: '\.\./\.\./etc' is not a valid name"),
+    ("experiment hidden", _set(["experiment"], ".x"), r"experiment: '\.x' is not a valid name"),
+    (
+        "comparison arm null",
+        _set(["comparisons", 0, "arms"], [None]),
+        r"comparisons\[0\]\.arms\[0\]: expected a name, got None",
+    ),
+    ("seed negative", _set(["seeds"], [1, -1]), r"seeds\[1\]: -1 is outside 0 \.\. 2\*\*63-1"),
+    ("seed beyond int64", _set(["seeds"], [1, 2**63]), r"seeds\[1\]: 9223372036854775808 is outside"),
+    ("data seed negative", _set(["data", "seed"], -5), r"data\.seed: -5 is less than the minimum of 0"),
+    # method parameters, from their declared signatures
+    (
+        "norm_std as a string",
+        _set(["arms", "grpo"], {"estimator": {"name": "grpo", "norm_std": "no"}}),
+        r"arms\.grpo\.estimator\.norm_std: expected true or false, got 'no'",
+    ),
+    (
+        "eps as a bool",
+        _set(["arms", "grpo"], {"estimator": {"name": "grpo", "eps": True}}),
+        r"arms\.grpo\.estimator\.eps: expected a number, got True",
+    ),
+    (
+        "estimator parameter typo",
+        _set(["arms", "grpo"], {"estimator": {"name": "grpo", "norm_sdt": False}}),
+        r"arms\.grpo\.estimator\.norm_sdt: unknown parameter; expected one of \['eps', 'norm_std'\]",
+    ),
+    (
+        "parameter of a parameterless estimator",
+        _set(["arms", "grpo"], {"estimator": {"name": "rloo", "eps": 0.1}}),
+        r"arms\.grpo\.estimator\.eps: unknown parameter; expected one of none",
+    ),
+    (
+        "policy parameter as a string",
+        _set(["arms", "difffilter"], {"data_policy": {"name": "difffilter", "low": "0.2"}}),
+        r"arms\.difffilter\.data_policy\.low: expected a number, got '0\.2'",
+    ),
+    (
+        "policy integer as a float",
+        _set(["arms", "difffilter"], {"data_policy": {"name": "gfpo", "k": 2.5}}),
+        r"arms\.difffilter\.data_policy\.k: expected an integer, got 2\.5",
+    ),
+    (
+        "recipe policy typo",
+        _set(["recipe", "data_policy"], {"name": "difffilter", "hgih": 0.9}),
+        r"recipe\.data_policy\.hgih: unknown parameter",
+    ),
+    (
+        "group of one",
+        _set(["recipe", "group_size"], 1),
+        r"recipe\.group_size: 1 rollout per prompt; estimator 'grpo' .*>= 2",
+    ),
+    (
+        "arm group of one",
+        _set(["arms", "grpo"], {"group_size": 1, "estimator": "rloo"}),
+        r"arms\.grpo\.group_size: 1 rollout per prompt; estimator 'rloo'",
+    ),
+    ("lr NaN", _set(["recipe", "lr"], float("nan")), r"recipe\.lr: expected a finite number, got nan"),
+    (
+        "kl_coef infinite",
+        _set(["recipe", "kl_coef"], float("inf")),
+        r"recipe\.kl_coef: expected a finite number, got inf",
+    ),
+    ("arm lr infinite", _set(["arms", "grpo"], {"lr": float("-inf")}), r"arms\.grpo\.lr: expected a finite number"),
+    (
+        "more items than exist",
+        _set(["benchmarks", "add", "n_items"], 500),
+        r"benchmarks\.add\.n_items: only 100 distinct items exist .* n_items = 500",
+    ),
+    (
+        "task parameter typo",
+        _set(["benchmarks", "add", "params"], {"digitz": 2}),
+        r"benchmarks\.add\.params\.digitz: unknown parameter; expected one of \['digits'\]",
+    ),
+    (
+        "task parameter type",
+        _set(["benchmarks", "add", "params"], {"digits": "2"}),
+        r"benchmarks\.add\.params\.digits: expected an integer, got '2'",
+    ),
+    (
+        "task flag type",
+        _set(["benchmarks", "boolexpr", "params"], {"terms": 5, "precedence": 1}),
+        r"benchmarks\.boolexpr\.params\.precedence: expected true or false, got 1",
+    ),
+    # sizes with stated limits
+    (
+        "steps for ever",
+        _set(["recipe", "steps"], 10**12),
+        r"recipe\.steps: 1000000000000 is above the limit of 100000; set limits\.steps",
+    ),
+    (
+        "arm steps for ever",
+        _set(["arms", "grpo"], {"steps": 10**9}),
+        r"arms\.grpo\.steps: 1000000000 is above the limit",
+    ),
+    ("huge groups", _set(["recipe", "group_size"], 10**6), r"recipe\.group_size: 1000000 is above the limit of 1024"),
+    (
+        "huge pool",
+        _set(["data", "pool_per_benchmark"], 10**9),
+        r"data\.pool_per_benchmark: 1000000000 is above the limit",
+    ),
+    ("huge base training", _set(["base", "steps"], 10**9), r"base\.steps: 1000000000 is above the limit"),
+    (
+        "huge item count",
+        _set(["benchmarks", "add", "n_items"], 10**7),
+        r"benchmarks\.add\.n_items: 10000000 is above the limit",
+    ),
+    ("unknown limit", _set(["limits"], {"stepz": 5}), r"limits\.stepz: unknown limit"),
+    ("limit not a number", _set(["limits"], {"steps": "many"}), r"limits\.steps: 'many' is not of type 'integer'"),
+    (
+        "unknown top-level key",
+        _set(["recipee"], {}),
+        r"\(top level\): Additional properties are not allowed \('recipee'",
+    ),
+]
+
+
+@pytest.fixture
+def raw():
+    return yaml.safe_load(TINY.read_text())
+
+
+@pytest.mark.parametrize("mutate, match", [case[1:] for case in CASES], ids=[case[0] for case in CASES])
+def test_hostile_config_is_refused_naming_the_key(raw, mutate, match, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    mutate(raw)
+    with pytest.raises(ConfigError, match=r"^tiny\.yaml: " + match) as refused:
+        validate_config(raw, source="tiny.yaml")
+    assert "\n" not in str(refused.value)
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_a_raised_limit_lets_the_size_through(raw):
+    raw["recipe"]["steps"] = 200_000
+    raw["limits"] = {"steps": 500_000}
+    assert validate_config(raw, source="tiny.yaml")["recipe"]["steps"] == 200_000
+
+
+@pytest.mark.parametrize(
+    "analysis, match",
+    [
+        ({"resamples": 10**9}, r"analysis\.resamples: 1000000000 is above the limit of 1000000; set limits\.resamples"),
+        ({"sign_flip_resamples": 10**9}, r"analysis\.sign_flip_resamples: 1000000000 is above the limit"),
+        ({"exact_max_seeds": 40}, r"analysis\.exact_max_seeds: 40 is above the limit of 22"),
+        ({"alpah": 0.1}, r"analysis: unknown key\(s\) \['alpah'\]"),
+    ],
+    ids=["resamples", "sign_flip_resamples", "exact_max_seeds", "typo"],
+)
+def test_hostile_analysis_section(raw, analysis, match):
+    raw["analysis"] = analysis
+    with pytest.raises(AnalysisInputError, match=r"^tiny\.yaml: " + match):
+        parse_analysis_config(raw, source="tiny.yaml")
+
+
+YAML_BOMB = """experiment: bomb
+a: &a ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]
+b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]
+c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]
+d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]
+e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]
+f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]
+g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]
+h: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g, *g]
+"""
+
+
+@pytest.mark.parametrize(
+    "name, text, match",
+    [
+        (
+            "dup.yaml",
+            TINY.read_text() + "seeds: [3, 4]\n",
+            r"dup\.yaml: line \d+: duplicate key 'seeds' \(first at line \d+\)",
+        ),
+        (
+            "dup.json",
+            '{"experiment": "x", "analysis": {"alpha": 0.05, "alpha": 0.5}}',
+            r"dup\.json: duplicate key\(s\) \['alpha'\]",
+        ),
+        ("bomb.yaml", YAML_BOMB, r"bomb\.yaml: its aliases expand to [\d,]+ nodes"),
+        ("list.yaml", "- a\n- b\n", r"list\.yaml: expected a mapping at the top level, got list"),
+        ("broken.yaml", "experiment: [unclosed\n", r"broken\.yaml: not valid YAML"),
+        ("broken.json", '{"experiment": ', r"broken\.json: not valid JSON"),
+        (
+            "nan.yaml",
+            "experiment: x\nanalysis: {alpha: .nan}\n",
+            r"nan\.yaml: analysis\.alpha: expected a finite number",
+        ),
+    ],
+    ids=["duplicate-yaml", "duplicate-json", "alias-bomb", "not-a-mapping", "bad-yaml", "bad-json", "nan"],
+)
+def test_hostile_files_are_refused_by_the_one_loader(tmp_path, name, text, match):
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=match):
+        load_mapping(path)
+    with pytest.raises(AnalysisInputError, match=match):  # `armlab analyze` loads through the same loader
+        load_analysis_config(path)
+
+
+def test_analyze_refuses_a_duplicated_alpha_instead_of_keeping_the_last(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "experiment: x\ncomparisons: [{family: f, reference: a, arms: [b]}]\nanalysis:\n  alpha: 0.05\n  alpha: 0.5\n"
+    )
+    with pytest.raises(AnalysisInputError, match=r"c\.yaml: line 5: duplicate key 'alpha'"):
+        load_analysis_config(path)
+
+
+def _workflow(snakemake_bin, root, configfile, *extra):
+    return subprocess.run(
+        [snakemake_bin, "-s", str(REPO / "Snakefile"), "--configfile", str(configfile), "--cores", "1", *extra],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (_set(["analysis"], {"alpah": 0.1}), "analysis: unknown key(s) ['alpah']"),
+        (_set(["analysis"], {"resamples": 10**9}), "analysis.resamples: 1000000000 is above the limit"),
+        (_rename_arm("--help"), "arms.--help: '--help' is not a valid name"),
+    ],
+    ids=["analysis-typo", "analysis-resamples", "arm-option"],
+)
+def test_the_workflow_refuses_before_any_job(snakemake_bin, raw, tmp_path, mutate, message):
+    mutate(raw)
+    (tmp_path / "cfg").mkdir()
+    bad = tmp_path / "cfg" / "bad.yaml"
+    bad.write_text(yaml.safe_dump(raw))
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    proc = _workflow(snakemake_bin, run_dir, bad)
+    assert proc.returncode != 0
+    assert message in proc.stdout + proc.stderr
+    assert not (run_dir / "results").exists()
+
+
+def test_the_workflow_refuses_a_duplicate_key_in_a_configfile(snakemake_bin, tmp_path):
+    bad = tmp_path / "dup.yaml"
+    bad.write_text(TINY.read_text() + "recipe: {steps: 2}\n")
+    proc = _workflow(snakemake_bin, tmp_path, bad, "-n")
+    assert proc.returncode != 0
+    assert "duplicate key 'recipe'" in proc.stdout + proc.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_command_line_config_values_update_the_file(snakemake_bin, tmp_path):
+    """`--config` still works, and updates the named file only (not the demo)."""
+    proc = _workflow(
+        snakemake_bin,
+        tmp_path,
+        TINY,
+        "--config",
+        "threads=2",
+        "-n",
+        "--printshellcmds",
+        "--workflow-profile",
+        "none",  # its quiet: [rules] hides the shell commands
+        "results/tiny/config/data.json",
+        "results/tiny/config/base.json",
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = proc.stdout + proc.stderr
+    view = json.loads(out.split("armlab.views results/tiny/config/base.json ")[1].split(" > ")[0].strip("'"))
+    assert view["threads"] == 2 and sorted(view["benchmarks"]) == ["add", "boolexpr", "mod", "units"]
+
+
+def test_a_raised_analysis_limit_reaches_the_analysis_job(raw):
+    """The analyze job reads config/analysis.json: the view must carry the raised limit, or the job refuses late."""
+    from training.config import stage_config
+
+    raw["analysis"] = {"resamples": 2_000_000}
+    raw["limits"] = {"resamples": 3_000_000}
+    view = stage_config(validate_config(raw, source="tiny.yaml"), "analysis")
+    assert parse_analysis_config(view, source="analysis.json").settings.resamples == 2_000_000
+
+
+def test_include_shares_a_block_and_the_file_updates_it(tmp_path):
+    (tmp_path / "shared.yaml").write_text("model: {d_model: 32, n_layer: 1}\nseeds: [1]\n")
+    (tmp_path / "exp.yaml").write_text("include: shared.yaml\nexperiment: x\nmodel: {n_layer: 2}\n")
+    assert load_mapping(tmp_path / "exp.yaml") == {
+        "model": {"d_model": 32, "n_layer": 2},
+        "seeds": [1],
+        "experiment": "x",
+    }
+
+
+@pytest.mark.parametrize(
+    "files, match",
+    [
+        ({"a.yaml": "include: a.yaml\n"}, r"a\.yaml: include: the file includes itself"),
+        ({"a.yaml": "include: b.yaml\n", "b.yaml": "include: a.yaml\n"}, r"include: the file includes itself"),
+        ({"a.yaml": "include: missing.yaml\n"}, r"a\.yaml: include: 'missing\.yaml' is not a file"),
+        ({"a.yaml": "include: [3]\n"}, r"a\.yaml: include: expected a file name or a list of file names, got \[3\]"),
+        ({"a.yaml": "include: b.yaml\n", "b.yaml": "x: 1\nx: 2\n"}, r"b\.yaml: line 2: duplicate key 'x'"),
+    ],
+    ids=["self", "cycle", "missing", "not-a-name", "bad-included-file"],
+)
+def test_hostile_includes(tmp_path, files, match):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    with pytest.raises(ConfigError, match=match):
+        load_mapping(tmp_path / "a.yaml")

@@ -1,0 +1,718 @@
+"""Hostile outputs: --out that is not ours, corrupt checkpoints and results, and unsafe command templates.
+
+Every refused case must (1) exit with status 2 and one error line naming the path or key, without a
+traceback, (2) fail before any expensive work (the step that would do it is replaced by a tripwire),
+and (3) leave the temporary folder, which holds everything the case can reach, byte for byte as it was.
+The helpers here are shared with tests/test_hostile_results_files.py.
+"""
+
+import copy
+import hashlib
+import json
+import os
+import runpy
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from conftest import REPO, TINY
+
+import armlab_cli as cli
+from armlab import files
+
+FIXTURE = REPO / "tests" / "fixtures" / "report"
+BUILD = runpy.run_path(str(FIXTURE / "build.py"))
+EXPERIMENT = "demo_synthetic"  # tests/fixtures/report/experiment.yaml
+FAST = ["--set", "analysis.resamples=200", "--set", "analysis.per_benchmark=false"]
+
+
+# ----------------------------------------------------------------------------- the harness
+
+
+def tree(root: Path) -> dict:
+    """Every path below ``root``: sha256 of a file, the target of a link, or "dir"."""
+    found = {}
+    for path in sorted(root.rglob("*")):
+        key = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            found[key] = f"-> {os.readlink(path)}"
+        elif path.is_dir():
+            found[key] = "dir"
+        else:
+            found[key] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+def tripwire(monkeypatch, *targets):
+    """Make each ``module.attribute`` fail the test if it is called: the work it does must not start."""
+    for target in targets:
+        module, attribute = target.rsplit(".", 1)
+
+        def fail(*args, _target=target, **kwargs):
+            raise AssertionError(f"{_target} ran: expensive work started before the error")
+
+        monkeypatch.setattr(f"{module}.{attribute}", fail)
+
+
+EXPENSIVE = {
+    "armlab": ("analysis.paired.compare", "analysis.report.render_figures"),
+    "evals.run": ("evals.run.load_model", "evals.run.evaluate"),
+    "evals.merge": ("evals.merge.atomic_path",),
+    "training.train": ("training.train.load_model", "training.train.load_pools"),
+}
+
+
+def run_entry(entry, argv):
+    """Run a command line in-process; its exit status."""
+    if entry == "armlab":
+        return cli.main(argv)
+    module = __import__(entry, fromlist=["main"])
+    try:
+        module.main(argv)
+    except SystemExit as exit_:
+        return exit_.code
+    return 0
+
+
+def assert_refused(root, monkeypatch, capsys, entry, argv, *expected, one_line=True):
+    """Run ``entry argv`` from ``root``; it must fail cleanly, early, naming ``expected``, touching nothing.
+
+    The error is one line, or with ``one_line=False`` one line followed by the offending rows (indented).
+    """
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("HOME", str(root / "home"))
+    tripwire(monkeypatch, *EXPENSIVE[entry])
+    capsys.readouterr()
+    before = tree(root)
+    status = run_entry(entry, [str(a) for a in argv])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    lines = err.splitlines()
+    assert "Traceback" not in err and err.endswith("\n"), err
+    assert len(lines) == 1 if one_line else len(lines) > 1 and all(line.startswith("  ") for line in lines[1:]), err
+    assert lines[0].startswith(f"{entry if entry != 'armlab' else 'armlab ' + str(argv[0])}: error: "), err
+    for text in expected:
+        assert str(text) in err, (text, err)
+    assert tree(root) == before
+    return err
+
+
+# ----------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory):
+    """An experiment as the pipeline leaves it: scores, runs with manifests, an analysis, a report, a home."""
+    root = tmp_path_factory.mktemp("pristine")
+    results = BUILD["write_experiment"](root)
+    config = FIXTURE / "experiment.yaml"
+    assert (
+        cli.main(
+            [
+                "analyze",
+                str(config),
+                "--scores",
+                str(results / "scores.parquet"),
+                "--out",
+                str(results / "analysis"),
+                *FAST,
+            ]
+        )
+        == 0
+    )
+    assert (
+        cli.main(
+            [
+                "report",
+                str(config),
+                "--analysis",
+                str(results / "analysis"),
+                "--runs",
+                str(results / "runs"),
+                "--out",
+                str(results / "report"),
+            ]
+        )
+        == 0
+    )
+    (root / "home").mkdir()
+    (root / "home" / ".bashrc").write_text("# the user's\n")
+    return root
+
+
+@pytest.fixture
+def work(pristine, tmp_path):
+    """A private copy of the pristine experiment; returns (root, results dir)."""
+    root = tmp_path / "root"
+    shutil.copytree(pristine, root, symlinks=True)
+    return root, root / "results" / EXPERIMENT
+
+
+def analyze(results, out, *extra):
+    """``armlab analyze`` of the experiment's scores into ``out``, as command-line words."""
+    return [
+        str(word)
+        for word in [
+            "analyze",
+            FIXTURE / "experiment.yaml",
+            "--scores",
+            results / "scores.parquet",
+            "--out",
+            out,
+            *FAST,
+            *extra,
+        ]
+    ]
+
+
+def report(results, out, *extra):
+    """``armlab report`` of the experiment's analysis and runs into ``out``, as command-line words."""
+    return [
+        str(word)
+        for word in [
+            "report",
+            FIXTURE / "experiment.yaml",
+            "--analysis",
+            results / "analysis",
+            "--runs",
+            results / "runs",
+            "--out",
+            out,
+            *extra,
+        ]
+    ]
+
+
+# ----------------------------------------------------------------------------- item 5: --out is never someone else's
+
+
+def _symlink_to_analysis(root, results):
+    (root / "link").symlink_to(results / "analysis")
+    return root / "link"
+
+
+def _marker(results, text):
+    (results / "analysis" / files.OUTPUT_MARKER).write_text(text)
+    return results / "analysis"
+
+
+def _user_file_in_analysis(results):
+    (results / "analysis" / "my-notes.txt").write_text("mine")
+    return results / "analysis"
+
+
+def _file(root):
+    (root / "notes.txt").write_text("mine")
+    return root / "notes.txt"
+
+
+OUT_CASES = {
+    # name: (make the --out path from (root, results), the argv builder, expected in the error)
+    "analyze into the experiment": (
+        lambda root, results: results,
+        analyze,
+        ["not empty and not an earlier output of `armlab analyze`"],
+    ),
+    "analyze into home": (lambda root, results: root / "home", analyze, ["home: not empty", ".armlab-output.json"]),
+    "analyze into the working directory": (lambda root, results: Path("."), analyze, [".: not empty"]),
+    "analyze onto a file": (lambda root, results: _file(root), analyze, ["notes.txt: exists and is not a directory"]),
+    "analyze below a file": (
+        lambda root, results: _file(root) / "out",
+        analyze,
+        ["cannot be created", "notes.txt is a file"],
+    ),
+    "analyze into a symlink": (_symlink_to_analysis, analyze, ["link: is a symbolic link"]),
+    "analyze into the report": (lambda root, results: results / "report", analyze, ["says `armlab report`"]),
+    "analyze over a marker that is not JSON": (
+        lambda root, results: _marker(results, "{trunc"),
+        analyze,
+        [".armlab-output.json: file is not valid JSON"],
+    ),
+    "analyze over a forged marker": (
+        lambda root, results: _marker(results, '{"command": "analyze"}'),
+        analyze,
+        ["is not armlab's output marker"],
+    ),
+    "analyze over a user's file in an earlier output": (
+        lambda root, results: _user_file_in_analysis(results),
+        analyze,
+        ["holds ['my-notes.txt']"],
+    ),
+    "report into the analysis": (lambda root, results: results / "analysis", report, ["says `armlab analyze`"]),
+    "report into the experiment": (lambda root, results: results, report, ["not an earlier output of `armlab report`"]),
+}
+
+
+@pytest.mark.parametrize("case", OUT_CASES)
+def test_an_out_that_is_not_an_earlier_output_is_refused(case, work, monkeypatch, capsys):
+    root, results = work
+    make, argv, expected = OUT_CASES[case]
+    out = make(root, results)
+    assert_refused(root, monkeypatch, capsys, "armlab", argv(results, out), *expected)
+
+
+@pytest.mark.parametrize(
+    "figures, expected",
+    [
+        (
+            lambda root, results: results / "runs",
+            ["runs: not empty and not an earlier output of `armlab report --figures`"],
+        ),
+        (lambda root, results: root / "out", ["expected separate directories"]),
+        (lambda root, results: root / "out" / "figures", ["expected separate directories"]),
+    ],
+)
+def test_a_figures_directory_that_is_not_ours_is_refused(figures, expected, work, monkeypatch, capsys):
+    root, results = work
+    assert_refused(
+        root,
+        monkeypatch,
+        capsys,
+        "armlab",
+        report(results, root / "out", "--figures", figures(root, results)),
+        *expected,
+    )
+
+
+def test_an_earlier_output_is_replaced_whole_and_never_missing(work, monkeypatch):
+    root, results = work
+    out = results / "analysis"
+    old_inode = out.stat().st_ino
+    seen = []
+    real_exchange = files.exchange
+
+    def watched_exchange(first, second):
+        swapped = real_exchange(first, second)
+        seen.append((swapped, out.is_dir(), (out / "comparisons.csv").exists()))
+        return swapped
+
+    monkeypatch.setattr(files, "exchange", watched_exchange)
+    (out / "accuracy.csv").unlink()  # as Snakemake deletes a job's declared outputs before it runs
+    assert cli.main(analyze(results, out, "--set", "analysis.alpha=0.1")) == 0
+    assert seen == [(True, True, True)]  # one atomic exchange; --out was there before and after it
+    assert out.stat().st_ino != old_inode and (out / "accuracy.csv").exists()
+    assert json.loads((out / "manifest.json").read_text())["settings"]["alpha"] == 0.1
+    assert [p.name for p in results.iterdir() if p.name.startswith(".")] == []  # no temporary left behind
+
+
+def test_without_rename_exchange_the_replacement_still_completes(work, monkeypatch):
+    root, results = work
+    monkeypatch.setattr(files, "exchange", lambda first, second: False)  # another OS, or a filesystem without it
+    assert cli.main(report(results, results / "report")) == 0
+    assert "armlab report" in (results / "report" / "index.html").read_text()
+    assert sorted(p.name for p in (results / "report").iterdir()) == [files.OUTPUT_MARKER, "index.html"]
+
+
+def test_temporaries_of_killed_jobs_are_removed_by_the_next_run_and_nothing_else(work):
+    root, results = work
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    killed = results / f".analysis.armlab-tmp-{dead.stdout.strip()}-abcd_123"
+    (killed / "analysis").mkdir(parents=True)
+    (killed / "analysis" / "comparisons.csv").write_text("half written")
+    running = results / f".analysis.armlab-tmp-{os.getpid()}-zzzzzzzz"  # a concurrent write on this machine
+    running.mkdir()
+    users = [results / ".analysis.backup", results / ".analysis.armlab-tmp-notes"]
+    for path in users:
+        path.mkdir()
+    assert cli.main(analyze(results, results / "analysis")) == 0
+    assert not killed.exists()
+    assert running.exists() and all(path.exists() for path in users)
+
+
+# ----------------------------------------------------------------------------- item 6: corruption is detected
+
+
+def _truncate(path, keep=0.5):
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * keep)])
+    return path
+
+
+def _rewrite_manifest(path, change):
+    manifest = json.loads(path.read_text())
+    change(manifest)
+    path.write_text(json.dumps(manifest))
+
+
+CORRUPT_REPORT_CASES = {
+    "analysis table changed": (
+        lambda r: (r / "analysis" / "comparisons.csv").write_text("family\nx\n"),
+        ["analysis/comparisons.csv: sha256", "does not match", "analysis/manifest.json"],
+    ),
+    "analysis manifest truncated": (
+        lambda r: _truncate(r / "analysis" / "manifest.json"),
+        ["analysis/manifest.json: manifest is not valid JSON"],
+    ),
+    "analysis manifest without checksums": (
+        lambda r: _rewrite_manifest(r / "analysis" / "manifest.json", lambda m: m.pop("files")),
+        ["analysis/manifest.json: no 'files' with the sha256"],
+    ),
+    "step log truncated": (
+        lambda r: _truncate(r / "runs" / "grpo" / "seed-2" / "steps.parquet"),
+        ["runs/grpo/seed-2/steps.parquet: sha256"],
+    ),
+    "step log missing from its manifest": (
+        lambda r: _rewrite_manifest(
+            r / "runs" / "rloo" / "seed-1" / "manifest.json", lambda m: m.update(files={"other.pt": "0" * 64})
+        ),
+        ["runs/rloo/seed-1/steps.parquet: not recorded in"],
+    ),
+    "run manifest truncated": (
+        lambda r: _truncate(r / "runs" / "rloo" / "seed-3" / "manifest.json"),
+        ["runs/rloo/seed-3/manifest.json: manifest is not valid JSON"],
+    ),
+    "run manifest gone": (
+        lambda r: (r / "runs" / "dr_grpo" / "seed-1" / "manifest.json").unlink(),
+        ["runs/dr_grpo/seed-1/manifest.json: manifest not found"],
+    ),
+    "run manifest pointing outside its run": (
+        lambda r: _rewrite_manifest(
+            r / "runs" / "grpo" / "seed-1" / "manifest.json",
+            lambda m: m["files"].update({"../../../../home/.bashrc": "0" * 64}),
+        ),
+        ["'../../../../home/.bashrc' is not a path inside"],
+    ),
+    "run manifest with a non-digest": (
+        lambda r: _rewrite_manifest(
+            r / "runs" / "grpo" / "seed-1" / "manifest.json", lambda m: m["files"].update({"steps.parquet": "abc"})
+        ),
+        ["files.steps.parquet: expected a sha256 hex digest, got 'abc'"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CORRUPT_REPORT_CASES)
+def test_the_report_names_a_corrupt_input(case, work, monkeypatch, capsys):
+    root, results = work
+    corrupt, expected = CORRUPT_REPORT_CASES[case]
+    corrupt(results)
+    assert_refused(root, monkeypatch, capsys, "armlab", report(results, root / "new-report"), *expected)
+
+
+@pytest.fixture(scope="module")
+def tiny_pipeline(tmp_path_factory):
+    """The tiny experiment's data and a (2-step) base policy with its manifest, and its config as JSON."""
+    from training import base, data
+    from training.config import load_config
+
+    root = tmp_path_factory.mktemp("tiny")
+    config = copy.deepcopy(load_config([TINY]))
+    config["base"]["steps"] = 2
+    data.write(config, root / "results" / "tiny" / "data")
+    base.train_base(config, root / "results" / "tiny" / "data", root / "results" / "tiny" / "base")
+    (root / "config.json").write_text(json.dumps(config))
+    return root
+
+
+@pytest.fixture
+def tiny(tiny_pipeline, tmp_path):
+    root = tmp_path / "root"
+    shutil.copytree(tiny_pipeline, root)
+    return root, root / "results" / "tiny"
+
+
+def _fake_run(out, checkpoint_files, **manifest):
+    """A run directory as the command backend leaves it: trainer/<checkpoint> and a manifest with checksums."""
+    for name, text in checkpoint_files.items():
+        (out / "trainer" / "model" / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / "trainer" / "model" / name).write_text(text)
+    files.write_manifest(out, {"checkpoint": str((out / "trainer" / "model").resolve()), **manifest}, "trainer/model")
+    return out / "manifest.json"
+
+
+def _eval_argv(results, *which):
+    return [
+        "--config",
+        results.parent.parent / "config.json",
+        "--tasks",
+        results / "lm_eval_tasks",
+        *which,
+        "--arm",
+        "grpo",
+        "--seed",
+        "1",
+        "--out",
+        results / "evals" / "grpo" / "seed-1",
+    ]
+
+
+def _train_argv(results, base_policy):
+    return [
+        "--config",
+        results.parent.parent / "config.json",
+        "--arm",
+        "grpo",
+        "--seed",
+        "1",
+        "--data",
+        results / "data",
+        "--base",
+        base_policy,
+        "--out",
+        results / "runs" / "grpo" / "seed-1",
+    ]
+
+
+def _run_manifest_outside(results):
+    manifest = _fake_run(results / "runs" / "grpo" / "seed-1", {"config.json": "{}"})
+    _rewrite_manifest(manifest, lambda m: m.update(checkpoint=str(results / "base")))
+    return manifest
+
+
+def _run_manifest_truncated_weights(results):
+    manifest = _fake_run(results / "runs" / "grpo" / "seed-1", {"model.safetensors": "w" * 1000})
+    _truncate(results / "runs" / "grpo" / "seed-1" / "trainer" / "model" / "model.safetensors")
+    return manifest
+
+
+def _two_scores(results, corrupt):
+    """Two evaluations' scores.parquet with manifests (as evals/run.py writes them); ``corrupt`` spoils the second."""
+    paths = []
+    for arm in ("grpo", "difffilter"):
+        out = results / "evals" / arm / "seed-1"
+        out.mkdir(parents=True)
+        frame = pd.DataFrame(
+            {
+                "experiment": ["tiny"],
+                "arm": [arm],
+                "seed": [1],
+                "benchmark": ["add"],
+                "domain": ["math"],
+                "item": ["add-1"],
+                "score": [1.0],
+            }
+        )
+        frame.to_parquet(out / "scores.parquet", index=False)
+        files.write_manifest(out, {"arm": arm}, "scores.parquet")
+        paths.append(out / "scores.parquet")
+    corrupt(paths[1])
+    return ["--out", results / "scores.parquet", *paths]
+
+
+def _not_parquet_but_recorded(path):
+    path.write_text("arm,score\ngrpo,1\n")
+    files.write_manifest(path.parent, {}, path.name)
+
+
+CORRUPT_JOB_CASES = {
+    "evaluation of a truncated policy.pt": (
+        "evals.run",
+        lambda r: _eval_argv(r, "--checkpoint", _truncate(r / "base" / "policy.pt")),
+        ["base/policy.pt: sha256", "does not match", "base/manifest.json"],
+    ),
+    "evaluation of a policy.pt without manifest": (
+        "evals.run",
+        lambda r: _eval_argv(r, "--checkpoint", (r / "base" / "manifest.json").unlink() or r / "base" / "policy.pt"),
+        ["base/policy.pt: no manifest.json next to it"],
+    ),
+    "evaluation of a run whose checkpoint lies outside it": (
+        "evals.run",
+        lambda r: _eval_argv(r, "--run-manifest", _run_manifest_outside(r)),
+        ["runs/grpo/seed-1/manifest.json: checkpoint: expected the path of a checkpoint inside"],
+    ),
+    "evaluation of a run with a truncated checkpoint file": (
+        "evals.run",
+        lambda r: _eval_argv(r, "--run-manifest", _run_manifest_truncated_weights(r)),
+        ["trainer/model/model.safetensors: sha256"],
+    ),
+    "training from a truncated base policy": (
+        "training.train",
+        lambda r: _train_argv(r, _truncate(r / "base" / "policy.pt", keep=0.9)),
+        ["base/policy.pt: sha256", "base/manifest.json"],
+    ),
+    "merging a truncated scores.parquet": (
+        "evals.merge",
+        lambda r: _two_scores(r, _truncate),
+        ["evals/difffilter/seed-1/scores.parquet: sha256"],
+    ),
+    "merging a scores.parquet that is not parquet": (
+        "evals.merge",
+        lambda r: _two_scores(r, _not_parquet_but_recorded),
+        ["evals/difffilter/seed-1/scores.parquet: not a parquet file"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CORRUPT_JOB_CASES)
+def test_jobs_name_a_corrupt_input_before_reading_it(case, tiny, monkeypatch, capsys):
+    root, results = tiny
+    entry, make_argv, expected = CORRUPT_JOB_CASES[case]
+    assert_refused(root, monkeypatch, capsys, entry, make_argv(results), *expected)
+
+
+def test_a_truncated_policy_is_removed_at_workflow_start_so_snakemake_rebuilds_it(tmp_path, snakemake_bin):
+    config = yaml.safe_load(TINY.read_text())
+    config["base"]["steps"] = 2  # the base policy's quality does not matter here
+    (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(config))
+
+    def snakemake(*args):
+        proc = subprocess.run(
+            [
+                snakemake_bin,
+                "-s",
+                str(REPO / "Snakefile"),
+                "--configfile",
+                "tiny.yaml",
+                "--replace-workflow-config",
+                "--cores",
+                "1",
+                *args,
+                "results/tiny/base/policy.pt",
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        return proc.stdout + proc.stderr
+
+    snakemake()
+    base = tmp_path / "results" / "tiny" / "base"
+    _truncate(base / "policy.pt")
+    data_before = tree(tmp_path / "results" / "tiny" / "data")
+    hooked = "remove_corrupt_outputs" in (REPO / "Snakefile").read_text()
+    if not hooked:  # until the workflow calls it at its start, call it as the workflow will
+        lines = []
+        removed = files.remove_corrupt_outputs(tmp_path / "results" / "tiny", log=lines.append)
+        assert removed == [base / "policy.pt", base / "manifest.json"]
+        assert len(lines) == 1 and lines[0].startswith(f"armlab: {base / 'policy.pt'}: sha256")
+    dry = snakemake("-n")
+    assert "base_policy" in dry and "Nothing to be done" not in dry
+    assert not hooked or "armlab: results/tiny/base/policy.pt: sha256" in dry
+    snakemake()
+    files.verify_file(base / "policy.pt")
+    assert tree(tmp_path / "results" / "tiny" / "data") == data_before
+
+
+def test_invalidation_deletes_only_what_a_failing_manifest_records(tmp_path):
+    experiment = tmp_path / "results" / "demo"
+    good = experiment / "runs" / "a" / "seed-1"
+    bad = experiment / "runs" / "b" / "seed-1"
+    legacy = experiment / "runs" / "c" / "seed-1"
+    outside = tmp_path / "precious.txt"
+    outside.write_text("the user's")
+    for run in (good, bad, legacy):
+        run.mkdir(parents=True)
+        (run / "policy.pt").write_bytes(b"weights" * 100)
+        (run / "notes.txt").write_text("not recorded in the manifest")
+    for run in (good, bad):
+        files.write_manifest(run, {}, "policy.pt")
+    (legacy / "manifest.json").write_text(json.dumps({"arm": "c"}))  # no checksums: cannot be judged
+    _rewrite_manifest(bad / "manifest.json", lambda m: m["files"].update({"../../../../precious.txt": "0" * 64}))
+    trainer = good / "trainer" / "manifest.json"  # a trainer's own file below a job's output
+    trainer.parent.mkdir()
+    trainer.write_text("{not json")
+    before = tree(tmp_path)
+    assert files.remove_corrupt_outputs(experiment, log=lambda line: None) == []  # the escaping path: left alone
+    assert tree(tmp_path) == before
+    files.write_manifest(bad, {}, "policy.pt")
+    _truncate(bad / "policy.pt")
+    (experiment / "analysis").mkdir()
+    (experiment / "analysis" / "manifest.json").write_text('{"trunc')
+    lines = []
+    removed = files.remove_corrupt_outputs(experiment, log=lines.append)
+    assert sorted(removed) == sorted(
+        [bad / "policy.pt", bad / "manifest.json", experiment / "analysis" / "manifest.json"]
+    )
+    assert len(lines) == 2 and all(line.startswith("armlab: ") for line in lines)
+    assert (bad / "notes.txt").exists() and outside.read_text() == "the user's" and trainer.exists()
+    assert (good / "policy.pt").exists() and (legacy / "manifest.json").exists()
+
+
+# ----------------------------------------------------------------------------- item 8: escaped everywhere
+
+
+def _command_config(tmp_path, template):
+    config = yaml.safe_load(TINY.read_text())
+    config["backend"] = "command"
+    config["command"] = {"template": template, "checkpoint": "model", "gpus": 0, "eval_gpus": 0, "estimator_fields": {}}
+    config["arms"] = {"grpo": {}, "lr_high": {"lr": 0.001}}
+    config["comparisons"] = [{"family": "lr", "reference": "grpo", "arms": ["lr_high"]}]
+    path = tmp_path / "command.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+TEMPLATES = {
+    "heredoc": ("python train.py <<EOF\n--arm {arm} --lr {lr}\nEOF", "heredoc"),
+    "here-string": ("python train.py <<< {arm} --lr {lr}", "heredoc"),
+    "backticks around a placeholder": ("train --arm `echo {arm}` --lr {lr}", "backticks"),
+    "backticks anywhere": ("train --host `hostname` --arm {arm} --lr {lr}", "backticks"),
+    "backticks inside double quotes": ('train --msg "`date`" --arm {arm} --lr {lr}', "backticks"),
+    "placeholder inside $(...)": ("train --arm $(echo {arm}) --lr {lr}", "inside $(...)"),
+    "placeholder inside $(...) in double quotes": ('train --arm "$(basename {arm})" --lr {lr}', "inside $(...)"),
+    "placeholder inside nested $(...)": ("train --arm $(echo $(cat {output_dir})) --lr {lr}", "inside $(...)"),
+    "placeholder inside arithmetic": ("train --seed $(( {seed} + 1 )) --arm {arm} --lr {lr}", "inside $(...)"),
+    "placeholder after a subshell inside $(...)": ("train --x $( (cd /; ls) ; echo {arm}) --lr {lr}", "inside $(...)"),
+}
+
+
+@pytest.mark.parametrize("case", TEMPLATES)
+def test_templates_where_quoting_cannot_hold_are_rejected_naming_the_key(case, tmp_path):
+    from training.config import ConfigError, load_config
+
+    template, reason = TEMPLATES[case]
+    path = _command_config(tmp_path, template)
+    before = tree(tmp_path)
+    with pytest.raises(ConfigError) as err:
+        load_config([path])
+    message = str(err.value)
+    assert message.startswith(f"{path}: command.template: ") and reason in message and "\n" not in message
+    assert tree(tmp_path) == before
+
+
+def test_a_value_with_shell_syntax_stays_one_literal_word_when_run(tmp_path):
+    from training.backends import command
+
+    assert command.template_fields("train --out $(pwd)/x --arm {arm} ( cd /tmp; {seed} )") == ["arm", "seed"]
+    hostile = f"$(touch {tmp_path}/pwned)`touch {tmp_path}/pwned2`'; touch {tmp_path}/pwned3"
+    line = command.render("printf '%s\\n' {arm} > {output_dir}/arm.txt", {"arm": hostile, "output_dir": tmp_path})
+    subprocess.run(["/bin/bash", "-c", line], check=True)
+    assert (tmp_path / "arm.txt").read_text() == hostile + "\n"
+    assert not any(tmp_path.glob("pwned*"))
+    with pytest.raises(ValueError, match="template: a heredoc"):  # run() renders through the same check
+        command.render("cat <<EOF\n{arm}\nEOF", {"arm": hostile})
+
+
+def test_markdown_outputs_escape_html_and_keep_their_tables(tmp_path):
+    from analysis.synthetic import synthetic_scores
+
+    script, piped = "<script>alert(1)</script>", "a|b<img src=x onerror=alert(1)>"
+    benchmarks = {"<b>bold</b>|x": "m&th", "plain": "logic"}
+    scores = synthetic_scores(
+        arms=["grpo", "rloo", script, piped],
+        seeds=[1, 2, 3],
+        benchmarks=benchmarks,
+        items=4,
+        rng=np.random.default_rng(0),
+        experiment="demo",
+    )
+    scores.to_parquet(tmp_path / "scores.parquet", index=False)
+    config = {
+        "experiment": "demo",
+        "comparisons": [{"family": "f", "reference": "grpo", "arms": ["rloo"]}],
+        "analysis": {"resamples": 200},
+    }  # the hostile arms are only summarized: their names come from results
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    out = tmp_path / "analysis"
+    assert (
+        cli.main(
+            ["analyze", str(tmp_path / "config.yaml"), "--scores", str(tmp_path / "scores.parquet"), "--out", str(out)]
+        )
+        == 0
+    )
+    report_md, comparisons_md = (out / "report.md").read_text(), (out / "comparisons.md").read_text()
+    assert "&lt;b&gt;bold&lt;/b&gt;\\|x" in comparisons_md  # a per-benchmark measure name
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in report_md
+    assert r"a\|b&lt;img src=x onerror=alert(1)&gt;" in report_md
+    for name, text in (("report.md", report_md), ("comparisons.md", comparisons_md)):
+        assert "<script" not in text and "<img" not in text and "<b>" not in text, name
+        for table in text.split("\n\n"):
+            rows = [line for line in table.splitlines() if line.startswith("|")]
+            assert len({line.replace(r"\|", "").count("|") for line in rows}) <= 1, (name, table)  # \| adds no column

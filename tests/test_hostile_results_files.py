@@ -1,0 +1,437 @@
+"""Hostile results files: every corrupt, truncated or ambiguous input names itself, early, and touches nothing.
+
+Readers: tidy scores (parquet, CSV), wide CSVs, lm-eval results JSON and samples JSONL (found by pattern
+or by a manifest CSV), the analysis directory and run directories the report reads, and the files the
+evaluation job reads. The harness (one error line or a row listing, no traceback, before the expensive
+step, the temporary folder unchanged) is the one of tests/test_hostile_outputs.py.
+"""
+
+import json
+
+import pandas as pd
+import pytest
+import yaml
+from conftest import REPO
+from test_hostile_outputs import BUILD, FAST, FIXTURE, assert_refused, pristine, tiny, tiny_pipeline, work  # noqa: F401
+
+import armlab_cli as cli
+from armlab import files
+
+DATAFLEX_CONFIG = REPO / "config" / "experiments" / "dataflex_rl_released.yaml"
+STAMP = "2026-01-02T03-04-05.678901"  # tests/fixtures/report/build.py's lm-eval timestamp
+
+
+def _lines(path, change):
+    """Rewrite a text file line by line: ``change(lines)`` returns the new lines."""
+    path.write_text("\n".join(change(path.read_text().splitlines())) + "\n")
+
+
+def _set_cell(lines, row, column, value):
+    header = lines[0].split(",")
+    cells = lines[row].split(",")
+    cells[header.index(column)] = value
+    return [*lines[:row], ",".join(cells), *lines[row + 1 :]]
+
+
+# ----------------------------------------------------------------------------- tidy scores (--scores)
+
+
+def _tidy_csv(root):
+    results = BUILD["write_experiment"](root)
+    path = root / "scores.csv"
+    pd.read_parquet(results / "scores.parquet").to_csv(path, index=False)
+    return path
+
+
+def _uint64_seeds(root):
+    path = root / "scores.parquet"
+    frame = pd.read_parquet(BUILD["write_experiment"](root) / "scores.parquet")
+    frame["seed"] = frame["seed"].astype("uint64")
+    frame.loc[3, "seed"] = 2**63 + 5
+    frame.to_parquet(path, index=False)
+    return path
+
+
+def _csv_with(change):
+    def make(root):
+        path = _tidy_csv(root)
+        _lines(path, change)
+        return path
+
+    return make
+
+
+def _bytes(name, data):
+    def make(root):
+        (root / name).write_bytes(data)
+        return root / name
+
+    return make
+
+
+TIDY_CASES = {
+    "a .parquet that is not parquet": (
+        _bytes("scores.parquet", b"experiment,arm\n"),
+        ["scores.parquet: not a parquet file"],
+        True,
+    ),
+    "an unknown suffix": (_bytes("scores.tsv", b"experiment\tarm\n"), ["unknown suffix '.tsv'"], True),
+    "a header with a column twice": (
+        _csv_with(lambda ls: [ls[0] + ",score"] + [line + ",0.5" for line in ls[1:]]),
+        ["scores.csv line 1: column(s) ['score'] appear more than once"],
+        True,
+    ),
+    "a 52% cell": (
+        _csv_with(lambda ls: _set_cell(ls, 3, "score", "52%")),
+        ["score: expected numbers", "scores.csv line 4", "score='52%'"],
+        False,
+    ),
+    "a seed beyond int64": (
+        _csv_with(lambda ls: _set_cell(ls, 5, "seed", "99999999999999999999")),
+        ["seed: expected integers within int64", "scores.csv line 6"],
+        False,
+    ),
+    "a seed of a billion digits": (
+        _csv_with(lambda ls: _set_cell(ls, 2, "seed", "1e999999999")),
+        ["seed: expected integers within int64", "scores.csv line 3"],
+        False,
+    ),
+    "a uint64 seed beyond int64": (_uint64_seeds, ["seed: expected integers within int64", f"seed={2**63 + 5}"], False),
+    "a row with a field too many": (
+        _csv_with(lambda ls: [*ls[:4], ls[4] + ",extra", *ls[5:]]),
+        ["scores.csv: not valid CSV", "line 5", "expected a CSV scores file"],
+        True,
+    ),
+    "a file that is not UTF-8": (
+        _bytes("scores.csv", b"experiment,arm\n\xff\xfe,x\n"),
+        ["scores.csv: not UTF-8 text"],
+        True,
+    ),
+    "an empty file": (_bytes("scores.csv", b""), ["scores.csv: empty; expected a CSV scores file"], True),
+}
+
+
+@pytest.mark.parametrize("case", TIDY_CASES)
+def test_a_bad_tidy_scores_file_names_itself(case, tmp_path, monkeypatch, capsys):
+    make, expected, one_line = TIDY_CASES[case]
+    path = make(tmp_path)
+    argv = ["analyze", FIXTURE / "experiment.yaml", "--scores", path, "--out", tmp_path / "analysis", *FAST]
+    assert_refused(tmp_path, monkeypatch, capsys, "armlab", argv, *expected, one_line=one_line)
+
+
+def test_an_arm_named_na_in_a_csv_is_a_name(tmp_path):
+    path = _tidy_csv(tmp_path)
+    _lines(path, lambda ls: [ls[0]] + [line.replace(",rloo,", ",NA,") for line in ls[1:]])
+    config = yaml.safe_load((FIXTURE / "experiment.yaml").read_text())
+    config["comparisons"][0]["arms"] = ["dr_grpo", "NA"]
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    out = tmp_path / "analysis"
+    assert cli.main(["analyze", str(tmp_path / "config.yaml"), "--scores", str(path), "--out", str(out), *FAST]) == 0
+    comparisons = pd.read_csv(out / "comparisons.csv", keep_default_na=False)
+    assert "NA" in set(comparisons["arm"]) and (comparisons["n_seeds"] == 3).all()
+
+
+# ----------------------------------------------------------------------------- wide CSV
+
+
+def _wide(change):
+    def make(root):
+        path = BUILD["write_wide_csv"](root / "wide.csv")
+        _lines(path, change)
+        return path
+
+    return make
+
+
+WIDE_CASES = {
+    "a 52% cell": (
+        _wide(lambda ls: _set_cell(ls, 1, "math500", "52%")),
+        ["wide.csv: column 'math500': expected plain numbers (percent", "wide.csv line 2 ('52%')"],
+    ),
+    "a header with a column twice": (
+        _wide(lambda ls: [ls[0] + ",gsm8k"] + [line + ",1.0" for line in ls[1:]]),
+        ["wide.csv line 1: column(s) ['gsm8k'] appear more than once"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", WIDE_CASES)
+def test_a_bad_wide_csv_names_itself(case, tmp_path, monkeypatch, capsys):
+    make, expected = WIDE_CASES[case]
+    argv = [
+        "analyze",
+        DATAFLEX_CONFIG,
+        "--set",
+        f"input.path={make(tmp_path)}",
+        "--out",
+        tmp_path / "analysis",
+        "--set",
+        "analysis.resamples=200",
+    ]
+    assert_refused(tmp_path, monkeypatch, capsys, "armlab", argv, *expected)
+
+
+# ----------------------------------------------------------------------------- lm-eval output
+
+
+def _run_dir(root, arm="grpo", seed=1):
+    return root / "lmeval" / arm / f"seed-{seed}" / "some-org__some-model"
+
+
+def _results(root):
+    return _run_dir(root) / f"results_{STAMP}.json"
+
+
+def _samples(root, task="add"):
+    return _run_dir(root) / f"samples_{task}_{STAMP}.jsonl"
+
+
+def _sample(line, **changes):
+    return json.dumps({**json.loads(line), **changes})
+
+
+def _drop_doc_id(line):
+    record = json.loads(line)
+    del record["doc_id"]
+    return json.dumps(record)
+
+
+def _aggregate(root, value):
+    report = json.loads(_results(root).read_text())
+    report["results"]["add"]["exact_match,none"] = value
+    _results(root).write_text(json.dumps(report))
+
+
+def _no_aggregate(root):
+    report = json.loads(_results(root).read_text())
+    report["results"]["add"] = {"exact_match,strict-match": 0.5}
+    _results(root).write_text(json.dumps(report))
+
+
+def _huge_seed(root):
+    (root / "lmeval" / "rloo" / "seed-2").rename(root / "lmeval" / "rloo" / "seed-99999999999999999999")
+
+
+LMEVAL_CASES = {
+    "a truncated results JSON": (
+        lambda r: _results(r).write_text(_results(r).read_text()[:40]),
+        [f"results_{STAMP}.json: lm-eval results JSON is not valid JSON"],
+    ),
+    "a results JSON that is a list": (
+        lambda r: _results(r).write_text("[]"),
+        ["expected a JSON object with a 'results' mapping"],
+    ),
+    "a results JSON lacking the task's aggregate": (
+        _no_aggregate,
+        ["results.add: no 'exact_match,none' (found ['exact_match,strict-match'])"],
+    ),
+    "a non-numeric aggregate": (lambda r: _aggregate(r, "high"), ["results.add.'exact_match,none' is 'high'"]),
+    "a truncated samples line": (
+        lambda r: _lines(_samples(r), lambda ls: [*ls[:2], ls[2][:15], *ls[3:]]),
+        [f"samples_add_{STAMP}.jsonl line 3: not valid JSON"],
+    ),
+    "a sample that is not an object": (
+        lambda r: _lines(_samples(r), lambda ls: ["[1, 2]", *ls[1:]]),
+        ["line 1: expected a JSON object (one lm-eval sample)"],
+    ),
+    "a sample without doc_id": (
+        lambda r: _lines(_samples(r), lambda ls: [*ls[:4], _drop_doc_id(ls[4]), *ls[5:]]),
+        ["line 5: no 'doc_id'"],
+    ),
+    "a text metric": (
+        lambda r: _lines(_samples(r), lambda ls: [_sample(ls[0], exact_match="yes"), *ls[1:]]),
+        ["line 1: metric 'exact_match' is 'yes'; expected a finite number"],
+    ),
+    "a null metric": (
+        lambda r: _lines(_samples(r), lambda ls: [_sample(ls[0], exact_match=None), *ls[1:]]),
+        ["line 1: metric 'exact_match' is None"],
+    ),
+    "a NaN metric": (
+        lambda r: _lines(_samples(r), lambda ls: [_sample(ls[0], exact_match=float("nan")), *ls[1:]]),
+        ["line 1: metric 'exact_match' is nan"],
+    ),
+    "samples of another filter only": (
+        lambda r: _lines(_samples(r), lambda ls: [_sample(x, filter="strict") for x in ls]),
+        ["no sample with filter 'none' for metric 'exact_match,none'", "['strict']"],
+    ),
+    "samples that are not UTF-8": (lambda r: _samples(r).write_bytes(b"\xff\xfe{}\n"), ["not UTF-8 text"]),
+    "a seed directory beyond int64": (
+        _huge_seed,
+        ["seed-99999999999999999999: seed 99999999999999999999 (from input.pattern) is outside int64"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", LMEVAL_CASES)
+def test_bad_lm_eval_output_names_the_file_and_line(case, tmp_path, monkeypatch, capsys):
+    config = BUILD["write_lmeval"](tmp_path)
+    corrupt, expected = LMEVAL_CASES[case]
+    corrupt(tmp_path)
+    argv = ["analyze", config, "--out", tmp_path / "analysis", *FAST]
+    assert_refused(tmp_path, monkeypatch, capsys, "armlab", argv, *expected)
+
+
+def _manifest_config(root, rows):
+    config = yaml.safe_load(BUILD["write_lmeval"](root).read_text())
+    config["input"] = {"kind": "lmeval", "manifest": "runs.csv", "metric": "exact_match,none"}
+    (root / "manifest.yaml").write_text(yaml.safe_dump(config))
+    (root / "runs.csv").write_text("\n".join(rows) + "\n")
+    return root / "manifest.yaml"
+
+
+def _manifest_rows(arms=("grpo", "dr_grpo", "rloo", "difffilter"), names=None):
+    return ["arm,seed,path"] + [
+        f"{(names or {}).get(arm, arm)},{seed},lmeval/{arm}/seed-{seed}" for arm in arms for seed in (1, 2, 3)
+    ]
+
+
+MANIFEST_CASES = {
+    "a header with a column twice": (
+        lambda rows: [rows[0] + ",path"] + [r + ",x" for r in rows[1:]],
+        ["runs.csv line 1: column(s) ['path'] appear more than once"],
+        True,
+    ),
+    "a seed beyond int64": (
+        lambda rows: [*rows[:2], "rloo,99999999999999999999,lmeval/rloo/seed-1", *rows[3:]],
+        ["runs.csv: seed: expected integers within int64", "runs.csv line 3"],
+        False,
+    ),
+    "an empty path": (
+        lambda rows: [*rows[:4], "grpo,3,", *rows[5:]],
+        ["runs.csv: empty cells", "runs.csv line 5"],
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", MANIFEST_CASES)
+def test_a_bad_lm_eval_manifest_names_itself(case, tmp_path, monkeypatch, capsys):
+    change, expected, one_line = MANIFEST_CASES[case]
+    config = _manifest_config(tmp_path, change(_manifest_rows()))
+    argv = ["analyze", config, "--out", tmp_path / "analysis", *FAST]
+    assert_refused(tmp_path, monkeypatch, capsys, "armlab", argv, *expected, one_line=one_line)
+
+
+def test_an_arm_named_na_in_an_lm_eval_manifest_is_a_name(tmp_path, monkeypatch):
+    config = _manifest_config(tmp_path, _manifest_rows(names={"rloo": "NA"}))
+    spec = yaml.safe_load(config.read_text())
+    spec["comparisons"][0]["arms"] = ["dr_grpo", "NA"]
+    config.write_text(yaml.safe_dump(spec))
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["analyze", str(config), "--out", "analysis", *FAST]) == 0
+    assert "NA" in set(pd.read_csv(tmp_path / "analysis" / "summaries.csv", keep_default_na=False)["arm"])
+
+
+# ----------------------------------------------------------------------------- what the report and the jobs read
+
+
+def _rerecord(directory, name, text):
+    """Replace a recorded file and record its new sha256, as if armlab had written it so."""
+    (directory / name).write_text(text)
+    manifest = json.loads((directory / "manifest.json").read_text())
+    manifest["files"][name] = files.file_sha256(directory / name)
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _unknown_setting(results):
+    manifest = json.loads((results / "analysis" / "manifest.json").read_text())
+    manifest["settings"]["bogus"] = 1
+    (results / "analysis" / "manifest.json").write_text(json.dumps(manifest))
+
+
+REPORT_CASES = {
+    "an analysis table with a column twice": (
+        lambda r: _rerecord(r / "analysis", "rankings.csv", "ranking,arm,arm\nx,a,b\n"),
+        ["analysis/rankings.csv line 1: column(s) ['arm'] appear more than once"],
+    ),
+    "an analysis table that is not CSV": (
+        lambda r: _rerecord(r / "analysis", "dropped.csv", 'arm,seed\n"unclosed,1\n'),
+        ["analysis/dropped.csv: not valid CSV"],
+    ),
+    "an analysis manifest with a setting analyze never writes": (
+        _unknown_setting,
+        ["analysis/manifest.json: settings:", "'bogus'"],
+    ),
+    "a run directory that is not seed-<integer>": (
+        lambda r: (r / "runs" / "rloo" / "seed-2").rename(r / "runs" / "rloo" / "seed-two"),
+        ["runs/rloo/seed-two: expected a directory seed-<integer>"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", REPORT_CASES)
+def test_the_report_names_a_bad_results_file(case, work, monkeypatch, capsys):  # noqa: F811
+    root, results = work
+    corrupt, expected = REPORT_CASES[case]
+    corrupt(results)
+    argv = [
+        "report",
+        FIXTURE / "experiment.yaml",
+        "--analysis",
+        results / "analysis",
+        "--runs",
+        results / "runs",
+        "--out",
+        root / "new-report",
+    ]
+    assert_refused(root, monkeypatch, capsys, "armlab", argv, *expected)
+
+
+def _run_manifest(results, text):
+    run = results / "runs" / "grpo" / "seed-1"
+    run.mkdir(parents=True)
+    (run / "manifest.json").write_text(text)
+    return ["--run-manifest", run / "manifest.json"]
+
+
+def _config_not_json(results):
+    (results.parent.parent / "config.json").write_text("{'single': 'quotes'}")
+    return ["--checkpoint", results / "base" / "policy.pt"]
+
+
+EVAL_CASES = {
+    "a config that is not JSON": (_config_not_json, ["config.json: config is not valid JSON"]),
+    "a run manifest that is not JSON": (
+        lambda r: _run_manifest(r, '{"checkpoint": '),
+        ["runs/grpo/seed-1/manifest.json: manifest is not valid JSON"],
+    ),
+    "a run manifest that is a list": (
+        lambda r: _run_manifest(r, "[]"),
+        ["runs/grpo/seed-1/manifest.json: expected a JSON object"],
+    ),
+    "a run manifest without checksums": (
+        lambda r: _run_manifest(r, '{"checkpoint": "/x"}'),
+        ["runs/grpo/seed-1/manifest.json: no 'files'"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", EVAL_CASES)
+def test_the_evaluation_names_a_bad_input(case, tiny, monkeypatch, capsys):  # noqa: F811
+    root, results = tiny
+    make, expected = EVAL_CASES[case]
+    which = make(results)
+    argv = [
+        "--config",
+        root / "config.json",
+        "--tasks",
+        results / "lm_eval_tasks",
+        *which,
+        "--arm",
+        "grpo",
+        "--seed",
+        "1",
+        "--out",
+        results / "evals" / "grpo" / "seed-1",
+    ]
+    assert_refused(root, monkeypatch, capsys, "evals.run", argv, *expected)
+
+
+def test_a_sample_without_its_metric_names_the_task_and_sample():
+    from evals.run import samples_to_scores
+
+    spec = {"gsm8k": {"domain": "math", "metric": "exact_match", "filter": "none"}}
+    with pytest.raises(files.BadFile, match=r"task gsm8k, sample 1: metric 'exact_match' is 'missing'"):
+        samples_to_scores({"gsm8k": [{"doc_id": 0, "exact_match": 1.0}, {"doc_id": 1}]}, "exp", "grpo", 1, spec)
+    with pytest.raises(files.BadFile, match=r"task gsm8k, sample 0: no 'doc_id'"):
+        samples_to_scores({"gsm8k": [{"exact_match": 1.0}]}, "exp", "grpo", 1, spec)

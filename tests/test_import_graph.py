@@ -1,0 +1,94 @@
+"""Imports follow the data flow: armlab (the neutral home) <- training <- evals; analysis reads files only.
+
+Every import statement of every module (top level or inside a function) is read with ast, so a lazy import
+that reaches upstream counts as much as a top-level one.
+"""
+
+import ast
+
+import pytest
+from conftest import REPO
+
+PACKAGES = ("armlab", "training", "evals", "analysis", "armlab_cli")
+# what each package may import of the others: earlier stages only; the command line sits on top of all
+ALLOWED = {
+    "armlab": set(),
+    "training": {"armlab"},
+    "evals": {"armlab", "training"},
+    "analysis": {"armlab"},
+    "armlab_cli": {"armlab", "training", "analysis"},
+}
+
+
+def _imports(package):
+    """``(module file, imported package)`` for every import of another project package inside ``package``."""
+    found = []
+    for path in sorted((REPO / package).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module]
+                if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+                else []
+            )
+            for name in names:
+                top = name.split(".")[0]
+                if top in PACKAGES and top != package:
+                    found.append((str(path.relative_to(REPO)), top))
+    return found
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_a_package_imports_only_what_comes_before_it(package):
+    upstream = [(module, top) for module, top in _imports(package) if top not in ALLOWED[package]]
+    assert upstream == [], f"{package} reaches {upstream}"
+
+
+def test_the_graph_is_what_the_docs_draw():
+    used = {package: {top for _, top in _imports(package)} for package in PACKAGES}
+    assert used == {
+        "armlab": set(),
+        "training": {"armlab"},
+        "evals": {"armlab", "training"},
+        "analysis": {"armlab"},
+        "armlab_cli": {"armlab", "training", "analysis"},
+    }
+
+
+def _module_graph():
+    """Project module -> the project modules it imports (``a.b`` names; a package is its ``__init__``)."""
+    modules = {}
+    for package in PACKAGES:
+        for path in (REPO / package).rglob("*.py"):
+            parts = path.relative_to(REPO).with_suffix("").parts
+            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph = {}
+    for name, path in modules.items():
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+        graph[name] = {t for t in targets if t in modules and t != name}
+    return graph
+
+
+def test_no_module_import_cycle():
+    """Not even through a lazy import (e2d0814: training.config <-> training.backends.trl_backend)."""
+    graph, state, cycles = _module_graph(), {}, []
+
+    def visit(node, trail):
+        state[node] = "open"
+        for target in sorted(graph[node]):
+            if state.get(target) == "open":
+                cycles.append(trail[trail.index(target) :] + [target])
+            elif target not in state:
+                visit(target, trail + [target])
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    assert cycles == []

@@ -1,0 +1,92 @@
+"""Power of the exact sign-flip test: closed forms, an independent simulation, and the MDE's promise."""
+
+import numpy as np
+import pytest
+from scipy import stats
+from statsmodels.stats.power import TTestPower
+
+from analysis import power, resampling
+
+
+def _mc_sd(p, reps):
+    return np.sqrt(p * (1 - p) / reps)
+
+
+def test_power_at_six_seeds_has_a_closed_form():
+    # 6 seeds at 0.05: only the two all-same-sign patterns reject, so power = Phi(e)^6 + Phi(-e)^6
+    e = np.array([0.0, 0.5, 1.0, 1.5, 2.0])
+    closed = stats.norm.cdf(e) ** 6 + stats.norm.cdf(-e) ** 6
+    ours = power.sign_flip_power(e, 6, 0.05, replicates=20_000)
+    assert np.all(np.abs(ours - closed) < 4 * _mc_sd(closed, 20_000) + 1e-3)
+    exact_mde = stats.norm.ppf(0.8 ** (1 / 6))  # the Phi(-e)^6 term is below 1e-9 there
+    assert power.detectable_effect_sd(6, 0.05, 0.8, 20_000) == pytest.approx(exact_mde, rel=0.01)
+
+
+@pytest.mark.parametrize("n, level", [(8, 0.0125), (12, 0.05), (10, 0.025)])
+def test_power_matches_an_independent_simulation_of_the_test(n, level):
+    e = power.detectable_effect_sd(n, level, 0.8)
+    reps = 6000
+    z = np.random.default_rng([7, n]).normal(size=(reps, n))
+    rejected = np.mean(resampling.sign_flip_pvalue(z + e) <= level)
+    # the promise: power 0.8 at the reported MDE (e2d0814's t-based MDE gave 0.61 at 8 seeds, level 0.0125)
+    assert abs(rejected - 0.8) < 4 * _mc_sd(0.8, reps) + 4 * _mc_sd(0.8, 4000)
+
+
+def test_e2d0814s_t_based_mde_is_too_optimistic_at_few_seeds():
+    # the t-test reaches power 0.8 at a smaller effect than the sign-flip test that decides
+    t_mde = TTestPower().solve_power(nobs=8, alpha=0.0125, power=0.8)
+    assert power.sign_flip_power(t_mde, 8, 0.0125) < 0.7
+    assert power.detectable_effect_sd(8, 0.0125, 0.8) > 1.1 * t_mde
+
+
+def test_mde_is_infinite_where_the_test_cannot_reject_and_nan_without_spread():
+    mde = power.minimum_detectable_effect(np.array([0.02, 0.02, 0.0, 0.02]), np.array([3, 5, 12, 12]), level=0.05)
+    assert np.isinf(mde[:2]).all()  # 2/8 and 2/32 > 0.05
+    assert np.isnan(mde[2])
+    assert mde[3] == pytest.approx(0.02 * power.detectable_effect_sd(12, 0.05, 0.8))
+    # a stricter Holm level needs a larger effect
+    assert power.detectable_effect_sd(12, 0.05 / 4, 0.8) > power.detectable_effect_sd(12, 0.05, 0.8)
+
+
+def test_beyond_the_simulated_range_the_t_test_power_is_used():
+    e = power.detectable_effect_sd(20, 0.05, 0.8)
+    assert power.t_power(e, 20, 0.05) == pytest.approx(0.8, abs=1e-6)
+    # and the simulated power at the edge of the range is within 0.02 of the t-test's
+    edge = power.detectable_effect_sd(14, 0.05, 0.8)
+    assert abs(power.t_power(edge, 14, 0.05) - 0.8) < 0.02
+
+
+def test_seeds_needed_is_the_fewest_seeds_with_enough_sign_flip_power():
+    sds, effect, level = np.array([0.0, 0.004, 0.008, 0.03]), 0.01, 0.05 / 4
+    needed = power.seeds_needed(effect, sds, level=level)
+    assert np.isnan(needed[0])
+    for sd, n in zip(sds[1:3], needed[1:3]):  # found in the simulated range: a plain loop agrees
+        ok = [
+            resampling.min_sign_flip_pvalue(m) <= level and power.sign_flip_power(effect / sd, m, level) >= 0.8
+            for m in range(2, int(n) + 1)
+        ]
+        assert ok[-1] and not any(ok[:-1])
+    # beyond it: the t-test's answer
+    assert needed[3] > power.SIMULATED_MAX_SEEDS
+    n = int(needed[3])
+    assert power.t_power(effect / 0.03, n, level) >= 0.8 > power.t_power(effect / 0.03, n - 1, level)
+    # a huge effect still needs 2/2^n <= level: 8 seeds at 0.0125
+    assert power.seeds_needed(1.0, np.array([0.01]), level=level)[0] == 8
+
+
+def test_seeds_needed_rows_are_independent_of_each_other():
+    sds = np.array([0.0, 0.002, 0.01, 0.05])
+    levels = np.array([0.05, 0.025, 0.05, 0.025])
+    together = power.seeds_needed(0.01, sds, level=levels)
+    for i in range(len(sds)):
+        alone = power.seeds_needed(0.01, sds[i : i + 1], level=levels[i : i + 1])[0]
+        assert np.isnan(alone) and np.isnan(together[i]) or alone == together[i]
+
+
+def test_sd_interval_is_the_chi_square_interval_and_covers_for_normal_differences():
+    low, high = power.sd_interval(1.0, 3, 0.95)
+    assert low == pytest.approx(np.sqrt(2 / stats.chi2.ppf(0.975, 2)))
+    assert high == pytest.approx(np.sqrt(2 / stats.chi2.ppf(0.025, 2)))  # 6.3 x the observed sd at 3 seeds
+    z = np.random.default_rng(2).normal(size=(20_000, 5))
+    low, high = power.sd_interval(z.std(axis=1, ddof=1), 5, 0.95)
+    assert abs(np.mean((low <= 1) & (1 <= high)) - 0.95) < 4 * _mc_sd(0.95, 20_000)

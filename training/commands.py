@@ -1,0 +1,27 @@
+"""The training registries' subcommand of the ``armlab`` command line: ``armlab arms``."""
+
+
+def arms(subparsers):
+    """``armlab arms``: every registered advantage estimator and data policy, with its parameters."""
+    parser = subparsers.add_parser(
+        "arms",
+        help="list the estimators and data policies a config may name",
+        description="List every registered estimator and data policy with its "
+        "one-line description and parameters (defaults).",
+    )
+
+    def run(args):
+        from training.data_policies import list_policies
+        from training.estimators import list_estimators
+
+        for title, listing in (("estimators", list_estimators()), ("data policies", list_policies())):
+            print(f"{title} ({len(listing)}):")
+            for entry in listing:
+                params = ", ".join(f"{k}={v!r}" for k, v in entry["params"].items()) or "no parameters"
+                print(f"  {entry['name']:22s} {entry['description']}\n  {'':22s} parameters: {params}")
+        return 0
+
+    parser.set_defaults(run=run)
+
+
+SUBCOMMANDS = [arms]

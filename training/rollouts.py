@@ -1,0 +1,45 @@
+"""What the builtin trainer and the TRL backend share about rollouts: a step's random streams, its prompts, the reward.
+
+Random streams are derived from (experiment, seed, purpose, step[, refill try]) — not from the arm — so arms that
+share a seed see the same prompts and sampling noise, and a uniform or static TRL run sees the builtin run's prompts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from training.data_policies import domain_counts
+from training.tasks import EOS, verify
+from training.utils import derive_seed
+
+
+def step_seed(experiment: str, seed: int, purpose: str, step: int, refill: int = 0) -> int:
+    """The seed of a step's ``purpose`` stream; refill try k >= 1 of a step gets a stream of its own."""
+    # the first try carries no try number, so it is the stream of plain GRPO, shared by every arm
+    return derive_seed(experiment, seed, purpose, step, *([refill] if refill else []))
+
+
+def draw_prompts(rng: np.random.Generator, pools: dict[str, list], shares: np.ndarray | None, n: int) -> list:
+    """``n`` distinct prompts: uniform over the union of the pools, or split over the domains by ``shares``."""
+    if shares is None:
+        union = [item for domain in sorted(pools) for item in pools[domain]]
+        return [union[i] for i in rng.choice(len(union), size=min(n, len(union)), replace=False)]
+    return [
+        pools[domain][i]
+        for domain, k in zip(sorted(pools), domain_counts(shares, n))
+        for i in rng.choice(len(pools[domain]), size=min(k, len(pools[domain])), replace=False)
+    ]
+
+
+def noisy_verdict(reward: float, noise: float, seed: int, item_id: str, response: str) -> float:
+    """Flip a 0/1 verdict with probability ``noise``, decided by a hash of (seed, ε, item, response)."""
+    if noise <= 0.0:
+        return reward
+    u = derive_seed(seed, noise, item_id, response) / 2.0**63
+    return 1.0 - reward if u < noise else reward
+
+
+def score(task: str, answer: str, item_id: str, completion: str, noise: float, seed: int) -> float:
+    """The reward of one completion: the verifier's verdict on its text before EOS, flipped w.p. ``noise``."""
+    response = completion.split(EOS)[0]
+    return noisy_verdict(verify(task, answer, response), noise, seed, item_id, response)
