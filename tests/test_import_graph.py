@@ -56,6 +56,15 @@ def test_the_graph_is_what_the_docs_draw():
     }
 
 
+def _runtime_nodes(tree):
+    """Every node of ``tree`` except those under ``if TYPE_CHECKING:`` (imports for annotations only never run)."""
+    skipped = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped |= {id(child) for statement in node.body for child in ast.walk(statement)}
+    return [node for node in ast.walk(tree) if id(node) not in skipped]
+
+
 def _module_graph():
     """Project module -> the project modules it imports (``a.b`` names; a package is its ``__init__``)."""
     modules = {}
@@ -66,7 +75,7 @@ def _module_graph():
     graph = {}
     for name, path in modules.items():
         targets = set()
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in _runtime_nodes(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
                 targets |= {a.name for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
