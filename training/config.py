@@ -126,6 +126,7 @@ def validate_config(config: dict, source: str = "config") -> dict:
         parse_comparisons(source, config["comparisons"], arms=config["arms"])
 
     domains = sorted({b["domain"] for b in config["benchmarks"].values()})
+    longest_prompt = _longest_prompt(config)  # the same for every arm: drawn once
     for arm in config["arms"]:
         recipe = resolve_arm(config, arm)
         for key, limit in LIMITED_SIZES.items():
@@ -152,7 +153,7 @@ def validate_config(config: dict, source: str = "config") -> dict:
             except (TypeError, ValueError) as err:
                 raise ConfigError(f"{source}: {key}: {err}") from None
         _check_backend(config, source, arm, recipe)
-        need = _longest_prompt(config) + recipe["max_new_tokens"]
+        need = longest_prompt + recipe["max_new_tokens"]
         if need > config["model"]["max_len"]:
             raise ConfigError(
                 f"{source}: model.max_len: {config['model']['max_len']} is shorter than the longest "
