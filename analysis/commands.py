@@ -30,6 +30,11 @@ def analyze(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--scores", help="tidy scores file (parquet or CSV); replaces the config's input section")
     parser.add_argument(
+        "--jobs",
+        help="the experiment's results folder (runs/ and evals/ manifests): job times for the advice on whether "
+        "one more seed or more samples per item buys more precision per job-minute",
+    )
+    parser.add_argument(
         "--set",
         action="append",
         default=[],
@@ -42,7 +47,7 @@ def analyze(subparsers: argparse._SubParsersAction) -> None:
         from analysis import pipeline  # scipy and pandas only for the subcommands that need them
 
         check_output_directory(args.out, "analyze")  # before the work, not after
-        result = pipeline.analyze(load_config(args.config, args.overrides), args.scores)
+        result = pipeline.analyze(load_config(args.config, args.overrides), args.scores, args.jobs)
         pipeline.write_outputs(result, args.out)
         print(f"armlab analyze: wrote {args.out} ({len(result.comparisons)} comparison rows)")
         for note in result.notes:

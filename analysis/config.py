@@ -52,6 +52,10 @@ rankings               null          ``{name: [arms]}``; default one per family
                                      (its reference and arms)
 drop_incomplete        false         drop runs lacking benchmarks or items instead of
                                      failing; the outputs list what was dropped
+pass_k                 eval.pass_k   k of the unbiased pass@k (Chen et al. 2021), each
+                                     a measure ``pass@k`` compared like a summary
+                                     (secondary cells); needs per-item sample counts
+                                     with at least k answers per item
 =====================  ============  ===============================================
 """
 
@@ -89,6 +93,7 @@ DEFAULTS = {
     "statistics": [],
     "rankings": None,
     "drop_incomplete": False,
+    "pass_k": None,
 }
 
 
@@ -125,6 +130,7 @@ class Settings:
     crossed_methods: tuple = ("components",)
     power_replicates: int = 4000
     statistics: dict = field(default_factory=dict)  # name -> {parameter: value}, every parameter given
+    pass_k: tuple = ()  # k of each pass@k measure
 
 
 @dataclass(frozen=True)
@@ -193,8 +199,11 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
     benchmarks = _parse_benchmarks(raw.get("benchmarks"), source)
     input_spec = raw.get("input")
     if input_spec is not None and not (isinstance(input_spec, dict) and input_spec.get("kind")):
-        raise AnalysisInputError(f"{source}: input: expected a mapping with a 'kind' (tidy, lmeval or wide_csv)")
-    settings = _parse_settings(raw.get("analysis") or {}, source)
+        raise AnalysisInputError(f"{source}: input: expected a mapping with a 'kind' (tidy, wide_csv, lmeval or verl)")
+    section = raw.get("analysis") or {}
+    if isinstance(section, dict) and section.get("pass_k") is None and isinstance(raw.get("eval"), dict):
+        section = {**section, "pass_k": raw["eval"].get("pass_k")}  # the workflow's eval section says which k
+    settings = _parse_settings(section, source)
     try:
         check_name(source, "experiment", experiment)
         limits = limits_of(source, raw)
@@ -284,7 +293,16 @@ def _parse_settings(section: dict, source: str) -> Settings:
         statistics=_parse_statistics(s["statistics"], source),
         rankings=_parse_rankings(s["rankings"], source),
         drop_incomplete=flag("drop_incomplete"),
+        pass_k=_parse_pass_k(s["pass_k"], source),
     )
+
+
+def _parse_pass_k(value: list[int] | None, source: str) -> tuple[int, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in value):
+        raise AnalysisInputError(f"{source}: analysis.pass_k: expected a list of integers >= 1, got {value!r}")
+    return tuple(sorted(set(value)))
 
 
 def _parse_subsets(value: dict, source: str) -> dict[str, dict[str, float]]:

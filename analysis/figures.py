@@ -11,7 +11,8 @@ without pyplot, so nothing is kept in a global figure registry.
 - :func:`training_curves` -- reward, zero-variance and kept fractions per arm, band over seeds;
 - :func:`ranking_plot` -- the rank of each arm under each summary;
 - :func:`power_plot` -- seeds against the minimum detectable effect at the observed spread;
-- :func:`profile_plot` -- performance profiles of one family's arms, band over seeds.
+- :func:`profile_plot` -- performance profiles of one family's arms, band over seeds;
+- :func:`pass_at_k_plot` -- one family's pass@k curves against k, the base policy's, and the paired differences.
 
 Colours are the Okabe-Ito palette (Okabe & Ito 2008), distinguishable with
 every common colour-vision deficiency (its yellow, too pale on white, is left
@@ -409,6 +410,62 @@ def profile_plot(
     ax.legend(loc="lower left")
     row = profiles.iloc[0]
     ax.set_title(f"{title}, {100 * row['ci_level']:g}% {row['ci_method']} bootstrap band over seeds")
+    return fig
+
+
+@styled
+def pass_at_k_plot(
+    summaries: pd.DataFrame,
+    comparisons: pd.DataFrame,
+    versus_base: pd.DataFrame,
+    family: str,
+    styles: Mapping[str, Mapping[str, str]] | None = None,
+) -> Figure:
+    """pass@k against k (log scale) for one family: the curves, and each arm's paired difference.
+
+    Left: the mean over seeds of each arm's pass@k (rows of summaries.csv), with the band of its interval
+    against the base policy (pass_at_k_vs_base.csv) where there is a base, and the base's curve dashed.
+    Right: each arm minus the reference, seed-matched, with the comparison's first interval
+    (comparisons.csv), so a curve that crosses the reference's does so with its uncertainty shown.
+    """
+    rows = first_method(comparisons[(comparisons["family"] == family) & comparisons["measure"].str.startswith("pass@")])
+    reference = rows["reference"].iloc[0]
+    arms = [reference, *dict.fromkeys(rows["arm"])]
+    styles = styles or arm_styles(arms, [reference])
+    curves = summaries[summaries["summary"].str.startswith("pass@")].assign(
+        k=lambda f: f["summary"].str.removeprefix("pass@").astype(int)
+    )
+    fig = Figure(figsize=(9.0, 3.4), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    base = curves[curves["arm"] == "base"].groupby("k")["value"].mean()
+    if len(base):
+        left.plot(base.index, 100 * base, color="#777777", ls="--", marker="s", ms=3, label="base policy")
+    for arm in arms:
+        mean = curves[curves["arm"] == arm].groupby("k")["value"].mean()
+        left.plot(mean.index, 100 * mean, marker="o", ms=3, label=arm, **styles[arm])
+        band = versus_base[versus_base["arm"] == arm].set_index("k").reindex(mean.index)
+        if len(base) and band["ci_low"].notna().any():
+            low, high = (100 * (base.reindex(mean.index) + band[c]) for c in ("ci_low", "ci_high"))
+            left.fill_between(mean.index, low, high, color=styles[arm]["color"], alpha=0.15, lw=0)
+    right.axhline(0, color=REFERENCE_COLOR, lw=0.8)
+    for arm in rows["arm"].unique():
+        block = rows[rows["arm"] == arm].assign(k=lambda f: f["measure"].str.removeprefix("pass@").astype(int))
+        block = block.sort_values("k")
+        right.plot(block["k"], 100 * block["mean_diff"], marker="o", ms=3, label=arm, **styles[arm])
+        right.fill_between(
+            block["k"], 100 * block["ci_low"], 100 * block["ci_high"], color=styles[arm]["color"], alpha=0.18, lw=0
+        )
+    ks = sorted(curves["k"].unique())
+    for ax in (left, right):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ks, [str(k) for k in ks])  # plain numbers: the style turns off mathtext labels
+        ax.minorticks_off()
+        ax.set_xlabel("k (answers drawn per item)")
+        ax.legend(fontsize=7)
+    left.set_ylabel("pass@k (points)")
+    left.set_title(f"{family}: pass@k, band = interval over seeds vs the base")
+    right.set_ylabel(f"Δ pass@k vs {reference} (points)")
+    right.set_title(f"paired difference, {rows['ci_method'].iloc[0]} interval")
     return fig
 
 

@@ -2,9 +2,14 @@
 
 Every input ends up as the tidy table of docs/contracts.md (armlab/contract.py), one row per scored item::
 
-    experiment, arm, seed (int), benchmark, domain, item (str), score (float in [0, 1])
+    experiment, arm, seed (int), benchmark, domain, item (str), score (float in [0, 1]),
+    n_samples (int >= 1), n_correct (float in [0, n_samples])
 
-A per-benchmark source (a wide CSV) has ``item == "*"``. The ``input:``
+``score`` is the mean correctness over the item's ``n_samples`` sampled answers and ``n_correct`` their
+sum (``score == n_correct / n_samples``). A table without the two count columns reads as one sample per
+item (``n_samples = 1``, ``n_correct = score``); one of them without the other is an error. A
+per-benchmark source (a wide CSV) has ``item == "*"`` and one sample. Every frame a converter or
+:func:`validate_scores` returns has exactly :data:`~armlab.contract.COLUMNS`, in order. The ``input:``
 section of a config picks the source:
 
 ``kind: tidy``
@@ -25,7 +30,17 @@ section of a config picks the source:
     ``metric`` names lm-eval's ``"metric,filter"`` key, for all benchmarks
     (``"exact_match,none"``) or per benchmark (a mapping). Tasks are the
     config's ``benchmarks``; each task's mean item score must equal the value
-    in the results JSON.
+    in the results JSON. Sample counts: a sample's own numeric ``n_samples``
+    and ``n_correct`` (armlab's task configs log them as metrics), else the
+    number of answers the filter kept (:func:`lmeval_to_tidy`).
+``kind: verl``
+    verl's validation dumps (``trainer.validation_data_dir``: one
+    ``<step>.jsonl`` per validation, a line per sampled answer) per (arm,
+    seed), located by ``pattern`` or ``manifest`` as for lm-eval. Keys:
+    ``step`` (an integer, or ``last``); ``sources`` (a line's data source ->
+    benchmark) or ``benchmark`` (the one benchmark of a dump without data
+    sources); optional ``source_field`` (default ``data_source``). One row per
+    prompt: its answers' rewards are the correctness (:func:`verl_to_tidy`).
 
 Relative paths are relative to the working directory, except manifest entries,
 which are relative to the manifest.
@@ -34,10 +49,11 @@ which are relative to the manifest.
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -46,7 +62,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.errors import AnalysisInputError, describe_rows
-from armlab.contract import COLUMNS, PER_BENCHMARK_ITEM, RUN, duplicated_keys
+from armlab.contract import COLUMNS, PER_BENCHMARK_ITEM, REQUIRED, RUN, SAMPLE_COUNTS, duplicated_keys
 from armlab.files import BadFile, json_number, read_json
 
 if TYPE_CHECKING:
@@ -54,6 +70,8 @@ if TYPE_CHECKING:
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 FLOAT_EXACT_INTEGERS = 2**53  # a float holds every integer below this, not all above
+ITEM_ID_DIGITS = 16  # hex digits of the sha256 of a prompt: the item id of a verl dump
+COUNT_TOLERANCE = 1e-9  # |score - n_correct / n_samples|, and a k-answer metric times k from a whole number
 
 
 # ----------------------------------------------------------------------------- reading
@@ -102,6 +120,25 @@ def _read_text(path: Path | str, what: str) -> str:
         raise AnalysisInputError(f"{path}: not UTF-8 text; expected {what}") from None
 
 
+def _json_lines(path: Path, what: str, record: str) -> Iterator[tuple[int, str, dict]]:
+    """(line number, "<path> line <n>", object) of each non-blank line of a JSON-lines file of ``what``.
+
+    A line that is not valid JSON (a truncated file) or not a JSON object (one ``record``) is an error naming it.
+    """
+    for line_no, line in enumerate(_read_text(path, f"{what} (JSON lines)").splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path} line {line_no}"
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            reason = f"not valid JSON ({exc.msg} at column {exc.colno}); truncated file?"
+            raise AnalysisInputError(f"{where}: {reason}") from None
+        if not isinstance(value, dict):
+            raise AnalysisInputError(f"{where}: expected a JSON object ({record})")
+        yield line_no, where, value
+
+
 def read_tidy(path: Path | str) -> pd.DataFrame:
     """Read a tidy scores table (``.parquet``, or ``.csv``); :func:`validate_scores` checks it."""
     path = Path(path)
@@ -143,22 +180,37 @@ def as_seed(value: object) -> int | None:
 
 
 def coerce_tidy(frame: pd.DataFrame, source: str) -> pd.DataFrame:
-    """Check the tidy columns exist and give ``score`` and ``seed`` their contract types.
+    """Check the tidy columns exist and give them their contract types; return exactly :data:`COLUMNS`.
 
-    ``seed`` must hold whole numbers within int64 and ``score`` numbers; anything else is an
-    error naming the rows. Missing values stay missing (``seed`` as a nullable integer) for
+    ``seed`` must hold whole numbers within int64, ``score`` and ``n_correct`` numbers, and
+    ``n_samples`` whole numbers; anything else is an error naming the rows. The count columns
+    come as a pair: without both the table reads as one sample per item (``n_samples = 1``,
+    ``n_correct = score``), and one without the other is an error naming the missing one.
+    Missing values stay missing (``seed`` and ``n_samples`` as nullable integers) for
     :func:`validate_scores` to report.
     """
-    missing = [c for c in COLUMNS if c not in frame.columns]
+    missing = [c for c in REQUIRED if c not in frame.columns]
     if missing:
-        raise AnalysisInputError(f"{source}: missing column(s) {missing}; the tidy scores table has exactly {COLUMNS}")
-    frame = frame[COLUMNS].copy()
-    score = pd.to_numeric(frame["score"], errors="coerce")
-    bad = score.isna() & frame["score"].notna()
-    if bad.any():
         raise AnalysisInputError(
-            f"{source}: score: expected numbers; non-numeric in\n{describe_rows(frame[bad], COLUMNS)}"
+            f"{source}: missing column(s) {missing}; the tidy scores table has {REQUIRED}, "
+            f"then optionally both of {SAMPLE_COUNTS}"
         )
+    counts = [c for c in SAMPLE_COUNTS if c in frame.columns]
+    if len(counts) == 1:
+        absent = next(c for c in SAMPLE_COUNTS if c not in counts)
+        raise AnalysisInputError(
+            f"{source}: column {counts[0]!r} without {absent!r}; the sample counts {SAMPLE_COUNTS} come "
+            f"together (without both, each item is one sample with n_correct = score)"
+        )
+    frame = frame[REQUIRED + counts].copy()
+    for column in ("score", *counts):
+        values = pd.to_numeric(frame[column], errors="coerce")
+        bad = values.isna() & frame[column].notna()
+        if bad.any():
+            raise AnalysisInputError(
+                f"{source}: {column}: expected numbers; non-numeric in\n{describe_rows(frame[bad], COLUMNS)}"
+            )
+        frame[column] = values.astype(float)
     codes, values = pd.factorize(frame["seed"])  # seeds repeat: parse each distinct value once
     seeds = [as_seed(v) for v in values]
     bad = (codes >= 0) & np.isin(codes, [i for i, seed in enumerate(seeds) if seed is None])
@@ -168,9 +220,21 @@ def coerce_tidy(frame: pd.DataFrame, source: str) -> pd.DataFrame:
             f"{describe_rows(frame[bad], COLUMNS)}"
         )
     lookup = np.array([0, *seeds], dtype=np.int64)  # code -1 (missing) reads the masked 0
-    frame["score"] = score.astype(float)
     frame["seed"] = pd.arrays.IntegerArray(lookup[codes + 1], mask=codes < 0)
-    return frame
+    if not counts:
+        frame["n_samples"] = np.ones(len(frame), dtype=np.int64)
+        frame["n_correct"] = frame["score"]
+        return frame[COLUMNS]
+    n_samples = frame["n_samples"].to_numpy()
+    unset = np.isnan(n_samples)
+    whole = unset | ((np.abs(n_samples) < FLOAT_EXACT_INTEGERS) & (np.mod(n_samples, 1) == 0))
+    if not whole.all():
+        raise AnalysisInputError(
+            f"{source}: n_samples: expected whole numbers >= 1 (the answers sampled per item); got\n"
+            f"{describe_rows(frame[~whole], COLUMNS)}"
+        )
+    frame["n_samples"] = pd.arrays.IntegerArray(np.where(unset, 0, n_samples).astype(np.int64), mask=unset)
+    return frame[COLUMNS]
 
 
 def wide_csv_to_tidy(
@@ -184,7 +248,7 @@ def wide_csv_to_tidy(
     columns: dict[str, str] | None = None,
     filters: list[dict] | None = None,
 ) -> pd.DataFrame:
-    """Convert a wide per-run CSV (one column per benchmark) into tidy rows with item ``"*"``.
+    """Convert a wide per-run CSV (one column per benchmark) into tidy rows with item ``"*"`` (one sample each).
 
     ``benchmarks`` maps benchmark -> domain; ``columns`` maps benchmark -> CSV
     column where they differ. ``scale="percent"`` divides by 100. The index of
@@ -227,6 +291,7 @@ def wide_csv_to_tidy(
                 f"{path}: column {column!r}: expected plain numbers ({scale}, e.g. 52.5 for "
                 f"52.5%), got {shown}{' ...' if len(text) > 5 else ''}"
             )
+        score = pd.to_numeric(table[column], errors="coerce").to_numpy() / divisor  # empty cells: NaN, reported
         parts.append(
             pd.DataFrame(
                 {
@@ -236,8 +301,9 @@ def wide_csv_to_tidy(
                     "benchmark": benchmark,
                     "domain": benchmarks[benchmark],
                     "item": PER_BENCHMARK_ITEM,
-                    # empty cells become NaN and are reported by validation
-                    "score": pd.to_numeric(table[column], errors="coerce").to_numpy() / divisor,
+                    "score": score,
+                    "n_samples": np.ones(len(table), dtype=np.int64),  # an accuracy counts as one sample
+                    "n_correct": score,
                 },
                 index=[f"{i} [{column}]" for i in table.index],
             )
@@ -262,6 +328,25 @@ def lmeval_to_tidy(
     aggregate in the results JSON, which catches a wrong metric or filter; a
     results JSON without that aggregate is an error, as is any sample that is
     not a JSON object with a ``doc_id`` and a numeric metric.
+
+    Sample counts (a task with ``repeats: k`` logs the k answers of a doc in
+    ``resps``, and per filter the answers the filter kept in
+    ``filtered_resps``: all k, or the first k' for ``take_first_k``, one for
+    ``take_first`` or ``majority_vote``):
+
+    - a sample that logs numeric ``n_samples`` and ``n_correct`` (armlab's
+      task configs log them as metrics) gives those, and ``n_correct /
+      n_samples`` must equal the metric to within 1e-9; ``n_samples`` must be
+      a whole number >= 1;
+    - otherwise ``n_samples`` is the number of answers in ``filtered_resps``
+      (1 for one answer: a string, or a list of one; 1 as well for the
+      choices of a loglikelihood task, and for a sample that logs no
+      ``filtered_resps``), the metric is taken as the mean over those answers
+      and ``n_correct = metric * n_samples``. With more than one answer that
+      must be a whole number to within 1e-9 (a 0/1 metric averaged over the
+      answers); anything else is an error naming the file and line: the
+      metric of a k-answer filter must be the mean over its answers (choose a
+      filter that keeps one answer, or log ``n_samples`` and ``n_correct``).
     """
     rows = []
     for arm, seed, directory in runs:
@@ -282,18 +367,7 @@ def lmeval_to_tidy(
                 continue  # a missing benchmark is reported by validation, for all runs at once
             samples = _single(samples, directory, f"samples_{task}_*.jsonl")
             scores, seen_filters = [], set()
-            for line_no, line in enumerate(_read_text(samples, "lm-eval samples (JSON lines)").splitlines(), start=1):
-                if not line.strip():
-                    continue
-                where = f"{samples} line {line_no}"
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise AnalysisInputError(
-                        f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); truncated file?"
-                    ) from None
-                if not isinstance(record, dict):
-                    raise AnalysisInputError(f"{where}: expected a JSON object (one lm-eval sample)")
+            for line_no, where, record in _json_lines(samples, "lm-eval samples", "one lm-eval sample"):
                 seen_filters.add(str(record.get("filter", "none")))
                 if record.get("filter", "none") != (filt or "none"):
                     continue
@@ -304,6 +378,7 @@ def lmeval_to_tidy(
                     raise AnalysisInputError(f"{where}: metric {name!r} is {record[name]!r}; expected a finite number")
                 if "doc_id" not in record:
                     raise AnalysisInputError(f"{where}: no 'doc_id', the item id lm-eval writes with --log_samples")
+                n_samples, n_correct = _lmeval_counts(record, name, score, filt or "none", where)
                 scores.append(score)
                 rows.append(
                     (
@@ -315,6 +390,8 @@ def lmeval_to_tidy(
                         domain,
                         str(record["doc_id"]),
                         score,
+                        n_samples,
+                        n_correct,
                     )
                 )
             if not scores:
@@ -341,8 +418,62 @@ def lmeval_to_tidy(
                 )
     if not rows:
         raise AnalysisInputError(f"lm-eval input: no samples for benchmarks {list(benchmarks)} in {len(runs)} run(s)")
-    index, *values = zip(*rows)
-    return pd.DataFrame(dict(zip(COLUMNS, values)), index=list(index))
+    return _frame(rows)
+
+
+def _frame(rows: list[tuple]) -> pd.DataFrame:
+    """The tidy frame of ``(where, *COLUMNS)`` tuples, indexed by where each row comes from."""
+    index, *values = zip(*rows, strict=True)
+    frame = pd.DataFrame(dict(zip(COLUMNS, values, strict=True)), index=list(index))
+    return frame.astype({"seed": "int64", "score": float, "n_samples": "int64", "n_correct": float})
+
+
+def _lmeval_counts(record: dict, name: str, score: float, filt: str, where: str) -> tuple[int, float]:
+    """``(n_samples, n_correct)`` of one lm-eval sample whose metric ``name`` is ``score`` (see lmeval_to_tidy)."""
+    if "n_samples" in record or "n_correct" in record:
+        n_samples, n_correct = json_number(record.get("n_samples")), json_number(record.get("n_correct"))
+        if n_samples is None or n_correct is None:
+            raise AnalysisInputError(
+                f"{where}: n_samples is {record.get('n_samples', 'missing')!r} and n_correct is "
+                f"{record.get('n_correct', 'missing')!r}; expected both as numbers, or neither"
+            )
+        if not (n_samples.is_integer() and 1 <= n_samples < FLOAT_EXACT_INTEGERS):
+            raise AnalysisInputError(f"{where}: n_samples is {n_samples:g}; expected a whole number >= 1")
+        if abs(n_correct / n_samples - score) > COUNT_TOLERANCE:
+            raise AnalysisInputError(
+                f"{where}: n_correct / n_samples = {n_correct:g}/{n_samples:g} = {n_correct / n_samples} but "
+                f"metric {name!r} is {score}; expected the metric to be the mean correctness over the answers"
+            )
+        return int(n_samples), n_correct
+    answers = _answer_count(record, where)
+    n_correct = score * answers
+    if answers > 1:
+        if abs(n_correct - round(n_correct)) > COUNT_TOLERANCE:
+            raise AnalysisInputError(
+                f"{where}: metric {name!r} is {score} over the {answers} answers that filter {filt!r} kept, "
+                f"which gives {n_correct:.6g} correct answers, not a whole number; the metric of a k-answer "
+                f"filter must be the mean over its answers (of a 0/1 metric): choose a filter that keeps one "
+                f"answer (take_first, majority_vote), or log n_samples and n_correct"
+            )
+        n_correct = float(round(n_correct))
+    return answers, n_correct
+
+
+def _answer_count(record: dict, where: str) -> int:
+    """The number of answers in an lm-eval sample's ``filtered_resps`` (one per request; see lmeval_to_tidy)."""
+    kept = record.get("filtered_resps")
+    if isinstance(kept, list) and len(kept) == 1:
+        kept = kept[0]  # one request: a generation task, whose filter keeps one answer or a list of them
+    if not isinstance(kept, list) or (kept and not all(isinstance(answer, str) for answer in kept)):
+        return 1  # one answer, none logged, or several requests (the choices of a loglikelihood task)
+    resps = record.get("resps")
+    if isinstance(resps, list) and not (
+        len(resps) == 1 and isinstance(resps[0], list) and all(isinstance(r, str) for r in resps[0])
+    ):
+        return 1  # not one request's generated answers: a loglikelihood pair written as text
+    if not kept:
+        raise AnalysisInputError(f"{where}: filtered_resps holds no answer; expected at least one per doc")
+    return len(kept)
 
 
 def lmeval_runs_from_pattern(pattern: str, experiment: str) -> list[tuple[str, int, Path]]:
@@ -387,6 +518,163 @@ def lmeval_runs_from_manifest(path: Path | str) -> list[tuple[str, int, Path]]:
     return [(r.arm, seed, path.parent / r.path) for r, seed in zip(table.itertuples(), seeds)]
 
 
+def verl_to_tidy(
+    runs: Sequence[tuple[str, int, Path | str]],
+    *,
+    experiment: str,
+    benchmarks: dict[str, str],
+    step: int | str,
+    sources: dict[str, str] | None = None,
+    benchmark: str | None = None,
+    source_field: str = "data_source",
+) -> pd.DataFrame:
+    """Convert verl validation dumps into tidy per-prompt rows.
+
+    ``runs`` is a list of ``(arm, seed, directory)``, each directory a run's
+    ``trainer.validation_data_dir``. There verl's ``_dump_generations``
+    (verl/trainer/ppo/ray_trainer.py; the format since verl PR #916, April
+    2025) writes one ``<step>.jsonl`` per validation, named by the trainer's
+    global step: a JSON object a line with ``input`` (the decoded prompt),
+    ``output`` (one sampled answer), ``gts``, ``score`` (that answer's
+    reward), ``step`` and the reward function's extra fields, so
+    ``actor_rollout_ref.rollout.val_kwargs.n`` lines per prompt. ``step``
+    picks the file: an integer, or ``"last"`` for the largest step in each
+    directory.
+
+    ``sources`` maps a line's data source (its field ``source_field``) to a
+    benchmark of ``benchmarks`` (benchmark -> domain); or ``benchmark`` names
+    the one benchmark of every line (verl dumps carry no data source unless the
+    reward function returns one as an extra field; a ``benchmark`` dump whose
+    lines name more than one source is an error). The item id is the first 16
+    hex digits of the sha256 of the UTF-8 prompt text, the same in every run
+    that validated on the same prompts. One row per (run, benchmark, prompt):
+    ``n_samples`` is the number of lines with that prompt (a prompt that
+    appears twice in the data set counts twice), ``n_correct`` the sum of their
+    scores and ``score`` the mean. Each score must be a finite number in
+    [0, 1], the answer's correctness: a reward with format bonuses or
+    penalties is not one. Missing files, lines that are not complete JSON
+    objects with ``input``, ``output`` and ``score``, a ``step`` field other
+    than the file's, and data sources outside ``sources`` are errors naming
+    the file and line.
+    """
+    wanted = verl_options(benchmarks, step, sources, benchmark, source_field)
+    rows = []
+    for arm, seed, directory in runs:
+        path = _verl_dump(Path(directory), wanted)
+        file_step = int(path.stem)
+        cells: dict[tuple[str, str], list] = {}  # (benchmark, item) -> [where, n_samples, n_correct]
+        prompts: dict[str, str] = {}  # item id -> prompt, to catch a collision of ids
+        seen_sources: set[str] = set()
+        for _, where, record in _json_lines(path, "a verl validation dump", "one answer of verl's validation dump"):
+            absent = [k for k in ("input", "output", "score") if k not in record]
+            if absent:
+                raise AnalysisInputError(
+                    f"{where}: no {absent}; expected verl's validation fields input, output, score (and step)"
+                )
+            if not isinstance(record["input"], str):
+                raise AnalysisInputError(f"{where}: input is {record['input']!r}; expected the prompt text")
+            score = json_number(record["score"])
+            if score is None or not 0.0 <= score <= 1.0:
+                problem = "not a finite number" if score is None else "outside [0, 1]"
+                raise AnalysisInputError(
+                    f"{where}: score {record['score']!r} is {problem}; verl rewards must be per-answer "
+                    f"correctness in [0, 1] for this table (no format bonus or penalty)"
+                )
+            if "step" in record and as_seed(record["step"]) != file_step:
+                raise AnalysisInputError(
+                    f"{where}: step {record['step']!r}, but the file is the dump of step {file_step}; "
+                    f"expected every line of {path.name} to be of step {file_step}"
+                )
+            source = record.get(source_field)
+            if sources is not None:
+                if source_field not in record:
+                    raise AnalysisInputError(
+                        f"{where}: no {source_field!r}; input.sources maps a line's data source to a benchmark "
+                        f"(set input.source_field, or use input.benchmark for a dump of one benchmark)"
+                    )
+                if not isinstance(source, str) or source not in sources:
+                    raise AnalysisInputError(
+                        f"{where}: data source {source!r} is not in input.sources {sorted(sources)}; "
+                        f"expected one of them"
+                    )
+                name = sources[source]
+            else:
+                if source_field in record:
+                    seen_sources.add(str(source))
+                    if len(seen_sources) > 1:
+                        raise AnalysisInputError(
+                            f"{where}: data sources {sorted(seen_sources)} in one dump, but input.benchmark names "
+                            f"the one benchmark of a dump; map the sources to benchmarks with input.sources"
+                        )
+                name = benchmark
+            item = hashlib.sha256(record["input"].encode("utf-8")).hexdigest()[:ITEM_ID_DIGITS]
+            if prompts.setdefault(item, record["input"]) != record["input"]:
+                raise AnalysisInputError(f"{where}: two prompts share the item id {item}; cannot tell them apart")
+            cell = cells.setdefault((name, item), [where, 0, 0.0])  # a row names its prompt's first line
+            cell[1] += 1
+            cell[2] += score
+        if not cells:
+            raise AnalysisInputError(f"{path}: no validation lines; expected one JSON object per sampled answer")
+        for (name, item), (where, n_samples, n_correct) in sorted(cells.items()):
+            score = n_correct / n_samples
+            rows.append((where, experiment, arm, int(seed), name, benchmarks[name], item, score, n_samples, n_correct))
+    if not rows:
+        raise AnalysisInputError(f"verl input: no validation dumps in {len(runs)} run(s)")
+    return _frame(rows)
+
+
+def verl_options(
+    benchmarks: dict[str, str],
+    step: object,
+    sources: object,
+    benchmark: object,
+    source_field: object,
+    where: str = "input",
+) -> int | None:
+    """Check the options of :func:`verl_to_tidy` (``where`` starts the messages); return the step, None for last."""
+    if (sources is None) == (benchmark is None):
+        raise AnalysisInputError(f"{where}: kind verl needs one of 'sources' (data source -> benchmark), 'benchmark'")
+    if sources is not None:
+        if not (
+            isinstance(sources, dict) and sources and all(isinstance(x, str) for x in (*sources, *sources.values()))
+        ):
+            raise AnalysisInputError(f"{where}.sources: expected a mapping data source -> benchmark, got {sources!r}")
+        unknown = sorted({b for b in sources.values() if b not in benchmarks})
+        if unknown:
+            raise AnalysisInputError(
+                f"{where}.sources: benchmark(s) {unknown} not in the config's benchmarks {sorted(benchmarks)}"
+            )
+    elif not isinstance(benchmark, str) or benchmark not in benchmarks:
+        raise AnalysisInputError(
+            f"{where}.benchmark: {benchmark!r} is not in the config's benchmarks {sorted(benchmarks)}"
+        )
+    if not isinstance(source_field, str) or not source_field:
+        raise AnalysisInputError(f"{where}.source_field: expected a field name, got {source_field!r}")
+    wanted = None if step == "last" else as_seed(step)
+    if (wanted is None and step != "last") or (wanted is not None and wanted < 0):
+        raise AnalysisInputError(f"{where}.step: expected a training step (an integer >= 0) or 'last', got {step!r}")
+    return wanted
+
+
+def _verl_dump(directory: Path, step: int | None) -> Path:
+    """The ``<step>.jsonl`` of a verl validation directory; the largest step for ``None``."""
+    if not directory.is_dir():
+        raise AnalysisInputError(f"{directory}: not found; expected verl's trainer.validation_data_dir of the run")
+    dumps = {int(p.stem): p for p in sorted(directory.glob("*.jsonl")) if re.fullmatch(r"\d+", p.stem)}
+    if step is None:
+        if not dumps:
+            raise AnalysisInputError(
+                f"{directory}: no <step>.jsonl (input.step: last); expected verl's validation dumps"
+            )
+        step = max(dumps)
+    if step not in dumps:
+        raise AnalysisInputError(
+            f"{directory / f'{step}.jsonl'}: not found; expected the validation dump of step {step} "
+            f"(steps found: {sorted(dumps)})"
+        )
+    return dumps[step]
+
+
 def _single(paths: Iterable[Path], directory: Path, what: str) -> Path:
     paths = sorted(paths)
     if len(paths) != 1:
@@ -411,6 +699,7 @@ def load_scores(config: Config, scores_path: Path | str | None = None) -> tuple[
         "tidy": {"path"},
         "wide_csv": {"path", "arm", "seed", "scale", "columns", "filters"},
         "lmeval": {"pattern", "manifest", "metric"},
+        "verl": {"pattern", "manifest", "step", "sources", "benchmark", "source_field"},
     }
     if kind not in allowed:
         raise AnalysisInputError(f"{config.source}: input.kind: expected one of {sorted(allowed)}, got {kind!r}")
@@ -439,12 +728,28 @@ def load_scores(config: Config, scores_path: Path | str | None = None) -> tuple[
             filters=filters,
         )
         return frame, f"wide CSV {spec['path']}" + (f" filtered by {filters}" if filters else "")
-    if ("pattern" in spec) == ("manifest" in spec) or "metric" not in spec:
+    if kind == "lmeval" and (("pattern" in spec) == ("manifest" in spec) or "metric" not in spec):
         raise AnalysisInputError(f"{config.source}: input: kind lmeval needs 'metric' and one of 'pattern', 'manifest'")
+    if kind == "verl":
+        if ("pattern" in spec) == ("manifest" in spec) or "step" not in spec:
+            raise AnalysisInputError(
+                f"{config.source}: input: kind verl needs 'step', one of 'pattern', 'manifest', and one of "
+                f"'sources' (data source -> benchmark), 'benchmark'"
+            )
+        options = {
+            "step": spec["step"],
+            "sources": spec.get("sources"),
+            "benchmark": spec.get("benchmark"),
+            "source_field": spec.get("source_field", "data_source"),
+        }
+        verl_options(config.benchmarks, **options, where=f"{config.source}: input")  # before any file is read
     if "pattern" in spec:
         runs, where = lmeval_runs_from_pattern(spec["pattern"], config.experiment), spec["pattern"]
     else:
         runs, where = lmeval_runs_from_manifest(spec["manifest"]), spec["manifest"]
+    if kind == "verl":
+        frame = verl_to_tidy(runs, experiment=config.experiment, benchmarks=config.benchmarks, **options)
+        return frame, f"verl validation dumps (step {spec['step']}) of {len(runs)} run(s) from {where}"
     frame = lmeval_to_tidy(runs, experiment=config.experiment, benchmarks=config.benchmarks, metric=spec["metric"])
     return frame, f"lm-eval output of {len(runs)} run(s) from {where}"
 
@@ -463,8 +768,12 @@ def validate_scores(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Check a tidy table before any computation; return ``(frame, dropped)``.
 
-    Errors (each naming the rows): missing columns, non-numeric scores or
-    seeds (:func:`coerce_tidy`); missing values; scores outside [0, 1];
+    Errors (each naming the rows): missing columns, one sample count without
+    the other, non-numeric scores, seeds or counts, or an ``n_samples`` that
+    is not a whole number (:func:`coerce_tidy`); missing values; scores
+    outside [0, 1]; ``n_samples`` below 1; ``n_correct`` outside
+    [0, n_samples]; ``score`` differing from ``n_correct / n_samples`` by more
+    than 1e-9;
     duplicate (experiment, arm, seed, benchmark, item); another experiment's
     rows; a benchmark with two domains, or benchmarks/domains that disagree
     with the config; compared arms without rows; an arm whose seeds differ
@@ -474,7 +783,8 @@ def validate_scores(
     included); other arms, such as the untrained ``base``, are summarized but
     never paired. With ``drop_incomplete`` incomplete runs are removed instead
     of failing and listed in ``dropped`` (arm, seed, reason); each comparison
-    then uses the seeds complete in both of its arms.
+    then uses the seeds complete in both of its arms. The returned frame has
+    exactly :data:`COLUMNS`, with ``seed`` and ``n_samples`` int64.
     """
 
     def fail(problem: str, bad: pd.Series) -> NoReturn:
@@ -489,6 +799,20 @@ def validate_scores(
     out_of_range = ~frame["score"].between(0.0, 1.0)
     if out_of_range.any():
         fail("scores outside [0, 1] (a percent table needs scale: percent)", out_of_range)
+    frame = frame.astype({"n_samples": "int64"})
+    no_samples = frame["n_samples"] < 1
+    if no_samples.any():
+        fail("n_samples below 1 (expected a whole number >= 1: the answers sampled per item)", no_samples)
+    correct_out_of_range = ~frame["n_correct"].between(0.0, frame["n_samples"])
+    if correct_out_of_range.any():
+        fail("n_correct outside [0, n_samples] (the number of correct answers)", correct_out_of_range)
+    inconsistent = (frame["score"] - frame["n_correct"] / frame["n_samples"]).abs() > COUNT_TOLERANCE
+    if inconsistent.any():
+        fail(
+            f"score differs from n_correct / n_samples by more than {COUNT_TOLERANCE} (score is the mean "
+            "correctness over the item's answers)",
+            inconsistent,
+        )
     duplicated = duplicated_keys(frame)
     if duplicated.any():
         fail("duplicate rows for the same (experiment, arm, seed, benchmark, item)", duplicated)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from analysis import improvement, io, paired, profiles, sensitivity, statistics, summaries, tables
+from analysis import improvement, io, paired, profiles, sampled, sensitivity, statistics, summaries, tables
 from analysis.errors import AnalysisInputError
 from armlab import files
 
@@ -39,16 +39,36 @@ class AnalysisResult:
     notes: list
     improvement: pd.DataFrame  # paired probability of improvement (analysis.improvement)
     profiles: pd.DataFrame  # performance profiles (analysis.profiles)
+    pass_at_k_vs_base: pd.DataFrame  # each arm's pass@k minus the base policy's (analysis.sampled)
+    variance_components: pd.DataFrame  # training / items / sampling in each primary difference
+    allocation: pd.DataFrame  # one more seed or twice the samples, per job-minute
 
 
-def analyze(config: Config, scores_path: Path | str | None = None) -> AnalysisResult:
-    """Load the scores a config points at (or ``scores_path``), validate and analyze them."""
+def analyze(
+    config: Config, scores_path: Path | str | None = None, jobs_dir: Path | str | None = None
+) -> AnalysisResult:
+    """Load the scores a config points at (or ``scores_path``), validate and analyze them.
+
+    ``jobs_dir`` is the experiment's results folder: its run and evaluation manifests give the job times
+    of the allocation advice (:func:`analysis.sampled.job_minutes`), its evaluations' ``answers.parquet``
+    the per-sample verdicts that pair the arms' sampling noise (:func:`analysis.sampled.read_answers`).
+    """
     scores, source = io.load_scores(config, scores_path)
-    return run_analysis(config, scores, source)
+    if jobs_dir is None:
+        return run_analysis(config, scores, source)
+    return run_analysis(config, scores, source, sampled.job_minutes(jobs_dir), sampled.read_answers(jobs_dir))
 
 
-def run_analysis(config: Config, scores: pd.DataFrame, source: str = "scores") -> AnalysisResult:
-    """Validate a tidy frame; run summaries, paired comparisons, probability of improvement, profiles, rankings."""
+def run_analysis(
+    config: Config,
+    scores: pd.DataFrame,
+    source: str = "scores",
+    job_minutes: pd.DataFrame | None = None,
+    answers: pd.DataFrame | None = None,
+) -> AnalysisResult:
+    """Validate a tidy frame; run summaries, paired comparisons, probability of improvement, profiles, rankings,
+    pass@k and the variance components of sampled evaluation (``answers``: the per-sample verdicts of
+    :func:`analysis.sampled.read_answers`, which pair the arms' sampling noise)."""
     settings = config.settings
     scores, dropped = io.validate_scores(
         scores,
@@ -77,7 +97,15 @@ def run_analysis(config: Config, scores: pd.DataFrame, source: str = "scores") -
         raise AnalysisInputError(
             f"{config.source}: analysis.statistics: name(s) {clash} are also summary or benchmark names"
         )
-    per_statistic = statistics.per_run(accuracy, settings.statistics)
+    sampled.check_counts(scores, settings.pass_k, source)
+    primary = weights.index[0]
+    per_statistic = pd.concat(
+        [
+            statistics.per_run(accuracy, settings.statistics),
+            sampled.pass_at_k_per_run(scores, settings.pass_k, weights.loc[primary]).reindex(accuracy.index),
+        ],
+        axis=1,
+    )
     per_run = pd.concat([summaries.summarize(accuracy, weights), per_statistic], axis=1)
     higher_is_better = statistics.higher_is_better(settings.statistics)
 
@@ -112,6 +140,10 @@ def run_analysis(config: Config, scores: pd.DataFrame, source: str = "scores") -
     if unknown:
         raise AnalysisInputError(f"{config.source}: analysis.rankings: arm(s) {unknown} have no scores")
     ranked = sensitivity.rankings(per_run, sets, higher_is_better)
+    pairs = paired.paired_differences(per_run[[primary]], config.comparisons)
+    components, _ = sampled.components_table(
+        scores, pairs, weights.loc[primary], primary, int(scores["n_samples"].max()), answers
+    )
     return AnalysisResult(
         config=config,
         source=source,
@@ -125,6 +157,9 @@ def run_analysis(config: Config, scores: pd.DataFrame, source: str = "scores") -
         notes=notes + comparison_notes,
         improvement=improvement.probability_of_improvement(accuracy, config.comparisons, settings),
         profiles=profiles.performance_profiles(accuracy, compared, settings),
+        pass_at_k_vs_base=sampled.versus_base(per_run, compared, settings.pass_k, settings.confidence),
+        variance_components=components,
+        allocation=sampled.allocation_table(components, pairs, job_minutes),
     )
 
 
@@ -137,7 +172,9 @@ def write_outputs(result: AnalysisResult, out_dir: Path | str) -> None:
     weight), ``comparisons.csv`` / ``.md`` / ``.tex``, ``rankings.csv``,
     ``sensitivity.csv`` (rank correlations between summaries),
     ``probability_of_improvement.csv``, ``performance_profiles.csv``,
-    ``dropped.csv``, ``report.md`` and ``manifest.json`` (settings, input, and the
+    ``dropped.csv``, ``pass_at_k_vs_base.csv``, ``variance_components.csv`` and
+    ``allocation.csv`` (:mod:`analysis.sampled`; only a header where not computed),
+    ``report.md`` and ``manifest.json`` (settings, input, and the
     sha256 of every other file).
     """
     with files.output_directory(out_dir, "analyze") as tmp:
@@ -152,6 +189,9 @@ def write_outputs(result: AnalysisResult, out_dir: Path | str) -> None:
         result.improvement.to_csv(tmp / "probability_of_improvement.csv", index=False)
         result.profiles.to_csv(tmp / "performance_profiles.csv", index=False)
         result.dropped.to_csv(tmp / "dropped.csv", index=False)
+        result.pass_at_k_vs_base.to_csv(tmp / "pass_at_k_vs_base.csv", index=False)
+        result.variance_components.to_csv(tmp / "variance_components.csv", index=False)
+        result.allocation.to_csv(tmp / "allocation.csv", index=False)
         (tmp / "report.md").write_text(tables.report_markdown(result))
         record = {
             "experiment": result.config.experiment,

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from analysis import figures, io, tables, validity
+from analysis import figures, io, sampled, tables, validity
 from analysis.config import Settings, load_config
 from analysis.errors import AnalysisInputError
 from armlab import files
@@ -66,6 +66,9 @@ CAPTIONS = {
     "better); crossing lines mean the order depends on the summary.",
     "power": "Smallest true difference detected with the target power, against the number of matched seeds, "
     "at the observed spread of each arm's paired differences.",
+    "pass_at_k": "pass@k (unbiased estimator of Chen et al. 2021 from the k answers sampled per item) against k. "
+    "Left: mean over seeds per arm, with the t interval over its seeds against the base policy (dashed) as a "
+    "band. Right: each arm minus the reference, seed-matched, with the comparison's interval.",
     "profiles": "Performance profile (rliable's score distribution): the fraction of an arm's runs, over seeds and "
     "benchmarks, whose accuracy exceeds each threshold; a curve above another is better at every "
     "threshold. Band: percentile bootstrap over seeds, too narrow at few seeds (analysis/README.md).",
@@ -82,9 +85,17 @@ NAV = (
     ("distributions", "Distributions"),
     ("training", "Training"),
     ("rankings", "Rankings"),
+    ("sampling", "Sampling"),
     ("power", "Power"),
 )
-OPTIONAL = ("probability_of_improvement", "performance_profiles")  # tables absent from older analyses
+# tables absent from older analyses
+OPTIONAL = (
+    "probability_of_improvement",
+    "performance_profiles",
+    "pass_at_k_vs_base",
+    "variance_components",
+    "allocation",
+)
 STYLE = """
 :root { --ink: #1a1a1a; --muted: #555; --rule: #d8d8d8; }
 body { font: 15px/1.45 "DejaVu Sans", system-ui, sans-serif; color: var(--ink); max-width: 1160px;
@@ -155,6 +166,9 @@ class Analysis:
     dropped: pd.DataFrame
     probability_of_improvement: pd.DataFrame | None  # None: written before the table existed
     performance_profiles: pd.DataFrame | None
+    pass_at_k_vs_base: pd.DataFrame | None = None
+    variance_components: pd.DataFrame | None = None
+    allocation: pd.DataFrame | None = None
 
 
 def read_analysis(directory: Path | str, experiment: str) -> Analysis:
@@ -530,6 +544,71 @@ def distributions_section(analysis: Analysis, profile_figures: Mapping[str, str]
     return section("distributions", "Score distributions", "".join(parts) + muted(tables.IMPROVEMENT_NOTE))
 
 
+def base_crossing(rows: pd.DataFrame, confidence: float) -> str:
+    """Whether and where one arm's pass@k curve falls below the base policy's (rows of pass_at_k_vs_base.csv)."""
+    rows = rows.sort_values("k")
+    arm, below = rows["arm"].iloc[0], rows[rows["mean_diff"] < 0]
+    if below.empty:
+        return f"{arm} stays above the base policy at every k ({_join(map(str, rows['k']))})."
+    first = below.iloc[0]
+    sure = rows[rows["ci_high"] < 0]
+    where = (
+        f"; its {100 * confidence:g}% interval lies below 0 at k = {_join(map(str, sure['k']))}"
+        if len(sure)
+        else "; no interval lies wholly below 0"
+    )
+    return (
+        f"{arm} falls below the base policy from k = {int(first.k)}: Δ {tables.points(first.mean_diff)} points "
+        f"[{tables.points(first.ci_low)}, {tables.points(first.ci_high)}]{where}."
+    )
+
+
+def sampling_section(analysis: Analysis, pass_figures: Mapping[str, str]) -> str:
+    """pass@k against the base policy, the variance components, and whether to buy seeds or samples."""
+    body = ""
+    vs_base = analysis.pass_at_k_vs_base
+    if vs_base is not None and len(vs_base):
+        body += "<h3>pass@k against the base policy</h3>" + html_list(
+            base_crossing(rows, analysis.settings.confidence) for _, rows in vs_base.groupby("arm", sort=False)
+        )
+    body += "".join(pass_figures.values())
+    components = analysis.variance_components
+    if components is not None and len(components):
+        shares = {f"{name} (%)": (100 * components[f"share_{name}"]).round(1) for name in sampled.COMPONENTS}
+        shown = components[["family", "arm", "reference", "measure", "n_seeds", "samples", "sampling_method"]].assign(
+            **{
+                "Δ (points)": components["mean_diff"].map(tables.points),
+                "se (points)": (100 * components["se"]).round(2),
+            },
+            **shares,
+        )
+        body += (
+            "<h3>Where the uncertainty comes from</h3>"
+            + muted(
+                "Share of the variance of each mean paired difference from training seeds (seed effect and "
+                "seed × item interaction), from the finite item set, and from sampling k answers per item; "
+                "method of moments (analysis/sampling.py) on the per-item counts, with the two arms' answers "
+                "paired by sample where the evaluations kept their verdicts (arms of a seed share their "
+                "sampling stream, so their errors are correlated). Sampling is blank where it cannot be "
+                "separated from training (one answer per item)."
+            )
+            + html_table(shown)
+        )
+    advice = analysis.allocation
+    if advice is not None and len(advice):
+        lines = []
+        for _, rows in advice.groupby(["family", "arm"], sort=False):
+            seed, more = rows.set_index("option").loc["seed"], rows.set_index("option").loc["samples"]
+            buy = "one more seed" if seed.advice == "seed" else "twice the samples per item"
+            lines.append(
+                f"{seed.arm} vs {seed.reference}: se {100 * seed.se:.2f} points; one more seed "
+                f"({seed.minutes:.1f} job-min) → {100 * seed.se_after:.2f}; twice the samples "
+                f"({more.minutes:.1f} job-min) → {100 * more.se_after:.2f}. Per job-minute, buy {buy}."
+            )
+        body += "<h3>What to buy next</h3>" + html_list(lines)
+    return section("sampling", "Sampled evaluation", body or muted("Evaluated with one answer per item."))
+
+
 def power_section(analysis: Analysis, power_figure: str) -> str:
     """The power plot, every note of the analysis, and the dropped runs."""
     body = power_figure + "<h3>Warnings and notes</h3>" + html_list(analysis.manifest.get("notes", []))
@@ -559,6 +638,14 @@ def render_figures(
     if len(analysis.rankings):
         made["rankings"] = ("Ranking sensitivity", "rankings", figures.ranking_plot(analysis.rankings, styles))
     made["power"] = ("Power", "power", figures.power_plot(comparisons, settings, styles))
+    if comparisons["measure"].str.startswith("pass@").any():
+        vs_base = analysis.pass_at_k_vs_base if analysis.pass_at_k_vs_base is not None else pd.DataFrame()
+        for i, comp in enumerate(cfg.comparisons, start=1):
+            made[f"pass-at-k-{i}"] = (
+                f"{comp.family}: pass@k",
+                "pass_at_k",
+                figures.pass_at_k_plot(analysis.summaries, comparisons, vs_base, comp.family, styles),
+            )
     if analysis.performance_profiles is not None:
         for i, comp in enumerate(cfg.comparisons, start=1):
             title = f"{comp.family}: performance profiles"
@@ -599,6 +686,7 @@ def render_html(
         distributions_section(analysis, profile_figures),
         section("training", "Training dynamics", inline.get("training") or muted(NO_TRAINING_LOGS)),
         section("rankings", "Ranking sensitivity", inline.get("rankings", "") + sensitivity),
+        sampling_section(analysis, {name: html for name, html in inline.items() if name.startswith("pass-at-k-")}),
         power_section(analysis, inline["power"]),
     ]
     nav = "".join(f'<a href="#{anchor}">{text}</a>' for anchor, text in NAV)

@@ -191,6 +191,7 @@ DEFAULT_LIMITS = {
     "pool_per_benchmark": 1_000_000,  # data.pool_per_benchmark
     "n_items": 100_000,  # benchmarks.<name>.n_items
     "seeds": 1000,  # len(seeds)
+    "samples": 4096,  # eval.samples
     "resamples": 1_000_000,  # analysis.resamples
     "sign_flip_resamples": 10_000_000,  # analysis.sign_flip_resamples
     "exact_max_seeds": 22,  # analysis.exact_max_seeds (2^n sign patterns are enumerated)

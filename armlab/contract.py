@@ -1,6 +1,12 @@
 """The tidy scores contract: one long table, one row per scored item, that every stage after evaluation reads.
 
-    experiment, arm, seed (int64), benchmark, domain, item (str), score (float in [0, 1])
+    experiment, arm, seed (int64), benchmark, domain, item (str), score (float in [0, 1]),
+    n_samples (int64 >= 1), n_correct (float in [0, n_samples])
+
+``score`` is the item's mean correctness over its ``n_samples`` sampled answers (avg@k; one greedy answer
+is one sample) and ``n_correct`` their sum, so ``score == n_correct / n_samples``; pass@k needs the counts.
+A table without the two count columns (written before sampled evaluation, or by hand) reads as one
+sample per item (:data:`SAMPLE_COUNTS`).
 
 Evaluation writes it per run (evals/run.py), the merge concatenates the runs (evals/merge.py), and the
 analysis reads it or converts other results into it (analysis/io.py). See docs/contracts.md.
@@ -8,7 +14,9 @@ analysis reads it or converts other results into it (analysis/io.py). See docs/c
 
 from __future__ import annotations
 
-COLUMNS = ["experiment", "arm", "seed", "benchmark", "domain", "item", "score"]
+REQUIRED = ["experiment", "arm", "seed", "benchmark", "domain", "item", "score"]
+SAMPLE_COUNTS = ["n_samples", "n_correct"]  # optional on input: absent means one sample, n_correct = score
+COLUMNS = [*REQUIRED, *SAMPLE_COUNTS]
 KEY = ["experiment", "arm", "seed", "benchmark", "item"]  # unique: one score per item of a run
 RUN = ["arm", "seed"]  # one training run (within an experiment)
 PER_BENCHMARK_ITEM = "*"  # the item of a row that holds a whole benchmark's accuracy (results from elsewhere)

@@ -1,17 +1,27 @@
 """An lm-eval ``LM`` for the builtin character-level policy.
 
-Only ``generate_until`` is supported (greedy, cut at the ``until`` strings): every
-armlab benchmark is generative. A user with a Hugging Face model replaces this
-adapter with lm-eval's own ``hf`` model on the same task configs.
+Only ``generate_until`` is supported (cut at the ``until`` strings): every armlab benchmark is generative.
+Greedy unless the task asks for sampling (``do_sample``, ``temperature``, ``top_p``); a task with lm-eval's
+``repeats: k`` hands each item's request over k times, and the j-th copy is sample j.
+
+Sampled answers are common random numbers: answer j of an item is drawn from the uniforms of its own stream,
+keyed by (``stream``, benchmark, item, j), where ``stream`` names the experiment and training seed but not
+the arm. So arms sharing a seed share their evaluation noise as they share their training noise, the same
+checkpoint evaluated twice gives the same answers, and neither depends on batching or request order.
+A user with a Hugging Face model uses lm-eval's own ``hf`` model on the same task configs instead.
 """
 
 from __future__ import annotations
 
+import hashlib
+
+import numpy as np
 import torch
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
-from training.policy import greedy_answers, load_model
+from evals.lm_eval_tasks import TASK_PREFIX
+from training.policy import greedy_answers, load_model, sampled_answers
 
 
 def cut_at(text: str, until: list[str]) -> str:
@@ -22,13 +32,30 @@ def cut_at(text: str, until: list[str]) -> str:
     return text
 
 
+def sample_uniforms(stream: str, benchmark: str, item: str, sample: int, size: int) -> np.ndarray:
+    """The ``size`` uniforms in [0, 1) of one answer's stream (Philox keyed by a hash of the answer's key)."""
+    digest = hashlib.blake2b(f"{stream}\0{benchmark}\0{item}\0{sample}".encode(), digest_size=16).digest()
+    key = np.frombuffer(digest, dtype=np.uint64)
+    return np.random.Generator(np.random.Philox(key=key)).random(size)
+
+
+def request_key(request) -> tuple[str, str]:
+    """(benchmark, item) of an lm-eval request: armlab's docs carry their id, other tasks have lm-eval's doc_id."""
+    task = str(request.task_name)
+    doc = request.doc if isinstance(request.doc, dict) else {}
+    item = doc["id"] if "id" in doc else request.doc_id
+    return task.removeprefix(TASK_PREFIX), str(item)
+
+
 @register_model("armlab-builtin")
 class BuiltinPolicyLM(LM):
-    def __init__(self, checkpoint: str, batch_size: int = 512, max_gen_toks: int = 6, threads: int = 1):
+    def __init__(
+        self, checkpoint: str, batch_size: int = 512, max_gen_toks: int = 6, threads: int = 1, stream: str = ""
+    ):
         super().__init__()
         torch.set_num_threads(int(threads))
         self.model = load_model(checkpoint).eval()
-        self.batch_size, self.max_gen_toks = int(batch_size), int(max_gen_toks)
+        self.batch_size, self.max_gen_toks, self.stream = int(batch_size), int(max_gen_toks), str(stream)
 
     def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
         outputs: list[str | None] = [None] * len(requests)
@@ -37,12 +64,24 @@ class BuiltinPolicyLM(LM):
             gen_kwargs = request.args[1]
             until = gen_kwargs.get("until") or []
             until = [until] if isinstance(until, str) else list(until)
-            key = (tuple(until), int(gen_kwargs.get("max_gen_toks", self.max_gen_toks)))
+            temperature = float(gen_kwargs.get("temperature", 0.0)) if gen_kwargs.get("do_sample") else 0.0
+            top_p = float(gen_kwargs.get("top_p", 1.0))
+            key = (tuple(until), int(gen_kwargs.get("max_gen_toks", self.max_gen_toks)), temperature, top_p)
             by_kwargs.setdefault(key, []).append(index)
-        for (until, max_new), indices in by_kwargs.items():
-            # greedy_answers stops at the policy's EOS; the until strings cut what lm-eval asked for
-            texts = greedy_answers(self.model, [requests[i].args[0] for i in indices], max_new, self.batch_size)
+        copies: dict[tuple[str, str], int] = {}  # lm-eval repeats a request k times: the j-th copy is sample j
+        for (until, max_new, temperature, top_p), indices in by_kwargs.items():
+            prompts = [requests[i].args[0] for i in indices]
+            if temperature == 0:
+                texts = greedy_answers(self.model, prompts, max_new, self.batch_size)
+            else:
+                uniforms = np.empty((len(indices), max_new))
+                for row, i in enumerate(indices):
+                    answer = request_key(requests[i])
+                    sample = copies[answer] = copies.get(answer, -1) + 1
+                    uniforms[row] = sample_uniforms(self.stream, *answer, sample, max_new)
+                texts = sampled_answers(self.model, prompts, max_new, uniforms, temperature, top_p, self.batch_size)
             for index, text in zip(indices, texts):
+                # the policy stops at its EOS; the until strings cut what lm-eval asked for
                 outputs[index] = cut_at(text, list(until))
         return outputs
 

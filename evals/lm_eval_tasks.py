@@ -22,13 +22,32 @@ def task_name(benchmark: str) -> str:
     return f"{TASK_PREFIX}{benchmark}"
 
 
-def process_results(doc: dict, results: list[str]) -> dict:
-    """lm-eval hook: score one generation with the benchmark's verifier."""
-    return {"acc": verify(doc["task"], doc["answer"], results[0])}
+def process_results(doc: dict, results: list) -> dict:
+    """lm-eval hook: score an item's answers with the benchmark's verifier.
+
+    ``results`` holds the one answer of the default ``take_first`` filter, or the list of k answers that the
+    :data:`SAMPLES_FILTER` keeps; ``acc`` is their mean correctness (avg@k), and the counts are what pass@k needs.
+    """
+    answers = results[0] if isinstance(results[0], list) else results[:1]
+    correct = sum(verify(doc["task"], doc["answer"], answer) for answer in answers)
+    return {"acc": correct / len(answers), "n_correct": correct, "n_samples": len(answers)}
 
 
-def task_config(benchmark: str, spec: dict, data_file: Path, max_gen_toks: int) -> dict:
-    return {
+SAMPLES_FILTER = "samples"  # lm-eval filter of a task with k > 1 answers per item: keeps all k for scoring
+METRICS = ("acc", "n_correct", "n_samples")
+
+
+def generation_kwargs(spec: dict) -> dict:
+    """lm-eval's generation arguments for the evaluation settings ``spec`` (the config's ``eval``)."""
+    kwargs = {"until": [EOS], "max_gen_toks": spec["max_gen_toks"], "do_sample": spec["temperature"] > 0}
+    if spec["temperature"] > 0:
+        kwargs |= {"temperature": spec["temperature"], "top_p": spec["top_p"]}
+    return kwargs
+
+
+def task_config(benchmark: str, spec: dict, data_file: Path, sampling: dict) -> dict:
+    """One benchmark's lm-eval task; ``sampling`` is the config's ``eval`` (samples, temperature, top_p, ...)."""
+    config = {
         "task": task_name(benchmark),
         "dataset_path": "parquet",
         "dataset_kwargs": {"data_files": {"test": str(Path(data_file).resolve())}},
@@ -36,10 +55,17 @@ def task_config(benchmark: str, spec: dict, data_file: Path, max_gen_toks: int) 
         "output_type": "generate_until",
         "doc_to_text": "{{prompt}}",
         "doc_to_target": "{{answer}}",
-        "generation_kwargs": {"until": [EOS], "max_gen_toks": max_gen_toks, "do_sample": False},
-        "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}],
+        "generation_kwargs": generation_kwargs(sampling),
+        "metric_list": [{"metric": m, "aggregation": "mean", "higher_is_better": True} for m in METRICS],
         "metadata": {"version": 1.0, "domain": spec["domain"], "benchmark": benchmark},
     }
+    if sampling["samples"] > 1:
+        # lm-eval's own repeats: k requests per item; take_first_k hands all k answers to process_results
+        config["repeats"] = sampling["samples"]
+        config["filter_list"] = [
+            {"name": SAMPLES_FILTER, "filter": [{"function": "take_first_k", "k": sampling["samples"]}]}
+        ]
+    return config
 
 
 def write_task_configs(config: dict, data_dir: Path, out_dir: Path) -> list[str]:
@@ -49,7 +75,7 @@ def write_task_configs(config: dict, data_dir: Path, out_dir: Path) -> list[str]
     names = []
     for benchmark, spec in config["benchmarks"].items():
         text = yaml.safe_dump(
-            task_config(benchmark, spec, data_dir / "eval" / f"{benchmark}.parquet", config["eval"]["max_gen_toks"]),
+            task_config(benchmark, spec, data_dir / "eval" / f"{benchmark}.parquet", config["eval"]),
             sort_keys=False,
         )
         text += f"process_results: !function {VERIFIER_MODULE}.process_results\n"

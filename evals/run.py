@@ -14,6 +14,7 @@ serves a Hugging Face checkpoint of the trl/command backends (``--hf-checkpoint 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import time
@@ -44,9 +45,10 @@ def samples_to_scores(
 ) -> pd.DataFrame:
     """Tidy per-item rows (the scores contract) from lm-eval's logged samples.
 
-    Our benchmarks' samples carry their domain and item id in the doc; a task of ``lm_eval_tasks`` (config
-    ``eval.lm_eval_tasks``: name -> domain, metric, filter) is scored by its metric under its filter, with
-    lm-eval's ``doc_id`` as the item.
+    Our benchmarks' samples carry their domain and item id in the doc and log ``acc`` (mean correctness
+    over the item's answers) with the counts ``n_correct`` and ``n_samples``; a task of ``lm_eval_tasks``
+    (config ``eval.lm_eval_tasks``: name -> domain, metric, filter) is scored by its metric under its filter,
+    one answer per item, with lm-eval's ``doc_id`` as the item.
     """
     lm_eval_tasks = lm_eval_tasks or {}
     run = {"experiment": experiment, "arm": arm, "seed": int(seed)}
@@ -61,28 +63,66 @@ def samples_to_scores(
                         f"lm-eval samples of task {task}, sample {number}: no doc with the 'domain' and "
                         f"'id' that armlab's task configs put there"
                     )
+                n_samples, n_correct = (_score(sample, key, task, number) for key in ("n_samples", "n_correct"))
                 rows.append(
                     {
                         **run,
                         "benchmark": task[len(TASK_PREFIX) :],
                         "domain": doc["domain"],
                         "item": str(doc["id"]),
-                        "score": _score(sample, "acc", task, number),
+                        "score": n_correct / n_samples,
+                        "n_samples": int(n_samples),
+                        "n_correct": n_correct,
                     }
                 )
             elif sample.get("filter", "none") == spec["filter"]:
                 if "doc_id" not in sample:
                     raise BadFile(f"lm-eval samples of task {task}, sample {number}: no 'doc_id', the item id")
+                score = _score(sample, spec["metric"], task, number)
                 rows.append(
                     {
                         **run,
                         "benchmark": task,
                         "domain": spec["domain"],
                         "item": str(sample["doc_id"]),
-                        "score": _score(sample, spec["metric"], task, number),
+                        "score": score,
+                        "n_samples": 1,
+                        "n_correct": score,
                     }
                 )
-    return pd.DataFrame(rows, columns=COLUMNS).sort_values(["benchmark", "item"], ignore_index=True)
+    frame = pd.DataFrame(rows, columns=COLUMNS).astype({"n_samples": "int64", "n_correct": "float64"})
+    return frame.sort_values(["benchmark", "item"], ignore_index=True)
+
+
+ANSWERS = "answers.parquet"  # per-sample verdicts of an evaluation: benchmark, item, sample, correct
+ANSWER_COLUMNS = ["benchmark", "item", "sample", "correct"]
+
+
+def answer_verdicts(samples: dict[str, list[dict]]) -> pd.DataFrame:
+    """Each sampled answer's verdict on armlab's benchmarks: one row per (benchmark, item, sample).
+
+    Sample j of an item is the j-th of its answers (lm-eval's j-th repeat), drawn from the same stream in
+    every arm of a seed; pairing the arms' verdicts by j gives the sampling variance of a difference under
+    those common random numbers (analysis/sampled.py). Tasks of ``eval.lm_eval_tasks`` have no rows.
+    """
+    from training.tasks import verify
+
+    rows = []
+    for task, task_samples in samples.items():
+        if not task.startswith(TASK_PREFIX):
+            continue
+        for number, sample in enumerate(task_samples):
+            doc, answers = sample["doc"], sample.get("filtered_resps")
+            answers = answers[0] if answers and isinstance(answers[0], list) else answers
+            if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
+                raise BadFile(f"lm-eval samples of task {task}, sample {number}: filtered_resps {answers!r}")
+            verdicts = [verify(doc["task"], doc["answer"], answer) for answer in answers]
+            if sum(verdicts) != _score(sample, "n_correct", task, number):
+                raise BadFile(f"lm-eval samples of task {task}, sample {number}: verdicts disagree with n_correct")
+            benchmark = task[len(TASK_PREFIX) :]
+            rows += [(benchmark, str(doc["id"]), j, v) for j, v in enumerate(verdicts)]
+    frame = pd.DataFrame(rows, columns=ANSWER_COLUMNS).astype({"sample": "int64", "correct": "float64"})
+    return frame.sort_values(ANSWER_COLUMNS[:3], ignore_index=True)
 
 
 def _score(sample: dict, metric: str, task: str, number: int) -> float:
@@ -95,16 +135,30 @@ def _score(sample: dict, metric: str, task: str, number: int) -> float:
     return score
 
 
-def _builtin_model_args(config: dict, checkpoint: Path) -> dict:
+def evaluation_stream(config: dict, seed: int) -> str:
+    """The name of a run's evaluation randomness: the experiment and the training seed, never the arm.
+
+    Arms that share a seed share this stream, so their sampled answers are common random numbers.
+    """
+    return f"{config['experiment']}/seed-{int(seed)}"
+
+
+def torch_seed(stream: str) -> int:
+    """A 31-bit torch seed derived from an evaluation stream (lm-eval's ``hf`` model samples with torch's RNG)."""
+    return int.from_bytes(hashlib.blake2b(stream.encode(), digest_size=4).digest(), "little") >> 1
+
+
+def _builtin_model_args(config: dict, checkpoint: Path, stream: str) -> dict:
     return {
         "checkpoint": str(checkpoint),
         "batch_size": config["eval"]["batch_size"],
         "max_gen_toks": config["eval"]["max_gen_toks"],
         "threads": config["threads"],
+        "stream": stream,
     }
 
 
-def _hf_model_args(config: dict, checkpoint: Path) -> dict:
+def _hf_model_args(config: dict, checkpoint: Path, stream: str) -> dict:
     import torch
 
     torch.set_num_threads(config["threads"])
@@ -124,15 +178,23 @@ MODELS = {
 }
 
 
-def load_model(config: dict, checkpoint: Path, model: str):
-    """lm-eval's model ``model`` (its registry name) serving ``checkpoint``."""
+# how each model draws sampled answers, for the manifest
+SAMPLING_STREAMS = {
+    "armlab-builtin": "one Philox stream per (experiment, seed, benchmark, item, sample), independent of the arm",
+    "hf": "torch's generator seeded once per (experiment, seed), independent of the arm; answers depend on "
+    "the order and batching of lm-eval's requests",
+}
+
+
+def load_model(config: dict, checkpoint: Path, model: str, stream: str = ""):
+    """lm-eval's model ``model`` (its registry name) serving ``checkpoint``; ``stream`` names its sampling."""
     import importlib
 
     from lm_eval.api.registry import get_model
 
     module, model_args = MODELS[model]
     importlib.import_module(module)
-    return get_model(model)(**model_args(config, checkpoint))
+    return get_model(model)(**model_args(config, checkpoint, stream))
 
 
 def evaluate(
@@ -142,7 +204,8 @@ def evaluate(
     from lm_eval.tasks import TaskManager
 
     start = time.perf_counter()
-    lm = load_model(config, checkpoint, model)
+    stream = evaluation_stream(config, seed)
+    lm = load_model(config, checkpoint, model, stream)
     extra = config["eval"].get("lm_eval_tasks", {})
     # lm-eval's own task configs are indexed only when the config lists some of them
     task_manager = TaskManager(include_path=str(tasks_dir), include_defaults=bool(extra))
@@ -152,6 +215,10 @@ def evaluate(
         task_manager=task_manager,
         log_samples=True,
         bootstrap_iters=0,
+        # every seed lm-eval sets comes from the stream, not the arm (the builtin model keys its own streams)
+        random_seed=torch_seed(stream),
+        numpy_random_seed=torch_seed(stream),
+        torch_random_seed=torch_seed(stream),
     )
     samples = results.pop("samples")
     scores = samples_to_scores(samples, config["experiment"], arm, seed, extra)
@@ -163,6 +230,7 @@ def evaluate(
                 for sample in task_samples:
                     f.write(json.dumps(sample, default=str) + "\n")
         scores.to_parquet(tmp / "scores.parquet", index=False)
+        answer_verdicts(samples).to_parquet(tmp / ANSWERS, index=False)
         write_manifest(
             tmp,
             {
@@ -171,6 +239,8 @@ def evaluate(
                 "seed": seed,
                 "checkpoint": str(checkpoint),
                 "lm_eval_model": model,
+                "sampling": {key: config["eval"][key] for key in ("samples", "temperature", "top_p", "max_gen_toks")}
+                | {"stream": stream, "torch_seed": torch_seed(stream), "how": SAMPLING_STREAMS[model]},
                 "seconds": time.perf_counter() - start,
                 **environment_record(config["threads"]),
             },

@@ -10,6 +10,7 @@ from analysis import io
 from analysis.config import Comparison
 from analysis.errors import AnalysisInputError
 from analysis.synthetic import synthetic_scores
+from armlab.contract import COLUMNS
 
 BENCHMARKS = {"add": "math", "sub": "math", "boolexpr": "logic"}
 COMPARISONS = (Comparison("estimators", "grpo", ("rloo",)),)
@@ -56,6 +57,101 @@ def test_validation_errors_name_the_rows(mutate, message, row):
         _validate(mutate(_scores()), source="scores.parquet")
     text = str(err.value)
     assert text.startswith("scores.parquet:") and message in text and row in text
+
+
+def _counted(k=4):
+    """The synthetic table as k answers per item: n_correct of them right, score their mean."""
+    frame = _scores()
+    n_correct = np.random.default_rng(1).integers(0, k + 1, len(frame)).astype(float)
+    return frame.assign(score=n_correct / k, n_samples=k, n_correct=n_correct)
+
+
+def test_a_table_without_counts_reads_as_one_sample_per_item():
+    old = _scores()
+    assert "n_samples" not in old.columns
+    frame, _ = _validate(old)
+    assert list(frame.columns) == COLUMNS
+    assert frame["n_samples"].dtype == np.int64 and (frame["n_samples"] == 1).all()
+    assert frame["n_correct"].dtype == float and frame["n_correct"].tolist() == old["score"].tolist()
+
+
+def test_a_table_with_counts_keeps_them_in_contract_types():
+    counted = _counted()
+    shuffled = counted[[*reversed(counted.columns)]].assign(n_samples=counted["n_samples"].astype(str), extra=1)
+    frame, _ = _validate(shuffled)
+    assert list(frame.columns) == COLUMNS
+    assert frame["n_samples"].dtype == np.int64 and (frame["n_samples"] == 4).all()
+    assert frame["n_correct"].dtype == float and frame["n_correct"].tolist() == counted["n_correct"].tolist()
+    assert 0 < frame["score"].mean() < 1
+
+
+@pytest.mark.parametrize("present, absent", [("n_samples", "n_correct"), ("n_correct", "n_samples")])
+def test_one_count_column_without_the_other_is_an_error_naming_the_missing_one(present, absent):
+    with pytest.raises(AnalysisInputError, match=rf"column '{present}' without '{absent}'"):
+        _validate(_counted().drop(columns=absent))
+
+
+@pytest.mark.parametrize(
+    "mutate, message, row",
+    [
+        (
+            lambda f: f.assign(n_samples=f["n_samples"].astype(float).mask(f.index == 3, 2.5)),
+            "n_samples: expected whole numbers >= 1",
+            "row 3",
+        ),
+        (
+            lambda f: f.assign(n_samples=f["n_samples"].astype(object).mask(f.index == 2, "four")),
+            "n_samples: expected numbers",
+            "row 2",
+        ),
+        (
+            lambda f: f.assign(
+                n_samples=f["n_samples"].mask(f.index == 5, 0),
+                n_correct=f["n_correct"].mask(f.index == 5, 0.0),
+                score=f["score"].mask(f.index == 5, 0.0),
+            ),
+            "n_samples below 1",
+            "row 5",
+        ),
+        (
+            lambda f: f.assign(
+                n_correct=f["n_correct"].mask(f.index == 6, 5.0), score=f["score"].mask(f.index == 6, 1.0)
+            ),
+            "n_correct outside [0, n_samples]",
+            "row 6",
+        ),
+        (
+            lambda f: f.assign(
+                n_correct=f["n_correct"].mask(f.index == 7, -1.0), score=f["score"].mask(f.index == 7, 0.0)
+            ),
+            "n_correct outside [0, n_samples]",
+            "row 7",
+        ),
+        (
+            lambda f: f.assign(score=f["score"].mask(f.index == 8, (f.at[8, "n_correct"] + 1) % 5 / 4)),
+            "score differs from n_correct / n_samples",
+            "row 8",
+        ),
+        (lambda f: f.assign(n_correct=f["n_correct"].mask(f.index == 9, np.nan)), "missing values", "row 9"),
+    ],
+)
+def test_count_errors_name_the_rows(mutate, message, row):
+    frame = mutate(_counted())
+    with pytest.raises(AnalysisInputError) as err:
+        _validate(frame, source="scores.parquet")
+    text = str(err.value)
+    assert text.startswith("scores.parquet:") and message in text and row in text
+    assert text.count("\n  ") == 1  # only the broken row
+
+
+def test_a_score_within_the_tolerance_of_its_counts_passes():
+    frame = _counted(k=3)
+    frame["score"] = frame["n_correct"] / 3 + 5e-10
+    frame["score"] = frame["score"].clip(0, 1)
+    _validate(frame)
+    frame.loc[0, "score"] = frame.loc[0, "n_correct"] / 3 + (2e-9 if frame.loc[0, "n_correct"] < 3 else -2e-9)
+    with pytest.raises(AnalysisInputError, match=r"score differs from n_correct / n_samples[\s\S]*row 0"):
+        _validate(frame)
 
 
 def test_seeds_that_do_not_match_the_reference_are_an_error():
@@ -254,3 +350,168 @@ def test_lmeval_missing_task_is_reported_by_validation(tmp_path):
     frame = io.lmeval_to_tidy(runs, experiment="demo", benchmarks=BENCHMARKS, metric="exact_match,strict-match")
     with pytest.raises(AnalysisInputError, match=r"arm='rloo' seed=2: missing benchmark\(s\) \['sub'\]"):
         _validate(frame)
+
+
+# ------------------------------------------------------------------------------ lm-eval, several answers per doc
+
+STAMP = "2025-01-02T03-04-05.678901"
+
+
+def _answers(rng, k):
+    """k answers of one doc and whether each is right."""
+    right = rng.integers(0, 2, k).astype(bool)
+    return [f"answer {j}: {'42' if r else 'wrong'}" for j, r in enumerate(right)], right
+
+
+def _sample(doc_id, answers, filt, kept, **metrics):
+    """One logged sample as lm-eval writes it: ``resps`` one request's k answers, ``filtered_resps`` per filter."""
+    return {
+        "doc_id": doc_id,
+        "doc": {"q": doc_id},
+        "target": "42",
+        "arguments": {"gen_args_0": {"arg_0": f"question {doc_id}", "arg_1": "{}"}},
+        "resps": [answers],
+        "filtered_resps": [kept],
+        "filter": filt,
+        "metrics": sorted(metrics),
+        **metrics,
+    }
+
+
+def _write_multi(directory, records, results):
+    out = directory / "org__model"
+    out.mkdir(parents=True)
+    for task, lines in records.items():
+        (out / f"samples_{task}_{STAMP}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    (out / f"results_{STAMP}.json").write_text(json.dumps({"results": results}))
+
+
+def _multi_run(directory, docs=5, k=4, rng=None):
+    """A run evaluated with ``repeats: k``: task add logged with take_first_k and take_first; task sub by
+    armlab's task config (n_samples and n_correct as metrics); task boolexpr with majority_vote."""
+    rng = rng or np.random.default_rng(3)
+    records = {"add": [], "sub": [], "boolexpr": []}
+    truth = {}
+    for doc_id in range(docs):
+        answers, right = _answers(rng, k)
+        truth[("add", doc_id)] = right
+        records["add"].append(_sample(doc_id, answers, "take_first_k", answers, exact_match=float(right.mean())))
+        records["add"].append(_sample(doc_id, answers, "take_first", answers[0], exact_match=float(right[0])))
+        answers, right = _answers(rng, 2 * k)
+        truth[("sub", doc_id)] = right
+        records["sub"].append(
+            _sample(
+                doc_id,
+                answers,
+                "none",
+                answers[0],
+                acc=float(right.mean()),
+                n_samples=2 * k,
+                n_correct=int(right.sum()),
+            )
+        )
+        answers, right = _answers(rng, k)
+        truth[("boolexpr", doc_id)] = right[:1]
+        vote = answers[0]
+        records["boolexpr"].append(_sample(doc_id, answers, "maj", [vote], exact_match=float(right[0])))
+
+    def mean(task, pick=lambda r: r.mean()):
+        return float(np.mean([pick(truth[(task, d)]) for d in range(docs)]))
+
+    results = {
+        "add": {"exact_match,take_first_k": mean("add"), "exact_match,take_first": mean("add", lambda r: float(r[0]))},
+        "sub": {"acc,none": mean("sub")},
+        "boolexpr": {"exact_match,maj": mean("boolexpr")},
+    }
+    _write_multi(directory, records, results)
+    return truth
+
+
+MULTI_METRIC = {"add": "exact_match,take_first_k", "sub": "acc,none", "boolexpr": "exact_match,maj"}
+
+
+def test_lmeval_samples_of_several_answers_convert_with_their_counts(tmp_path):
+    truth = _multi_run(tmp_path / "run")
+    frame = io.lmeval_to_tidy(
+        [("grpo", 1, tmp_path / "run")], experiment="demo", benchmarks=BENCHMARKS, metric=MULTI_METRIC
+    )
+    assert list(frame.columns) == COLUMNS
+    frame = frame.set_index(["benchmark", "item"])
+    for (task, doc_id), right in truth.items():
+        row = frame.loc[(task, str(doc_id))]
+        assert row["n_samples"] == len(right) and row["n_correct"] == right.sum(), (task, doc_id)
+        assert row["score"] == pytest.approx(right.mean())
+    assert set(frame.loc["add", "n_samples"]) == {4} and set(frame.loc["sub", "n_samples"]) == {8}
+    assert set(frame.loc["boolexpr", "n_samples"]) == {1}  # majority_vote keeps one answer
+    # the same file read with take_first: one answer per doc
+    first = io.lmeval_to_tidy(
+        [("grpo", 1, tmp_path / "run")],
+        experiment="demo",
+        benchmarks=BENCHMARKS,
+        metric=MULTI_METRIC | {"add": "exact_match,take_first"},
+    ).set_index(["benchmark", "item"])
+    assert set(first.loc["add", "n_samples"]) == {1}
+    assert first.loc["add", "n_correct"].tolist() == [float(truth[("add", d)][0]) for d in range(5)]
+
+
+def _rewrite(directory, task, line, **changes):
+    """Change fields of one sample (1-based line) of a task's samples file."""
+    path = next(directory.rglob(f"samples_{task}_*.jsonl"))
+    lines = path.read_text().splitlines()
+    record = json.loads(lines[line - 1])
+    for key, value in changes.items():
+        if value is None:
+            record.pop(key, None)
+        else:
+            record[key] = value
+    lines[line - 1] = json.dumps(record)
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize(
+    "task, line, changes, message",
+    [
+        (
+            "add",
+            3,
+            {"exact_match": 0.3},
+            r"line 3: metric 'exact_match' is 0.3 over the 4 answers that filter 'take_first_k' kept, which "
+            r"gives 1.2 correct answers, not a whole number; the metric of a k-answer filter must be the mean over "
+            r"its answers .*: choose a filter that keeps one answer",
+        ),
+        ("sub", 2, {"n_samples": 2.5}, r"line 2: n_samples is 2.5; expected a whole number >= 1"),
+        ("sub", 4, {"n_samples": 0}, r"line 4: n_samples is 0; expected a whole number >= 1"),
+        ("sub", 1, {"n_correct": None}, r"line 1: n_samples is 8 and n_correct is 'missing'; expected both"),
+        ("sub", 5, {"n_samples": "8"}, r"line 5: n_samples is '8' and n_correct is \d+; expected both as numbers"),
+        ("sub", 3, {"n_samples": 16}, r"line 3: n_correct / n_samples = \d+/16 = .* but metric 'acc' is"),
+    ],
+)
+def test_lmeval_counts_that_do_not_add_up_name_the_file_and_line(tmp_path, task, line, changes, message):
+    _multi_run(tmp_path / "run")
+    _rewrite(tmp_path / "run", task, line, **changes)
+    with pytest.raises(AnalysisInputError, match=rf"samples_{task}_{STAMP}\.jsonl {message}"):
+        io.lmeval_to_tidy(
+            [("grpo", 1, tmp_path / "run")], experiment="demo", benchmarks=BENCHMARKS, metric=MULTI_METRIC
+        )
+
+
+def test_lmeval_loglikelihood_choices_and_unlogged_answers_are_one_sample():
+    pair = ["-1.25", "False"]  # lm-eval writes a (loglikelihood, is_greedy) response as text
+    one_choice = {"resps": [[pair]], "filtered_resps": [pair]}
+    choices = {"resps": [[pair], [pair], [pair]], "filtered_resps": [pair, pair, pair]}
+    for record in (one_choice, choices, {}, {"filtered_resps": ["a"]}, {"filtered_resps": [["a"]]}):
+        assert io._lmeval_counts({**record, "acc": 1.0}, "acc", 1.0, "none", "x") == (1, 1.0)
+    assert io._lmeval_counts({"resps": [["a", "b"]], "filtered_resps": [["a", "b"]]}, "acc", 0.5, "k", "x") == (2, 1.0)
+    with pytest.raises(AnalysisInputError, match="x: filtered_resps holds no answer"):
+        io._lmeval_counts({"resps": [[]], "filtered_resps": [[]]}, "acc", 0.0, "k", "x")
+
+
+def test_every_converter_returns_the_contract_columns(tmp_path):
+    assert list(_wide(tmp_path).columns) == COLUMNS
+    wide = _wide(tmp_path)
+    assert (wide["n_samples"] == 1).all() and wide["n_correct"].equals(wide["score"])
+    _lmeval_tree(tmp_path)
+    runs = io.lmeval_runs_from_pattern(str(tmp_path / "evals/{arm}/seed-{seed}"), "demo")
+    frame = io.lmeval_to_tidy(runs, experiment="demo", benchmarks=BENCHMARKS, metric="exact_match,strict-match")
+    assert list(frame.columns) == COLUMNS and (frame["n_samples"] == 1).all()
+    assert frame["n_samples"].dtype == np.int64 and frame["n_correct"].equals(frame["score"])

@@ -158,3 +158,33 @@ def test_armlab_arms_lists_exactly_what_configs_accept(capsys, raw):
         field = "estimator" if name in ESTIMATORS else "data_policy"
         validate_config({**raw, "arms": {**raw["arms"], "probe": {field: name}}}, source="probe")
     _rejects({**raw, "arms": {"probe": {"data_policy": "not_listed"}}}, "unknown data policy")
+
+
+@pytest.mark.parametrize(
+    "sampling, match",
+    [
+        ({"samples": 0}, r"eval\.samples: 0 is less than the minimum of 1"),
+        ({"temperature": -0.5}, r"eval\.temperature: -0\.5 is less than the minimum of 0"),
+        ({"top_p": 0}, r"eval\.top_p: 0 is less than or equal to the minimum of 0"),
+        ({"top_p": 1.5}, r"eval\.top_p: 1\.5 is greater than the maximum of 1"),
+        ({"samples": 4}, r"eval\.samples: 4 answers per item at eval\.temperature 0 would be 4 copies"),
+        ({"top_p": 0.9}, r"eval\.top_p: 0\.9 needs sampling"),
+        ({"samples": 4, "temperature": 1.0, "pass_k": [1, 8]}, r"eval\.pass_k: \[8\] above eval\.samples \(4\)"),
+        ({"samples": 4, "temperature": 1.0, "pass_k": [0]}, r"eval\.pass_k\.0: 0 is less than the minimum of 1"),
+        ({"samples": 5000, "temperature": 1.0}, r"eval\.samples: 5000 is above the limit of 4096"),
+    ],
+)
+def test_bad_sampled_evaluation(raw, sampling, match):
+    raw["eval"] = {"max_gen_toks": 5, **sampling}
+    _rejects(raw, match)
+
+
+def test_a_config_without_sampling_keys_stays_greedy(raw):
+    raw["eval"] = {"max_gen_toks": 5}
+    sampling = validate_config(raw)["eval"]
+    assert {k: sampling[k] for k in ("samples", "temperature", "top_p", "pass_k")} == {
+        "samples": 1,
+        "temperature": 0.0,
+        "top_p": 1.0,
+        "pass_k": [],
+    }

@@ -1,13 +1,15 @@
 """Hostile results files: every corrupt, truncated or ambiguous input names itself, early, and touches nothing.
 
-Readers: tidy scores (parquet, CSV), wide CSVs, lm-eval results JSON and samples JSONL (found by pattern
-or by a manifest CSV), the analysis directory and run directories the report reads, and the files the
-evaluation job reads. The harness (one error line or a row listing, no traceback, before the expensive
-step, the temporary folder unchanged) is the one of tests/test_hostile_outputs.py.
+Readers: tidy scores (parquet, CSV, with or without sample counts), wide CSVs, lm-eval results JSON and
+samples JSONL (found by pattern or by a manifest CSV), verl validation dumps, the analysis directory and
+run directories the report reads, and the files the evaluation job reads. The harness (one error line or
+a row listing, no traceback, before the expensive step, the temporary folder unchanged) is the one of
+tests/test_hostile_outputs.py.
 """
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -52,13 +54,27 @@ def _uint64_seeds(root):
     return path
 
 
-def _csv_with(change):
+def _csv_with(change, counts=False):
+    """The fixture's tidy CSV changed by ``change``; with ``counts`` the count columns of one sample first."""
+
     def make(root):
         path = _tidy_csv(root)
+        if counts:
+            _lines(path, _one_sample)
         _lines(path, change)
         return path
 
     return make
+
+
+def _one_sample(lines):
+    score = lines[0].split(",").index("score")
+    return [lines[0] + ",n_samples,n_correct"] + [f"{line},1,{line.split(',')[score]}" for line in lines[1:]]
+
+
+def _k_samples(lines, row, n_samples, n_correct, score=None):
+    lines = _set_cell(_set_cell(lines, row, "n_samples", n_samples), row, "n_correct", n_correct)
+    return lines if score is None else _set_cell(lines, row, "score", score)
 
 
 def _bytes(name, data):
@@ -108,6 +124,31 @@ TIDY_CASES = {
         True,
     ),
     "an empty file": (_bytes("scores.csv", b""), ["scores.csv: empty; expected a CSV scores file"], True),
+    "a count column without the other": (
+        _csv_with(lambda ls: [ls[0] + ",n_samples"] + [line + ",1" for line in ls[1:]]),
+        ["scores.csv: column 'n_samples' without 'n_correct'"],
+        True,
+    ),
+    "a fractional n_samples": (
+        _csv_with(lambda ls: _k_samples(ls, 3, "2.5", "1", "0.4"), counts=True),
+        ["n_samples: expected whole numbers >= 1", "scores.csv line 4", "n_samples=2.5"],
+        False,
+    ),
+    "no samples": (
+        _csv_with(lambda ls: _k_samples(ls, 2, "0", "0", "0"), counts=True),
+        ["n_samples below 1", "scores.csv line 3"],
+        False,
+    ),
+    "more correct answers than samples": (
+        _csv_with(lambda ls: _k_samples(ls, 5, "4", "5", "1"), counts=True),
+        ["n_correct outside [0, n_samples]", "scores.csv line 6", "n_correct=5.0"],
+        False,
+    ),
+    "a score that is not n_correct / n_samples": (
+        _csv_with(lambda ls: _k_samples(ls, 7, "8", "3", "0.5"), counts=True),
+        ["score differs from n_correct / n_samples", "scores.csv line 8", "score=0.5"],
+        False,
+    ),
 }
 
 
@@ -255,6 +296,23 @@ LMEVAL_CASES = {
         ["no sample with filter 'none' for metric 'exact_match,none'", "['strict']"],
     ),
     "samples that are not UTF-8": (lambda r: _samples(r).write_bytes(b"\xff\xfe{}\n"), ["not UTF-8 text"]),
+    "a metric of three answers that is not a mean over them": (
+        lambda r: _lines(
+            _samples(r),
+            lambda ls: [
+                _sample(ls[0], exact_match=0.5, resps=[["a", "b", "c"]], filtered_resps=[["a", "b", "c"]]),
+                *ls[1:],
+            ],
+        ),
+        [
+            f"samples_add_{STAMP}.jsonl line 1: metric 'exact_match' is 0.5 over the 3 answers",
+            "the metric of a k-answer filter must be the mean over its answers",
+        ],
+    ),
+    "counts that disagree with the metric": (
+        lambda r: _lines(_samples(r), lambda ls: [*ls[:2], _sample(ls[2], n_samples=4, n_correct=5), *ls[3:]]),
+        [f"samples_add_{STAMP}.jsonl line 3: n_correct / n_samples = 5/4 = 1.25 but metric 'exact_match' is"],
+    ),
     "a seed directory beyond int64": (
         _huge_seed,
         ["seed-99999999999999999999: seed 99999999999999999999 (from input.pattern) is outside int64"],
@@ -320,6 +378,110 @@ def test_an_arm_named_na_in_an_lm_eval_manifest_is_a_name(tmp_path, monkeypatch)
     monkeypatch.chdir(tmp_path)
     assert cli.main(["analyze", str(config), "--out", "analysis", *FAST]) == 0
     assert "NA" in set(pd.read_csv(tmp_path / "analysis" / "summaries.csv", keep_default_na=False)["arm"])
+
+
+# ----------------------------------------------------------------------------- verl validation dumps
+
+VERL_STEP = 40
+
+
+def _write_verl(root):
+    """The fixture's scores as verl validation dumps (one answer per prompt) at ``root/verl/<arm>/seed-<seed>/``,
+    and ``root/verl.yaml``, a config that reads them; returns the config's path."""
+    config = yaml.safe_load((FIXTURE / "experiment.yaml").read_text())
+    for (arm, seed), run in BUILD["fixture_scores"](config, np.random.default_rng(7)).groupby(["arm", "seed"]):
+        out = root / "verl" / arm / f"seed-{seed}"
+        out.mkdir(parents=True)
+        lines = [
+            json.dumps(
+                {
+                    "input": f"{r.benchmark} prompt {r.item}",
+                    "output": "the answer",
+                    "gts": "42",
+                    "score": r.score,
+                    "step": VERL_STEP,
+                    "reward": r.score,
+                    "data_source": f"armlab/{r.benchmark}",
+                }
+            )
+            for r in run.itertuples()
+        ]
+        (out / f"{VERL_STEP}.jsonl").write_text("\n".join(lines) + "\n")
+    converted = {key: config[key] for key in ("experiment", "benchmarks", "comparisons", "analysis")}
+    converted["input"] = {
+        "kind": "verl",
+        "pattern": str(root / "verl" / "{arm}" / "seed-{seed}"),
+        "step": "last",
+        "sources": {f"armlab/{b}": b for b in config["benchmarks"]},
+    }
+    (root / "verl.yaml").write_text(yaml.safe_dump(converted))
+    return root / "verl.yaml"
+
+
+def _dump(root):
+    return root / "verl" / "rloo" / "seed-2" / f"{VERL_STEP}.jsonl"
+
+
+def _verl_input(root, **changes):
+    config = yaml.safe_load((root / "verl.yaml").read_text())
+    config["input"] |= changes
+    (root / "verl.yaml").write_text(yaml.safe_dump(config))
+
+
+VERL_CASES = {
+    "a truncated dump": (
+        lambda r: _lines(_dump(r), lambda ls: [*ls[:2], ls[2][:25], *ls[3:]]),
+        [f"rloo/seed-2/{VERL_STEP}.jsonl line 3: not valid JSON"],
+    ),
+    "a reward with a format penalty": (
+        lambda r: _lines(_dump(r), lambda ls: [*ls[:4], _sample(ls[4], score=-0.5), *ls[5:]]),
+        [
+            f"{VERL_STEP}.jsonl line 5: score -0.5 is outside [0, 1]",
+            "verl rewards must be per-answer correctness in [0, 1]",
+        ],
+    ),
+    "a line of another step": (
+        lambda r: _lines(_dump(r), lambda ls: [_sample(ls[0], step=VERL_STEP - 1), *ls[1:]]),
+        [f"{VERL_STEP}.jsonl line 1: step {VERL_STEP - 1}, but the file is the dump of step {VERL_STEP}"],
+    ),
+    "a line without its answer": (
+        lambda r: _lines(_dump(r), lambda ls: [*ls[:1], json.dumps({"input": "x", "score": 1.0}), *ls[2:]]),
+        [f"{VERL_STEP}.jsonl line 2: no ['output']"],
+    ),
+    "an unknown data source": (
+        lambda r: _lines(_dump(r), lambda ls: [*ls[:6], _sample(ls[6], data_source="openai/gsm8k"), *ls[7:]]),
+        [f"{VERL_STEP}.jsonl line 7: data source 'openai/gsm8k' is not in input.sources"],
+    ),
+    "a step without a dump": (
+        lambda r: _verl_input(r, step=7),
+        ["seed-1/7.jsonl: not found; expected the validation dump of step 7 (steps found: [40])"],
+    ),
+    "a source mapped to an unknown benchmark": (
+        lambda r: _verl_input(r, sources={"armlab/add": "gsm8k"}),
+        ["verl.yaml: input.sources: benchmark(s) ['gsm8k'] not in the config's benchmarks"],
+    ),
+    "a key of another kind": (
+        lambda r: _verl_input(r, metric="exact_match,none"),
+        ["verl.yaml: input: unknown key(s) ['metric'] for kind verl"],
+    ),
+}
+
+
+def test_verl_dumps_convert_and_analyze(tmp_path, monkeypatch):
+    config = _write_verl(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["analyze", str(config), "--out", "analysis", *FAST]) == 0
+    accuracy = pd.read_csv(tmp_path / "analysis" / "accuracy.csv")
+    assert len(accuracy) == 4 * 3 * 6 and accuracy["value"].between(0, 1).all()
+
+
+@pytest.mark.parametrize("case", VERL_CASES)
+def test_a_bad_verl_dump_names_the_file_and_line(case, tmp_path, monkeypatch, capsys):
+    config = _write_verl(tmp_path)
+    corrupt, expected = VERL_CASES[case]
+    corrupt(tmp_path)
+    argv = ["analyze", config, "--out", tmp_path / "analysis", *FAST]
+    assert_refused(tmp_path, monkeypatch, capsys, "armlab", argv, *expected)
 
 
 # ----------------------------------------------------------------------------- what the report and the jobs read

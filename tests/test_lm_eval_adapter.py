@@ -1,15 +1,18 @@
 """The lm-eval adapter and task configs, against a direct greedy evaluation of the same checkpoint."""
 
+import json
 from types import SimpleNamespace
 
+import numpy as np
 import pandas as pd
+import torch
 
 from armlab.contract import COLUMNS
-from evals.lm_eval_adapter import BuiltinPolicyLM, cut_at
+from evals.lm_eval_adapter import BuiltinPolicyLM, cut_at, sample_uniforms
 from evals.lm_eval_tasks import write_task_configs
 from evals.run import evaluate
 from training.data import load_eval_items
-from training.policy import greedy_answers, load_model
+from training.policy import greedy_answers, load_model, pick_tokens, sampled_answers
 from training.tasks import verify
 
 
@@ -33,6 +36,8 @@ def test_generate_until_is_greedy_and_cut(tiny_experiment):
 
 
 def test_simple_evaluate_matches_a_direct_evaluation(tiny_config, tiny_experiment, tmp_path):
+    greedy = {"samples": 1, "temperature": 0.0, "pass_k": []}
+    tiny_config = {**tiny_config, "eval": {**tiny_config["eval"], **greedy}}
     tasks = tmp_path / "tasks"
     write_task_configs(tiny_config, tiny_experiment / "data", tasks)
     scores = evaluate(tiny_config, tasks, tiny_experiment / "base" / "policy.pt", "base", 0, tmp_path / "out")
@@ -47,3 +52,76 @@ def test_simple_evaluate_matches_a_direct_evaluation(tiny_config, tiny_experimen
         expected = {i["id"]: verify(i["task"], i["answer"], a) for i, a in zip(items, answers)}
         got = scores[scores.benchmark == bench].set_index("item").score.to_dict()
         assert got == expected
+
+
+def _requests(items, copies, **gen_kwargs):
+    """lm-eval's view of a task with ``repeats: copies``: each item's request handed over ``copies`` times."""
+    kwargs = {"until": ["\n"], "max_gen_toks": 5, "do_sample": True, "temperature": 1.0, **gen_kwargs}
+    requests = [
+        SimpleNamespace(args=(i["prompt"], kwargs), task_name=f"armlab_{i['benchmark']}", doc=i, doc_id=n)
+        for n, i in enumerate(items)
+    ]
+    return [r for r in requests for _ in range(copies)]
+
+
+def test_sampled_answers_are_keyed_by_item_and_sample_not_by_batch_or_order(tiny_experiment):
+    items = [dict(i, benchmark=b) for b, rows in load_eval_items(tiny_experiment / "data").items() for i in rows[:6]]
+    checkpoint = str(tiny_experiment / "base" / "policy.pt")
+    lm = BuiltinPolicyLM(checkpoint, batch_size=7, stream="exp/seed-1")
+    answers = lm.generate_until(_requests(items, 4))
+    # another batch size and the requests in reverse order: each item's sample j is the same answer
+    again = BuiltinPolicyLM(checkpoint, batch_size=512, stream="exp/seed-1").generate_until(_requests(items[::-1], 4))
+    by_item = {(r.doc["id"], n % 4): a for n, (r, a) in enumerate(zip(_requests(items, 4), answers))}
+    by_item_again = {(r.doc["id"], n % 4): a for n, (r, a) in enumerate(zip(_requests(items[::-1], 4), again))}
+    assert by_item == by_item_again
+    # the k copies of an item are k different draws, and another seed's stream draws other answers
+    assert any(len({by_item[(i["id"], j)] for j in range(4)}) > 1 for i in items)
+    other = BuiltinPolicyLM(checkpoint, batch_size=7, stream="exp/seed-2").generate_until(_requests(items, 4))
+    assert other != answers
+    # an answer is drawn from uniforms of its own key: the same as sampled_answers with those uniforms
+    first = items[0]
+    uniforms = np.stack([sample_uniforms("exp/seed-1", first["benchmark"], first["id"], j, 5) for j in range(4)])
+    direct = sampled_answers(load_model(checkpoint), [first["prompt"]] * 4, 5, uniforms, 1.0)
+    assert [cut_at(a, ["\n"]) for a in direct] == [by_item[(first["id"], j)] for j in range(4)]
+
+
+def test_pick_tokens_samples_the_tempered_nucleus():
+    logits = torch.tensor([[2.0, 1.0, 0.5, -1.0, -3.0]])
+    uniforms = torch.rand(200_000, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    for temperature, top_p in [(1.0, 1.0), (0.5, 1.0), (1.0, 0.8)]:
+        probs = torch.softmax(logits[0] / temperature, -1).double()
+        keep = (probs.cumsum(0) - probs) < top_p  # sorted already: the nucleus by hand
+        expected = (probs * keep / (probs * keep).sum()).numpy()
+        drawn = pick_tokens(logits.expand(len(uniforms), -1), temperature, top_p, uniforms)
+        frequency = np.bincount(drawn.numpy(), minlength=5) / len(uniforms)
+        assert np.abs(frequency - expected).max() < 4 * np.sqrt(0.25 / len(uniforms))
+        assert (frequency[~keep.numpy()] == 0).all()
+
+
+def test_sampled_evaluation_through_lm_eval_repeats(tiny_config, tiny_experiment, tmp_path):
+    config = {**tiny_config, "eval": {**tiny_config["eval"], "samples": 4, "temperature": 1.0, "pass_k": [1, 4]}}
+    tasks = tmp_path / "tasks"
+    write_task_configs(config, tiny_experiment / "data", tasks)
+    checkpoint = tiny_experiment / "base" / "policy.pt"
+    scores = evaluate(config, tasks, checkpoint, "grpo", 1, tmp_path / "one")
+    assert (scores.n_samples == 4).all() and scores.n_correct.between(0, 4).all()
+    np.testing.assert_array_equal(scores.score, scores.n_correct / 4)
+    assert 0 < scores.score.mean() < 1 and ((scores.score > 0) & (scores.score < 1)).any()
+    # the per-sample answers stay in the evaluation folder: k answers per item
+    logged = [json.loads(line) for line in (tmp_path / "one" / "samples_armlab_add.jsonl").read_text().splitlines()]
+    assert {len(s["resps"][0]) for s in logged} == {4} and {s["filter"] for s in logged} == {"samples"}
+    items = {i["id"]: i for i in load_eval_items(tiny_experiment / "data")["add"]}
+    for sample in logged[:5]:  # each avg@k is the mean of its answers' verdicts
+        item = items[sample["doc"]["id"]]
+        verdicts = [verify(item["task"], item["answer"], a) for a in sample["resps"][0]]
+        assert sample["acc"] == np.mean(verdicts)
+    # the same checkpoint evaluated again, as another arm of the same seed: identical samples and scores
+    again = evaluate(config, tasks, checkpoint, "rloo", 1, tmp_path / "two")
+    pd.testing.assert_frame_equal(scores.drop(columns="arm"), again.drop(columns="arm"))
+    assert (tmp_path / "one" / "samples_armlab_add.jsonl").read_text() == (
+        tmp_path / "two" / "samples_armlab_add.jsonl"
+    ).read_text()
+    manifest = json.loads((tmp_path / "one" / "manifest.json").read_text())
+    assert manifest["sampling"]["samples"] == 4 and manifest["sampling"]["stream"] == "tiny/seed-1"
+    other_seed = evaluate(config, tasks, checkpoint, "grpo", 2, tmp_path / "three")
+    assert not other_seed.score.equals(scores.score)

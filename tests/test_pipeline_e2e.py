@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 from conftest import TINY, copy_of_the_repository
 
+from armlab.contract import COLUMNS
+
 
 def _snakemake(snakemake_bin, workdir, *extra, configfile=TINY):
     """The README's command for one's own experiment, from the root of a copy of the repository."""
@@ -76,7 +78,9 @@ def test_the_run_holds_exactly_its_own_benchmarks(tiny_run):
 def test_scores_follow_the_tidy_contract(tiny_run):
     workdir, _, _ = tiny_run
     scores = pd.read_parquet(workdir / "results" / "tiny" / "scores.parquet")
-    assert list(scores.columns) == ["experiment", "arm", "seed", "benchmark", "domain", "item", "score"]
+    assert list(scores.columns) == COLUMNS
+    # tiny.yaml samples two answers per item: an item's score is their mean
+    assert (scores.n_samples == 2).all() and (scores.score == scores.n_correct / 2).all()
     assert set(scores.experiment) == {"tiny"}
     runs = set(map(tuple, scores[["arm", "seed"]].drop_duplicates().values.tolist()))
     assert runs == {("base", 0), ("grpo", 1), ("grpo", 2), ("difffilter", 1), ("difffilter", 2)}
@@ -112,6 +116,14 @@ def test_analysis_outputs_are_written(tiny_run):
     assert set(comparisons.family) == {"data_policies"}
     assert set(comparisons.arm) == {"difffilter"} and set(comparisons.reference) == {"grpo"}
     assert (comparisons.n_seeds == 2).all()
+    # sampled evaluation: pass@k compared, the variance split, and the advice priced with the manifests' job times
+    assert {"pass@1", "pass@2"} <= set(comparisons.measure)
+    analysis = workdir / "results" / "tiny" / "analysis"
+    components = pd.read_csv(analysis / "variance_components.csv")
+    assert len(components) == 1 and components.samples.iloc[0] == 2 and components.var_sampling.iloc[0] > 0
+    advice = pd.read_csv(analysis / "allocation.csv")
+    assert list(advice.option) == ["seed", "samples"] and (advice.minutes > 0).all()
+    assert "What to buy next" in (workdir / "results" / "tiny" / "report" / "index.html").read_text()
 
 
 def test_editing_the_analysis_section_reruns_only_the_analysis(tiny_run, tmp_path):

@@ -26,7 +26,17 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "fixtures" / "report"
 BUILD = runpy.run_path(str(FIXTURE / "build.py"))
 DATAFLEX_CONFIG = REPO / "config" / "experiments" / "dataflex_rl_released.yaml"
-SECTIONS = ["run", "verdicts", "comparisons", "benchmarks", "distributions", "training", "rankings", "power"]
+SECTIONS = [
+    "run",
+    "verdicts",
+    "comparisons",
+    "benchmarks",
+    "distributions",
+    "training",
+    "rankings",
+    "sampling",
+    "power",
+]
 
 
 def _analyze_and_report(config, out, *analyze_args, **paths):

@@ -1,18 +1,23 @@
-"""The builtin GRPO trainer: determinism, step log, loss aggregation, verifier noise, data-policy smoke runs."""
+"""The builtin GRPO trainer: determinism, step log, loss aggregation, verifier noise, data-policy smoke runs;
+its optimizer (torch's AdamW bit for bit, without the torch compiler) and the skippable reference pass."""
 
 import copy
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import TINY
+from conftest import REPO, TINY
 
+import training.train as trainer
 from armlab.configfile import load_mapping
 from training.config import ConfigError, validate_config
 from training.data_policies import DATA_POLICIES
+from training.policy import CharTransformer, PolicyConfig, completion_logprobs
 from training.rollouts import noisy_verdict, step_seed
-from training.train import aggregate, train
+from training.train import AdamW, aggregate, train
 from training.utils import derive_seed, file_sha256
 
 
@@ -168,3 +173,105 @@ def test_stateful_random_policies_are_bit_identical_for_the_same_seed(arm, polic
         pd.read_parquet(first / "steps.parquet").drop(columns=["seconds", "tokens_per_s"]),
         pd.read_parquet(second / "steps.parquet").drop(columns=["seconds", "tokens_per_s"]),
     )
+
+
+# ---------------------------------------------------------------- speed: optimizer and reference pass
+
+
+@pytest.mark.parametrize("weight_decay", [0.0, 0.1])
+def test_trainer_adamw_is_torch_adamw_bit_for_bit(weight_decay):
+    torch.manual_seed(0)
+    ours = CharTransformer(PolicyConfig(d_model=16, n_layer=1, n_head=2, max_len=12))
+    theirs = copy.deepcopy(ours)
+    opt_ours = AdamW(ours.parameters(), lr=3e-3, weight_decay=weight_decay)
+    opt_theirs = torch.optim.AdamW(theirs.parameters(), lr=3e-3, weight_decay=weight_decay)
+    ids = torch.randint(0, ours.cfg.vocab_size, (6, 10))
+    valid = torch.ones_like(ids, dtype=torch.bool)
+    for _ in range(25):
+        for model, opt in ((ours, opt_ours), (theirs, opt_theirs)):
+            opt.zero_grad()
+            model(ids, valid).logsumexp(-1).square().mean().backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 0.05)
+            opt.step()
+    for (name, a), b in zip(ours.named_parameters(), theirs.parameters()):
+        assert torch.equal(a, b), name
+        assert a.grad is not None
+    assert any(not torch.equal(a, b) for a, b in zip(ours.parameters(), CharTransformer(ours.cfg).parameters()))
+
+
+def test_a_training_run_never_imports_the_torch_compiler(tiny_config, tiny_experiment, tmp_path):
+    """torch.optim optimizers import torch._dynamo (~2 s of every job) when built and stepped; the trainer's doesn't.
+
+    In a subprocess: in this one other tests may have imported it already.
+    """
+    code = (
+        "import sys, json\n"
+        "from pathlib import Path\n"
+        "from training.train import train\n"
+        "root = Path(sys.argv[1])\n"
+        "train(json.loads(sys.argv[2]), 'grpo', 1, root / 'data', root / 'base' / 'policy.pt', Path(sys.argv[3]))\n"
+        "assert 'torch._dynamo' not in sys.modules, 'torch._dynamo was imported'\n"
+    )
+    import json
+
+    config = json.dumps(tiny_config)
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tiny_experiment), config, str(tmp_path / "run")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / "run" / "policy.pt").exists()
+
+
+def _steps(config, root, monkeypatch, n_steps, log_kl):
+    """``n_steps`` steps of grpo seed 1 with ``log_kl``; the learning stats, the parameters, #passes per model."""
+    calls = {"policy": 0, "reference": 0}
+
+    def counted(model, *args):
+        calls["reference" if model is run.reference else "policy"] += 1
+        return completion_logprobs(model, *args)
+
+    monkeypatch.setattr(trainer, "completion_logprobs", counted)
+    run = trainer.start_run(config, "grpo", 1, root / "data", root / "base" / "policy.pt")
+    stats = []
+    for step in range(1, n_steps + 1):
+        batch, rolled_out, _ = trainer.sample_batch(run, step)
+        advantages, weights = trainer.weigh(run, step, batch, rolled_out)
+        stats.append(trainer.update(run, batch, advantages, weights, log_kl=log_kl)[0])
+    return stats, [p.detach().clone() for p in run.model.parameters()], calls
+
+
+@pytest.mark.parametrize("mu", [1, 2])
+def test_without_kl_penalty_or_logged_kl_the_reference_pass_is_skipped_and_nothing_else_changes(
+    mu, tiny_config, tiny_experiment, monkeypatch
+):
+    config = copy.deepcopy(tiny_config)
+    config["recipe"].update(kl_coef=0.0, updates_per_batch=mu)
+    with_kl, params_with, calls_with = _steps(config, tiny_experiment, monkeypatch, 4, log_kl=True)
+    without, params_without, calls_without = _steps(config, tiny_experiment, monkeypatch, 4, log_kl=False)
+    assert calls_with == {"policy": 4 * mu, "reference": 4}
+    assert calls_without == {"policy": 4 * mu, "reference": 0}
+    for a, b in zip(params_with, params_without):
+        assert torch.equal(a, b)
+    assert all(row["kl"] >= 0 for row in with_kl) and all(np.isnan(row["kl"]) for row in without)
+    for row_with, row_without in zip(with_kl, without):
+        assert {k: v for k, v in row_with.items() if k != "kl"} == {k: v for k, v in row_without.items() if k != "kl"}
+
+
+def test_a_kl_penalty_always_runs_the_reference_pass(tiny_config, tiny_experiment, monkeypatch):
+    config = copy.deepcopy(tiny_config)
+    config["recipe"].update(kl_coef=0.05)
+    stats, _, calls = _steps(config, tiny_experiment, monkeypatch, 2, log_kl=False)
+    assert calls == {"policy": 2, "reference": 2} and all(row["kl"] >= 0 for row in stats)
+
+
+def test_without_a_kl_penalty_the_kl_is_logged_on_the_printed_steps_only(tiny_config, tiny_experiment, tmp_path):
+    """The frozen base policy's pass runs only where its kl is printed; with a penalty, on every step."""
+    config = {**tiny_config, "recipe": {**tiny_config["recipe"], "steps": 5, "log_every": 2, "checkpoint_every": 10}}
+    steps = pd.read_parquet(_run(config, tiny_experiment, tmp_path / "free") / "steps.parquet")
+    assert steps.loc[steps.kl.notna(), "step"].tolist() == [2, 4, 5]
+    penalised = {**config, "recipe": {**config["recipe"], "kl_coef": 0.05}}
+    steps = pd.read_parquet(_run(penalised, tiny_experiment, tmp_path / "kl") / "steps.parquet")
+    assert steps.kl.notna().all()

@@ -42,6 +42,7 @@ LIMITED_SIZES = {
     "recipe.max_new_tokens": "max_new_tokens",
     "base.steps": "base_steps",
     "data.pool_per_benchmark": "pool_per_benchmark",
+    "eval.samples": "samples",
 }
 __all__ = ["ConfigError", "BASE_ARM", "validate_config", "load_config", "resolve_arm", "stage_config"]
 
@@ -82,6 +83,7 @@ def validate_config(config: dict, source: str = "config") -> dict:
     snakemake_validate(config, str(SCHEMA_PATH), set_default=True)
     limits = _check_sizes(source, config)
 
+    _check_sampling(source, config["eval"])
     if len(set(config["seeds"])) != len(config["seeds"]):
         raise ConfigError(f"{source}: seeds: duplicate seeds in {config['seeds']}; each seed must appear once")
     for name, spec in config["benchmarks"].items():
@@ -184,6 +186,23 @@ def _check_names(source: str, config: dict) -> None:
             raise ConfigError(f"{source}: seeds[{i}]: {seed} is outside 0 .. 2**63-1; seeds are non-negative int64")
 
 
+def _check_sampling(source: str, spec: dict) -> None:
+    """The evaluation's sampling keys agree: k > 1 answers need a temperature, pass@k at most k answers."""
+    if spec["samples"] > 1 and spec["temperature"] == 0:
+        raise ConfigError(
+            f"{source}: eval.samples: {spec['samples']} answers per item at eval.temperature 0 would be "
+            f"{spec['samples']} copies of the greedy answer; set eval.temperature > 0 (e.g. 1.0) or samples: 1"
+        )
+    if spec["top_p"] < 1 and spec["temperature"] == 0:
+        raise ConfigError(f"{source}: eval.top_p: {spec['top_p']} needs sampling; set eval.temperature > 0")
+    above = [k for k in spec["pass_k"] if k > spec["samples"]]
+    if above:
+        raise ConfigError(
+            f"{source}: eval.pass_k: {above} above eval.samples ({spec['samples']}); pass@k needs at least k "
+            f"answers per item"
+        )
+
+
 def _check_sizes(source: str, config: dict) -> dict:
     """Sizes outside the recipe against the limits in force; returns the limits (arms are checked later)."""
     limits = limits_of(source, config)
@@ -278,7 +297,7 @@ STAGE_KEYS = {
     "base": ("experiment", "threads", "data", "benchmarks", "model", "base"),
     "train": ("experiment", "threads", "data", "benchmarks", "model", "base", "recipe"),
     "eval": ("experiment", "threads", "benchmarks", "eval"),
-    "analysis": ("experiment", "seeds", "benchmarks", "comparisons", "analysis", "limits"),
+    "analysis": ("experiment", "seeds", "benchmarks", "comparisons", "analysis", "limits", "eval"),
 }
 
 

@@ -121,9 +121,13 @@ class CharTransformer(nn.Module):
         temperature: float = 1.0,
         generator: torch.Generator | None = None,
         greedy: bool = False,
+        uniforms: torch.Tensor | None = None,
+        top_p: float = 1.0,
     ):
         """Sample completions with a KV cache.
 
+        Training samples with ``generator``; evaluation passes ``uniforms`` (B, max_new), one per row and
+        position, so that each row's answer depends on its own uniforms only (:func:`pick_tokens`).
         Returns (tokens (B, max_new), mask (B, max_new) of tokens up to and including EOS).
         """
         B, T = prompt_ids.shape
@@ -141,6 +145,8 @@ class CharTransformer(nn.Module):
         for t in range(max_new):
             if greedy:
                 token = logits.argmax(-1)
+            elif uniforms is not None:
+                token = pick_tokens(logits, temperature, top_p, uniforms[:, t])
             else:
                 probs = F.softmax(logits / temperature, dim=-1)
                 token = torch.multinomial(probs, 1, generator=generator).squeeze(1)
@@ -154,6 +160,21 @@ class CharTransformer(nn.Module):
             logits, caches = self._step(tokens[:, t : t + 1], next_pos[:, None], key_valid[:, None, :], caches)
             next_pos = next_pos + 1
         return tokens, out_mask
+
+
+def pick_tokens(logits: torch.Tensor, temperature: float, top_p: float, uniforms: torch.Tensor) -> torch.Tensor:
+    """One token per row by inverse-CDF sampling from softmax(logits / temperature), cut to its top-p nucleus.
+
+    Nucleus (top-p) sampling, Holtzman et al. 2020 ("The Curious Case of Neural Text Degeneration"): the
+    most probable tokens whose mass first reaches ``top_p`` are kept and renormalised; the row's uniform
+    picks the token where the cumulative mass of that set (in descending probability) first exceeds it.
+    """
+    probs = F.softmax(logits / temperature, dim=-1)
+    ordered, order = probs.sort(dim=-1, descending=True, stable=True)
+    ordered = ordered * ((ordered.cumsum(-1) - ordered) < top_p)  # the token that crosses top_p stays in
+    cdf = ordered.cumsum(-1)
+    pick = (cdf <= uniforms[:, None].to(cdf.dtype) * cdf[:, -1:]).sum(-1).clamp(max=probs.shape[-1] - 1)
+    return order.gather(-1, pick[:, None]).squeeze(1)
 
 
 def completion_logprobs(model: CharTransformer, prompt_ids, prompt_valid, tokens, token_mask):
@@ -181,13 +202,35 @@ def load_model(path: str | Path) -> CharTransformer:
     return model
 
 
-def greedy_answers(model: CharTransformer, prompts: list[str], max_new: int, batch_size: int = 256) -> list[str]:
-    """Greedy completions (text before EOS) for a list of prompts."""
+def _answers(model: CharTransformer, prompts: list[str], max_new: int, batch_size: int, **how) -> list[str]:
+    """Completions (text before EOS) in batches; ``how`` are :meth:`CharTransformer.generate`'s options,
+    ``uniforms`` (one row per prompt) sliced along with the prompts."""
+    uniforms = how.pop("uniforms", None)
     answers = []
     for start in range(0, len(prompts), batch_size):
         ids, valid = left_pad(prompts[start : start + batch_size])
-        tokens, mask = model.generate(ids, valid, max_new, greedy=True)
+        if uniforms is not None:
+            how["uniforms"] = torch.as_tensor(uniforms[start : start + batch_size])
+        tokens, mask = model.generate(ids, valid, max_new, **how)
         for row, row_mask in zip(tokens.tolist(), mask.tolist()):
             text = decode(t for t, m in zip(row, row_mask) if m)
             answers.append(text.split(EOS)[0])
     return answers
+
+
+def greedy_answers(model: CharTransformer, prompts: list[str], max_new: int, batch_size: int = 256) -> list[str]:
+    """Greedy completions (text before EOS) for a list of prompts."""
+    return _answers(model, prompts, max_new, batch_size, greedy=True)
+
+
+def sampled_answers(
+    model: CharTransformer,
+    prompts: list[str],
+    max_new: int,
+    uniforms,
+    temperature: float,
+    top_p: float = 1.0,
+    batch_size: int = 256,
+) -> list[str]:
+    """Sampled completions for a list of prompts, row i drawn with ``uniforms[i]`` (max_new of them)."""
+    return _answers(model, prompts, max_new, batch_size, temperature=temperature, top_p=top_p, uniforms=uniforms)

@@ -34,6 +34,48 @@ from training.rollouts import draw_prompts, score, step_seed
 from training.utils import atomic_path, config_hash, derive_seed, environment_record, run_arguments, write_manifest
 
 
+class AdamW:
+    """``torch.optim.AdamW`` on the CPU, step for step and bit for bit, without ``torch.optim.Optimizer``.
+
+    Every ``torch.optim.Optimizer`` imports the torch compiler (``torch._dynamo``, ~2 s) in its constructor
+    (``add_param_group``), ``zero_grad`` and ``step`` (``_use_grad_for_differentiable``), whatever its foreach/fused
+    flags. This is the arithmetic of torch's default CPU path (``torch.optim.adam._single_tensor_adam``: foreach and
+    fused off, amsgrad, maximize, capturable and differentiable off, float lr and betas, decoupled weight decay);
+    tests/test_trainer.py checks it against ``torch.optim.AdamW`` parameter for parameter, bit for bit.
+    """
+
+    def __init__(self, params, lr: float, weight_decay: float, betas=(0.9, 0.999), eps: float = 1e-8):
+        self.params = [p for p in params if p.requires_grad]
+        self.lr, self.weight_decay, self.betas, self.eps = float(lr), float(weight_decay), betas, eps
+        self.steps = 0  # torch keeps it per parameter as a float32 tensor: exact up to 2**24 steps
+        self.exp_avg = [torch.zeros_like(p, memory_format=torch.preserve_format) for p in self.params]
+        self.exp_avg_sq = [torch.zeros_like(p, memory_format=torch.preserve_format) for p in self.params]
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
+
+    @torch.no_grad()
+    def step(self) -> None:
+        if not any(p.grad is not None for p in self.params):
+            return  # torch skips parameters without a gradient and counts steps per parameter
+        if any(p.grad is None for p in self.params):
+            raise RuntimeError("AdamW: every parameter must have a gradient (a frozen one: requires_grad_(False))")
+        (beta1, beta2), lr, eps = self.betas, self.lr, self.eps
+        self.steps += 1
+        step = float(self.steps)
+        bias_correction1, bias_correction2 = 1 - beta1**step, 1 - beta2**step
+        step_size, bias_correction2_sqrt = lr / bias_correction1, bias_correction2**0.5
+        for param, exp_avg, exp_avg_sq in zip(self.params, self.exp_avg, self.exp_avg_sq):
+            grad = param.grad
+            if self.weight_decay != 0:
+                param.mul_(1 - lr * self.weight_decay)
+            exp_avg.lerp_(grad, 1 - beta1)
+            exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+            denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+            param.addcdiv_(exp_avg, denom, value=-step_size)
+
+
 @dataclass
 class Run:
     """What the steps of one run share: who runs, the recipe, the prompt pools, the models and the optimizer."""
@@ -46,7 +88,7 @@ class Run:
     model: CharTransformer
     reference: CharTransformer  # the frozen base model, anchor of the KL penalty
     data_policy: Uniform
-    optimizer: torch.optim.Optimizer
+    optimizer: AdamW
     started: float  # time.perf_counter() once the run was set up: elapsed and ETA count from here
 
 
@@ -93,7 +135,9 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path, ou
             t0 = time.perf_counter()
             batch, rolled_out, sampling = sample_batch(run, step)
             advantages, weights = weigh(run, step, batch, rolled_out)
-            learning, loss_weights = update(run, batch, advantages, weights)
+            # the logged kl needs a pass over the frozen base policy: without a KL penalty, only on logged steps
+            log_kl = step % run.recipe["log_every"] == 0 or step == n_steps
+            learning, loss_weights = update(run, batch, advantages, weights, log_kl=log_kl)
             rows.append(
                 record_step(run, step, batch, weights, loss_weights, learning, sampling, time.perf_counter() - t0)
             )
@@ -113,7 +157,7 @@ def start_run(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path
     model, reference = load_model(base_path), load_model(base_path)
     reference.requires_grad_(False)
     data_policy = make_data_policy(recipe["data_policy"], sorted(pools))
-    optimizer = torch.optim.AdamW(model.parameters(), lr=recipe["lr"], weight_decay=recipe["weight_decay"])
+    optimizer = AdamW(model.parameters(), lr=recipe["lr"], weight_decay=recipe["weight_decay"])
     print(
         f"[{arm} seed {seed}] {recipe['steps']} steps × {recipe['prompts_per_step']} prompts × "
         f"{recipe['group_size']} rollouts; estimator {recipe['estimator']}, data policy {recipe['data_policy']}",
@@ -192,12 +236,21 @@ def weigh(run: Run, step: int, batch: Rollouts, rolled_out: Rollouts) -> tuple[t
     return advantages, weights
 
 
-def update(run: Run, batch: Rollouts, advantages: torch.Tensor, weights: torch.Tensor) -> tuple[dict, torch.Tensor]:
-    """``updates_per_batch`` clipped policy-gradient passes over the batch; the last pass's stats, the loss weights."""
+def update(
+    run: Run, batch: Rollouts, advantages: torch.Tensor, weights: torch.Tensor, log_kl: bool = True
+) -> tuple[dict, torch.Tensor]:
+    """``updates_per_batch`` clipped policy-gradient passes over the batch; the last pass's stats, the loss weights.
+
+    The reference policy's pass (a forward over the batch) runs only when its log-probabilities are used: for the KL
+    penalty (``kl_coef`` > 0) or for the logged ``kl`` (``log_kl``; without it the row's ``kl`` is NaN). With
+    ``kl_coef`` 0 the penalty adds nothing, so skipping the pass leaves the update bit for bit as it was.
+    """
     recipe, G, mask = run.recipe, run.recipe["group_size"], batch.mask
     prompt_ids, prompt_valid = left_pad([item["prompt"] for item in batch.items for _ in range(G)])
-    with torch.no_grad():
-        base_logp, _ = completion_logprobs(run.reference, prompt_ids, prompt_valid, batch.tokens, mask)
+    base_logp = None
+    if recipe["kl_coef"] != 0 or log_kl:
+        with torch.no_grad():
+            base_logp, _ = completion_logprobs(run.reference, prompt_ids, prompt_valid, batch.tokens, mask)
     old_logp, learn = None, bool((weights > 0).any())
     # a batch without weight takes no step, but one pass still gives its loss, KL and entropy to the log
     for _ in range(recipe["updates_per_batch"] if learn else 1):
@@ -218,7 +271,7 @@ def update(run: Run, batch: Rollouts, advantages: torch.Tensor, weights: torch.T
     return {
         "loss": loss.item(),
         "clip_frac": clip_frac,
-        "kl": (kl * mask).sum().item() / n_tokens,
+        "kl": (kl * mask).sum().item() / n_tokens if kl is not None else float("nan"),
         "entropy": (entropy * mask).sum().item() / n_tokens,
     }, loss_weights
 
@@ -226,13 +279,16 @@ def update(run: Run, batch: Rollouts, advantages: torch.Tensor, weights: torch.T
 def policy_loss(
     logp: torch.Tensor,
     old_logp: torch.Tensor,
-    base_logp: torch.Tensor,
+    base_logp: torch.Tensor | None,
     advantages: torch.Tensor,
     weights: torch.Tensor,
     mask: torch.Tensor,
     recipe: dict,
-) -> tuple[torch.Tensor, float, torch.Tensor]:
-    """Clipped policy-gradient loss (token or GSPO sequence ratio) plus the optional k3 KL penalty."""
+) -> tuple[torch.Tensor, float, torch.Tensor | None]:
+    """Clipped policy-gradient loss (token or GSPO sequence ratio) plus the optional k3 KL penalty.
+
+    Without ``base_logp`` (only allowed with ``kl_coef`` 0) there is no KL term and no KL (None).
+    """
     log_ratio = logp - old_logp
     if recipe["ratio_level"] == "sequence":
         seq = (log_ratio * mask).sum(1) / mask.sum(1).clamp(min=1)
@@ -241,9 +297,14 @@ def policy_loss(
     clip = recipe["clip"]
     adv = advantages[:, None]
     pg = -torch.min(ratio * adv, ratio.clamp(1 - clip, 1 + clip) * adv)
-    log_base_ratio = base_logp - logp
-    kl = torch.exp(log_base_ratio) - log_base_ratio - 1
-    per_token = pg + recipe["kl_coef"] * kl
+    if base_logp is None:
+        if recipe["kl_coef"] != 0:
+            raise ValueError("policy_loss: a KL penalty (kl_coef > 0) needs the reference log-probabilities")
+        kl, per_token = None, pg
+    else:
+        log_base_ratio = base_logp - logp
+        kl = torch.exp(log_base_ratio) - log_base_ratio - 1
+        per_token = pg + recipe["kl_coef"] * kl
     loss = aggregate(per_token, weights, mask, recipe["loss_agg"], recipe["max_new_tokens"])
     clipped = ((ratio - 1).abs() > clip) & mask
     return loss, float(clipped.sum() / mask.sum().clamp(min=1)), kl

@@ -2,6 +2,9 @@ rule analyze:
     input:
         config=f"{OUT}/config/analysis.json",
         scores=f"{OUT}/scores.parquet",
+        # their job times: the advice on buying one more seed or more samples per item
+        manifests=[f"{OUT}/evals/{arm}/seed-{seed}/manifest.json" for arm, seed in RUNS]
+        + [f"{OUT}/runs/{arm}/seed-{seed}/manifest.json" for arm, seed in RUNS],
     output:
         comparisons=report(
             f"{OUT}/analysis/comparisons.csv",
@@ -17,6 +20,7 @@ rule analyze:
         f"{OUT}/logs/analyze.log",
     params:
         out=lambda wildcards, output: os.path.dirname(output.comparisons),
+        jobs=lambda wildcards, input: os.path.dirname(input.scores),
     threads: 1
     resources:
         mem_mb=4000,
@@ -24,4 +28,5 @@ rule analyze:
     conda:
         "../../environment.yml"
     shell:
-        "python -m armlab_cli analyze {input.config} --scores {input.scores} --out {params.out} > {log} 2>&1"
+        "python -m armlab_cli analyze {input.config} --scores {input.scores} --jobs {params.jobs} --out {params.out}"
+        " > {log} 2>&1"

@@ -1,0 +1,197 @@
+"""Sampled evaluation in the analysis: pass@k measures, the curve against the base policy, variance components
+and the allocation advice, from tidy tables with sample counts (analysis/sampled.py)."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import sampling
+from analysis.config import parse_config
+from analysis.errors import AnalysisInputError
+from analysis.pipeline import run_analysis, write_outputs
+from analysis.sampled import job_minutes
+
+BENCHMARKS = {"add": "math", "mod": "math", "sort": "logic"}
+
+
+def sampled_table(k: int = 8, seeds=(1, 2, 3, 4), items: int = 40, rng_seed: int = 0) -> pd.DataFrame:
+    """Tidy rows with k Bernoulli answers per item: a base policy, a reference that sharpens it, and an arm
+    that sharpens it further — better at pass@1, but it gives up the items the base solves only rarely."""
+    rng = np.random.default_rng(rng_seed)
+    rows = []
+    base_p = {b: rng.uniform(0.0, 0.6, items) for b in BENCHMARKS}
+    arms = {"base": [0], "grpo": list(seeds), "sharp": list(seeds)}
+    for arm, arm_seeds in arms.items():
+        for seed in arm_seeds:
+            for benchmark, domain in BENCHMARKS.items():
+                p = base_p[benchmark]
+                if arm == "grpo":
+                    p = np.where(p > 0.1, np.minimum(p + 0.1, 1), p)
+                if arm == "sharp":
+                    p = np.where(p > 0.25, np.minimum(p + 0.25, 1), 0.0)
+                correct = rng.binomial(k, np.clip(p + rng.normal(0, 0.02, items), 0, 1))
+                for i in range(items):
+                    rows.append(
+                        ("exp", arm, seed, benchmark, domain, f"{benchmark}-{i}", correct[i] / k, k, correct[i])
+                    )
+    columns = ["experiment", "arm", "seed", "benchmark", "domain", "item", "score", "n_samples", "n_correct"]
+    return pd.DataFrame(rows, columns=columns).astype({"n_correct": float})
+
+
+def config(pass_k=(1, 2, 8), **analysis):
+    return parse_config(
+        {
+            "experiment": "exp",
+            "benchmarks": {b: {"domain": d} for b, d in BENCHMARKS.items()},
+            "comparisons": [{"family": "f", "reference": "grpo", "arms": ["sharp"]}],
+            "eval": {"samples": 8, "pass_k": list(pass_k)},
+            "analysis": {"resamples": 500, "power_replicates": 200, "per_benchmark": False, **analysis},
+        }
+    )
+
+
+def test_pass_at_k_is_a_measure_of_every_run_compared_like_accuracy():
+    scores = sampled_table()
+    result = run_analysis(config(), scores)
+    per_run = result.summaries
+    # pass@1 is avg@k: the mean of the item scores, weighted like the primary summary
+    np.testing.assert_allclose(per_run["pass@1"], per_run["domain_balanced"], atol=1e-12)
+    # pass@8 of one run by hand: per item 1 - C(n-c, 8)/C(n, 8) is 1 exactly when some answer was right
+    run = scores[(scores.arm == "grpo") & (scores.seed == 2)]
+    by_benchmark = run.assign(solved=run.n_correct > 0).groupby("benchmark").solved.mean()
+    expected = (by_benchmark["add"] + by_benchmark["mod"]) / 4 + by_benchmark["sort"] / 2
+    assert per_run.loc[("grpo", 2), "pass@8"] == pytest.approx(expected, abs=1e-12)
+    # pass@2 by brute force over the pairs of answers of each item
+    n, c = run.n_samples.to_numpy(), run.n_correct.to_numpy().astype(int)
+    pairs = np.array([1 - (n_i - c_i) * (n_i - c_i - 1) / (n_i * (n_i - 1)) for n_i, c_i in zip(n, c)])
+    np.testing.assert_allclose(sampling.pass_at_k(n, c, 2), pairs)
+    # every pass@k is a secondary cell of the family, with the paired machinery's columns
+    rows = result.comparisons[result.comparisons.measure.str.startswith("pass@")]
+    assert set(rows.measure) == {"pass@1", "pass@2", "pass@8"} and set(rows.stage) == {"secondary"}
+    assert rows[["p_value", "p_holm", "ci_low", "ci_high"]].notna().all().all()
+
+
+def test_a_narrowing_arm_is_shown_below_the_base_at_large_k_and_above_it_at_k_1():
+    result = run_analysis(config(), sampled_table())
+    curve = result.pass_at_k_vs_base.set_index(["arm", "k"])
+    assert curve.loc[("sharp", 1), "ci_low"] > 0  # planted: better than the base with one answer
+    assert curve.loc[("sharp", 8), "ci_high"] < 0  # planted: below the base with eight
+    assert curve.loc[("grpo", 8), "ci_high"] > 0  # the milder reference keeps every item the base can solve
+    # the paired comparison with the reference sees the same crossing
+    pass8 = result.comparisons[(result.comparisons.measure == "pass@8")].iloc[0]
+    assert pass8.mean_diff < 0
+
+
+def test_variance_components_and_allocation_are_written(tmp_path):
+    scores = sampled_table()
+    minutes = pd.DataFrame(
+        [(arm, s, 10.0, 0.5) for arm in ("grpo", "sharp") for s in (1, 2, 3, 4)],
+        columns=["arm", "seed", "train_minutes", "eval_minutes"],
+    )
+    result = run_analysis(config(), scores, job_minutes=minutes)
+    components = result.variance_components.iloc[0]
+    assert components.samples == 8 and components.n_seeds == 4 and components.n_items == 120
+    shares = components[["share_training", "share_items", "share_sampling"]]
+    assert shares.sum() == pytest.approx(1) and (shares >= 0).all() and components.share_sampling > 0
+    assert components.se == pytest.approx(np.sqrt(components.var_total))
+    advice = result.allocation
+    assert list(advice.option) == ["seed", "samples"] and advice.recommended.sum() == 1
+    # one more seed of both arms: 2 x (10 + 0.5) minutes; doubling k: both arms evaluated again at 4 seeds
+    assert list(advice.minutes) == [21.0, 4.0]
+    write_outputs(result, tmp_path / "out")
+    for name in ("variance_components", "allocation", "pass_at_k_vs_base"):
+        assert len(pd.read_csv(tmp_path / "out" / f"{name}.csv")) == len(getattr(result, name))
+
+
+def test_old_tables_without_counts_read_as_one_sample_and_refuse_pass_at_k():
+    scores = sampled_table(k=1).drop(columns=["n_samples", "n_correct"])
+    result = run_analysis(config(pass_k=()), scores)
+    assert result.variance_components.iloc[0].samples == 1
+    assert np.isnan(result.variance_components.iloc[0].var_sampling)  # not separable from training at k = 1
+    with pytest.raises(AnalysisInputError, match=r"pass@2 needs at least 2 answers per item.*eval\.samples >= 2"):
+        run_analysis(config(pass_k=(1, 2)), scores)
+
+
+def test_job_minutes_come_from_the_manifests(tmp_path):
+    for stage, seconds in (("runs", 600), ("evals", 30)):
+        for arm in ("grpo", "sharp"):
+            folder = tmp_path / stage / arm / "seed-1"
+            folder.mkdir(parents=True)
+            (folder / "manifest.json").write_text(json.dumps({"seconds": seconds}))
+    table = job_minutes(tmp_path)
+    assert table.to_dict("records") == [
+        {"arm": "grpo", "seed": 1, "train_minutes": 10.0, "eval_minutes": 0.5},
+        {"arm": "sharp", "seed": 1, "train_minutes": 10.0, "eval_minutes": 0.5},
+    ]
+    (tmp_path / "evals" / "grpo" / "seed-1" / "manifest.json").write_text(json.dumps({"seconds": "soon"}))
+    with pytest.raises(AnalysisInputError, match=r"evals/grpo/seed-1/manifest.json: seconds: expected"):
+        job_minutes(tmp_path)
+
+
+def test_the_report_shows_pass_at_k_components_and_what_to_buy(tmp_path):
+    import yaml
+
+    from analysis.report import write_report
+
+    raw = {
+        "experiment": "exp",
+        "benchmarks": {b: {"domain": d} for b, d in BENCHMARKS.items()},
+        "comparisons": [{"family": "f", "reference": "grpo", "arms": ["sharp"]}],
+        "eval": {"samples": 8, "pass_k": [1, 2, 8]},
+        "analysis": {"resamples": 500, "power_replicates": 200, "per_benchmark": False},
+    }
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    minutes = pd.DataFrame(
+        [(arm, s, 10.0, 0.5) for arm in ("grpo", "sharp") for s in (1, 2, 3, 4)],
+        columns=["arm", "seed", "train_minutes", "eval_minutes"],
+    )
+    write_outputs(run_analysis(parse_config(raw), sampled_table(), job_minutes=minutes), tmp_path / "analysis")
+    page = write_report(path, tmp_path / "analysis", tmp_path / "report", figures_dir=tmp_path / "figures").read_text()
+    # planted: sharp gives up the rarely solved items, so it is below the base at k = 8 beyond its interval;
+    # the milder grpo is within noise of the base there
+    assert "sharp falls below the base policy from k = 8" in page and "lies below 0 at k = 8" in page
+    assert "grpo falls below the base policy from k = 8" in page and "no interval lies wholly below 0" in page
+    assert "Where the uncertainty comes from" in page and "Per job-minute, buy" in page
+    assert (tmp_path / "figures" / "pass-at-k-1.svg").exists()
+
+
+def test_common_random_numbers_are_paired_out_of_the_sampling_component():
+    """Arms that draw sample j of an item from one stream make correlated errors; pairing their verdicts by j
+    recovers the true sampling variance of the difference, while the counts alone (as if independent) overstate it."""
+    from analysis.paired import Pair
+    from analysis.sampled import components_table
+
+    rng = np.random.default_rng(1)
+    seeds, items, k, replicates = [1, 2, 3, 4], 60, 8, 40
+    p_ref = rng.uniform(0.2, 0.8, items)
+    p_arm = np.clip(p_ref + rng.uniform(-0.1, 0.1, items), 0, 1)
+    # the variance of one shared-uniform difference 1[u < p_arm] - 1[u < p_ref] is |dp| - dp^2
+    true_sampling = (np.abs(p_arm - p_ref) - (p_arm - p_ref) ** 2).mean() / k / items / len(seeds)
+    paired, independent = [], []
+    for _ in range(replicates):
+        rows, verdicts = [], []
+        for seed in seeds:
+            u = rng.random((items, k))  # the stream of (seed, item, sample), shared by the two arms
+            for arm, p in (("ref", p_ref), ("arm", p_arm)):
+                correct = (u < p[:, None]).astype(float)
+                for i in range(items):
+                    c = correct[i].sum()
+                    rows.append(("exp", arm, seed, "add", "math", f"i{i:02d}", c / k, k, c))
+                    verdicts += [(arm, seed, "add", f"i{i:02d}", j, correct[i, j]) for j in range(k)]
+        scores = pd.DataFrame(rows, columns=["experiment", "arm", "seed", "benchmark", "domain", "item", "score",
+                                             "n_samples", "n_correct"])  # fmt: skip
+        answers = pd.DataFrame(verdicts, columns=["arm", "seed", "benchmark", "item", "sample", "correct"])
+        pair = [Pair("f", "ref", "arm", pd.DataFrame(index=pd.Index(seeds, name="seed")))]
+        weights = pd.Series({"add": 1.0})
+        with_answers, _ = components_table(scores, pair, weights, "flat", k, answers)
+        counts_only, _ = components_table(scores, pair, weights, "flat", k)
+        assert with_answers.sampling_method.iloc[0] == "paired by sample"
+        assert counts_only.sampling_method.iloc[0] == "independent arms"
+        paired.append(with_answers.var_sampling.iloc[0])
+        independent.append(counts_only.var_sampling.iloc[0])
+    error = np.std(paired) / np.sqrt(replicates)
+    assert abs(np.mean(paired) - true_sampling) < 4 * error
+    assert np.mean(independent) > 3 * true_sampling  # the positive correlation the counts cannot see
