@@ -428,7 +428,10 @@ def pass_at_k_plot(
     Right: each arm minus the reference, seed-matched, with the comparison's first interval
     (comparisons.csv), so a curve that crosses the reference's does so with its uncertainty shown.
     """
-    rows = first_method(comparisons[(comparisons["family"] == family) & comparisons["measure"].str.startswith("pass@")])
+    mine = comparisons[comparisons["family"] == family]
+    rows = first_method(mine[mine["measure"].str.startswith("pass@")])
+    if (summaries["summary"] == "pass@1").any():  # pass@1 is the primary summary, compared as such
+        rows = pd.concat([first_method(mine[mine["stage"] == "primary"]).assign(measure="pass@1"), rows])
     reference = rows["reference"].iloc[0]
     arms = [reference, *dict.fromkeys(rows["arm"])]
     styles = styles or arm_styles(arms, [reference])

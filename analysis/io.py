@@ -39,8 +39,10 @@ section of a config picks the source:
     seed), located by ``pattern`` or ``manifest`` as for lm-eval. Keys:
     ``step`` (an integer, or ``last``); ``sources`` (a line's data source ->
     benchmark) or ``benchmark`` (the one benchmark of a dump without data
-    sources); optional ``source_field`` (default ``data_source``). One row per
-    prompt: its answers' rewards are the correctness (:func:`verl_to_tidy`).
+    sources); optional ``source_field`` (default ``data_source``) and
+    ``score_field`` (default ``score``, verl's reward; e.g. ``acc`` where the
+    reward function returns the bare correctness beside a shaped reward). One
+    row per prompt: its answers' scores are the correctness (:func:`verl_to_tidy`).
 
 Relative paths are relative to the working directory, except manifest entries,
 which are relative to the manifest.
@@ -527,6 +529,7 @@ def verl_to_tidy(
     sources: dict[str, str] | None = None,
     benchmark: str | None = None,
     source_field: str = "data_source",
+    score_field: str = "score",
 ) -> pd.DataFrame:
     """Convert verl validation dumps into tidy per-prompt rows.
 
@@ -557,7 +560,7 @@ def verl_to_tidy(
     than the file's, and data sources outside ``sources`` are errors naming
     the file and line.
     """
-    wanted = verl_options(benchmarks, step, sources, benchmark, source_field)
+    wanted = verl_options(benchmarks, step, sources, benchmark, source_field, score_field)
     rows = []
     for arm, seed, directory in runs:
         path = _verl_dump(Path(directory), wanted)
@@ -566,19 +569,20 @@ def verl_to_tidy(
         prompts: dict[str, str] = {}  # item id -> prompt, to catch a collision of ids
         seen_sources: set[str] = set()
         for _, where, record in _json_lines(path, "a verl validation dump", "one answer of verl's validation dump"):
-            absent = [k for k in ("input", "output", "score") if k not in record]
+            absent = [k for k in ("input", "output", score_field) if k not in record]
             if absent:
                 raise AnalysisInputError(
-                    f"{where}: no {absent}; expected verl's validation fields input, output, score (and step)"
+                    f"{where}: no {absent}; expected verl's validation fields input, output, {score_field} (and step)"
                 )
             if not isinstance(record["input"], str):
                 raise AnalysisInputError(f"{where}: input is {record['input']!r}; expected the prompt text")
-            score = json_number(record["score"])
+            score = json_number(record[score_field])
             if score is None or not 0.0 <= score <= 1.0:
                 problem = "not a finite number" if score is None else "outside [0, 1]"
                 raise AnalysisInputError(
-                    f"{where}: score {record['score']!r} is {problem}; verl rewards must be per-answer "
-                    f"correctness in [0, 1] for this table (no format bonus or penalty)"
+                    f"{where}: {score_field} {record[score_field]!r} is {problem}; the scores must be per-answer "
+                    f"correctness in [0, 1] for this table (no format bonus or penalty; input.score_field names "
+                    f"another field, such as a reward function's acc)"
                 )
             if "step" in record and as_seed(record["step"]) != file_step:
                 raise AnalysisInputError(
@@ -629,6 +633,7 @@ def verl_options(
     sources: object,
     benchmark: object,
     source_field: object,
+    score_field: object = "score",
     where: str = "input",
 ) -> int | None:
     """Check the options of :func:`verl_to_tidy` (``where`` starts the messages); return the step, None for last."""
@@ -648,8 +653,9 @@ def verl_options(
         raise AnalysisInputError(
             f"{where}.benchmark: {benchmark!r} is not in the config's benchmarks {sorted(benchmarks)}"
         )
-    if not isinstance(source_field, str) or not source_field:
-        raise AnalysisInputError(f"{where}.source_field: expected a field name, got {source_field!r}")
+    for key, field_name in (("source_field", source_field), ("score_field", score_field)):
+        if not isinstance(field_name, str) or not field_name:
+            raise AnalysisInputError(f"{where}.{key}: expected a field name, got {field_name!r}")
     wanted = None if step == "last" else as_seed(step)
     if (wanted is None and step != "last") or (wanted is not None and wanted < 0):
         raise AnalysisInputError(f"{where}.step: expected a training step (an integer >= 0) or 'last', got {step!r}")
@@ -699,7 +705,7 @@ def load_scores(config: Config, scores_path: Path | str | None = None) -> tuple[
         "tidy": {"path"},
         "wide_csv": {"path", "arm", "seed", "scale", "columns", "filters"},
         "lmeval": {"pattern", "manifest", "metric"},
-        "verl": {"pattern", "manifest", "step", "sources", "benchmark", "source_field"},
+        "verl": {"pattern", "manifest", "step", "sources", "benchmark", "source_field", "score_field"},
     }
     if kind not in allowed:
         raise AnalysisInputError(f"{config.source}: input.kind: expected one of {sorted(allowed)}, got {kind!r}")
@@ -741,6 +747,7 @@ def load_scores(config: Config, scores_path: Path | str | None = None) -> tuple[
             "sources": spec.get("sources"),
             "benchmark": spec.get("benchmark"),
             "source_field": spec.get("source_field", "data_source"),
+            "score_field": spec.get("score_field", "score"),
         }
         verl_options(config.benchmarks, **options, where=f"{config.source}: input")  # before any file is read
     if "pattern" in spec:

@@ -8,6 +8,7 @@ from a tidy frame already in memory (notebooks, benchmarks);
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -18,8 +19,6 @@ from analysis.errors import AnalysisInputError
 from armlab import files
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from analysis.config import Config
 
 
@@ -54,7 +53,9 @@ def analyze(
     the per-sample verdicts that pair the arms' sampling noise (:func:`analysis.sampled.read_answers`).
     """
     scores, source = io.load_scores(config, scores_path)
-    if jobs_dir is None:
+    if jobs_dir is None and scores_path is None and config.input is None:
+        jobs_dir = Path("results") / config.experiment  # the workflow's own results, beside its scores.parquet
+    if jobs_dir is None or not Path(jobs_dir).is_dir():
         return run_analysis(config, scores, source)
     return run_analysis(config, scores, source, sampled.job_minutes(jobs_dir), sampled.read_answers(jobs_dir))
 
@@ -124,7 +125,10 @@ def run_analysis(
         else:
             items = summaries.item_scores(scores)
     weighted = summaries.summarize(accuracy, measure_weights)
-    values = pd.concat([weighted[weights.index], per_statistic, weighted.drop(columns=weights.index)], axis=1)
+    # pass@1 is avg@k weighted like the primary summary, i.e. the primary summary itself: in summaries.csv for the
+    # pass@k curve, but not tested a second time (it would only enlarge the secondary Holm family)
+    tested = per_statistic.drop(columns=[sampled.measure_name(1)], errors="ignore")
+    values = pd.concat([weighted[weights.index], tested, weighted.drop(columns=weights.index)], axis=1)
     comparisons, comparison_notes = paired.compare(
         values,
         config.comparisons,
@@ -144,6 +148,13 @@ def run_analysis(
     components, _ = sampled.components_table(
         scores, pairs, weights.loc[primary], primary, int(scores["n_samples"].max()), answers
     )
+    if (components["samples"] > 1).any() and (components["sampling_method"] == "independent arms").any():
+        notes.append(
+            "Variance components: without per-sample verdicts the arms' sampling errors were taken as independent. "
+            "armlab's own evaluations draw every arm of a seed from one sampling stream, which makes them "
+            "correlated, so for them this overstates the sampling part; `armlab analyze --jobs "
+            "results/<experiment>` pairs their verdicts instead."
+        )
     return AnalysisResult(
         config=config,
         source=source,

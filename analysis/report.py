@@ -600,10 +600,14 @@ def sampling_section(analysis: Analysis, pass_figures: Mapping[str, str]) -> str
         for _, rows in advice.groupby(["family", "arm"], sort=False):
             seed, more = rows.set_index("option").loc["seed"], rows.set_index("option").loc["samples"]
             buy = "one more seed" if seed.advice == "seed" else "twice the samples per item"
+            samples = (
+                f"twice the samples ({more.minutes:.1f} job-min) → {100 * more.se_after:.2f}"
+                if pd.notna(more.se_after)
+                else "twice the samples: no estimate (one answer per item, or no sampling)"
+            )
             lines.append(
                 f"{seed.arm} vs {seed.reference}: se {100 * seed.se:.2f} points; one more seed "
-                f"({seed.minutes:.1f} job-min) → {100 * seed.se_after:.2f}; twice the samples "
-                f"({more.minutes:.1f} job-min) → {100 * more.se_after:.2f}. Per job-minute, buy {buy}."
+                f"({seed.minutes:.1f} job-min) → {100 * seed.se_after:.2f}; {samples}. Per job-minute, buy {buy}."
             )
         body += "<h3>What to buy next</h3>" + html_list(lines)
     return section("sampling", "Sampled evaluation", body or muted("Evaluated with one answer per item."))

@@ -202,6 +202,8 @@ def components_table(
                     both = _paired_variance(
                         answers, pairs[i].arm, pairs[i].reference, seeds, benchmark, arm_score.columns
                     )
+                if both is not None:  # cells without both arms' verdicts keep the counts' estimate
+                    both = np.where(np.isnan(both), arm_var + ref_var, both)
                 paired[i] &= both is not None
                 variances.append(both if both is not None else arm_var + ref_var)
             item_diffs.append(np.stack(diffs))
@@ -240,6 +242,13 @@ def read_answers(results_dir: Path | str) -> pd.DataFrame | None:
             frame = pd.read_parquet(path)
         except (BadFile, OSError, ValueError) as exc:
             raise AnalysisInputError(f"{path}: {str(exc).splitlines()[0]}") from None
+        repeated = frame.duplicated(["benchmark", "item", "sample"])
+        if repeated.any():
+            first = frame[repeated].iloc[0]
+            raise AnalysisInputError(
+                f"{path}: sample {first['sample']} of {first['benchmark']} item {first['item']} appears twice; "
+                f"expected one verdict per (benchmark, item, sample)"
+            )
         seed = int(path.parent.name.removeprefix("seed-"))
         frames.append(frame.assign(arm=path.parent.parent.name, seed=seed))
     return pd.concat(frames, ignore_index=True) if frames else None

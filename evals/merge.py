@@ -10,17 +10,22 @@ from pathlib import Path
 
 import pandas as pd
 
-from armlab.contract import COLUMNS, KEY, duplicated_keys
+from armlab.contract import COLUMNS, KEY, REQUIRED, duplicated_keys
 from armlab.files import BadFile, atomic_path, one_line_errors, verify_file
 
 
 def read_run_scores(path: Path) -> pd.DataFrame:
-    """One evaluation's ``scores.parquet``, checked against its manifest's sha256 and the contract's columns."""
+    """One evaluation's ``scores.parquet``, checked against its manifest's sha256 and the contract's columns.
+
+    A table of an evaluation from before sample counts (the required columns only) reads as one sample per item.
+    """
     verify_file(path)
     try:
         frame = pd.read_parquet(path)
     except (OSError, ValueError) as exc:  # pyarrow's errors for a file that is not parquet
         raise BadFile(f"{path}: not a parquet file ({str(exc).splitlines()[0]})") from None
+    if list(frame.columns) == REQUIRED:  # written before sample counts: one answer per item
+        return frame.assign(n_samples=1, n_correct=frame["score"].astype(float))
     if list(frame.columns) != COLUMNS:
         raise BadFile(f"{path}: columns {list(frame.columns)}; expected {COLUMNS}")
     return frame

@@ -181,8 +181,8 @@ MODELS = {
 # how each model draws sampled answers, for the manifest
 SAMPLING_STREAMS = {
     "armlab-builtin": "one Philox stream per (experiment, seed, benchmark, item, sample), independent of the arm",
-    "hf": "torch's generator seeded once per (experiment, seed), independent of the arm; answers depend on "
-    "the order and batching of lm-eval's requests",
+    "hf": "torch's generator seeded once per (experiment, seed), independent of the arm: the same checkpoint "
+    "gives the same answers, but arms do not share per-answer draws (their answers' lengths shift the stream)",
 }
 
 

@@ -188,3 +188,8 @@ def test_a_config_without_sampling_keys_stays_greedy(raw):
         "top_p": 1.0,
         "pass_k": [],
     }
+
+
+def test_pass_at_k_with_one_answer_lm_eval_tasks_is_refused_before_any_job(raw):
+    raw["eval"] = {"samples": 4, "temperature": 1.0, "pass_k": [1, 4], "lm_eval_tasks": {"gsm8k": {"domain": "math"}}}
+    _rejects(raw, r"eval\.pass_k: pass@k above 1 needs k answers per item, but the tasks of eval\.lm_eval_tasks")

@@ -485,6 +485,8 @@ def _two_scores(results, corrupt):
                 "domain": ["math"],
                 "item": ["add-1"],
                 "score": [1.0],
+                "n_samples": [1],
+                "n_correct": [1.0],
             }
         )
         frame.to_parquet(out / "scores.parquet", index=False)
@@ -716,3 +718,26 @@ def test_markdown_outputs_escape_html_and_keep_their_tables(tmp_path):
         for table in text.split("\n\n"):
             rows = [line for line in table.splitlines() if line.startswith("|")]
             assert len({line.replace(r"\|", "").count("|") for line in rows}) <= 1, (name, table)  # \| adds no column
+
+
+def test_an_evaluation_from_before_sample_counts_merges_as_one_sample_per_item(tmp_path):
+    """A per-run scores.parquet without n_samples/n_correct (written before sampled evaluation) still merges."""
+    from armlab.contract import COLUMNS
+    from armlab.files import write_manifest
+    from evals.merge import merge
+
+    paths = []
+    for arm, counts in (("grpo", False), ("difffilter", True)):
+        out = tmp_path / arm
+        out.mkdir()
+        row = {"experiment": "tiny", "arm": arm, "seed": 1, "benchmark": "add", "domain": "math", "item": "add-1"}
+        row |= {"score": 0.5, "n_samples": 2, "n_correct": 1.0} if counts else {"score": 1.0}
+        pd.DataFrame([row]).to_parquet(out / "scores.parquet", index=False)
+        write_manifest(out, {"arm": arm}, "scores.parquet")
+        paths.append(out / "scores.parquet")
+    merged = merge(paths)
+    assert list(merged.columns) == COLUMNS
+    assert merged.set_index("arm")[["n_samples", "n_correct"]].to_dict("index") == {
+        "difffilter": {"n_samples": 2, "n_correct": 1.0},
+        "grpo": {"n_samples": 1, "n_correct": 1.0},
+    }

@@ -437,7 +437,7 @@ VERL_CASES = {
         lambda r: _lines(_dump(r), lambda ls: [*ls[:4], _sample(ls[4], score=-0.5), *ls[5:]]),
         [
             f"{VERL_STEP}.jsonl line 5: score -0.5 is outside [0, 1]",
-            "verl rewards must be per-answer correctness in [0, 1]",
+            "the scores must be per-answer correctness in [0, 1]",
         ],
     ),
     "a line of another step": (

@@ -125,3 +125,10 @@ def test_sampled_evaluation_through_lm_eval_repeats(tiny_config, tiny_experiment
     assert manifest["sampling"]["samples"] == 4 and manifest["sampling"]["stream"] == "tiny/seed-1"
     other_seed = evaluate(config, tasks, checkpoint, "grpo", 2, tmp_path / "three")
     assert not other_seed.score.equals(scores.score)
+
+
+def test_a_uniform_just_below_one_picks_inside_the_nucleus():
+    """float32 would round 1 - 2**-26 up to the whole mass and fall through to the least probable token."""
+    logits = torch.tensor([[5.0, 4.0, -20.0, -30.0]])
+    token = pick_tokens(logits, 1.0, 0.9, torch.tensor([1 - 2**-26], dtype=torch.float64))
+    assert token.item() in (0, 1)

@@ -117,7 +117,7 @@ def test_analysis_outputs_are_written(tiny_run):
     assert set(comparisons.arm) == {"difffilter"} and set(comparisons.reference) == {"grpo"}
     assert (comparisons.n_seeds == 2).all()
     # sampled evaluation: pass@k compared, the variance split, and the advice priced with the manifests' job times
-    assert {"pass@1", "pass@2"} <= set(comparisons.measure)
+    assert "pass@2" in set(comparisons.measure)
     analysis = workdir / "results" / "tiny" / "analysis"
     components = pd.read_csv(analysis / "variance_components.csv")
     assert len(components) == 1 and components.samples.iloc[0] == 2 and components.var_sampling.iloc[0] > 0

@@ -69,7 +69,9 @@ def test_pass_at_k_is_a_measure_of_every_run_compared_like_accuracy():
     np.testing.assert_allclose(sampling.pass_at_k(n, c, 2), pairs)
     # every pass@k is a secondary cell of the family, with the paired machinery's columns
     rows = result.comparisons[result.comparisons.measure.str.startswith("pass@")]
-    assert set(rows.measure) == {"pass@1", "pass@2", "pass@8"} and set(rows.stage) == {"secondary"}
+    assert set(rows.measure) == {"pass@2", "pass@8"} and set(rows.stage) == {"secondary"}
+    # pass@1 is the primary summary itself: on the curve, not tested twice
+    assert "pass@1" in per_run and (result.comparisons.measure == "pass@1").sum() == 0
     assert rows[["p_value", "p_holm", "ci_low", "ci_high"]].notna().all().all()
 
 
@@ -195,3 +197,16 @@ def test_common_random_numbers_are_paired_out_of_the_sampling_component():
     error = np.std(paired) / np.sqrt(replicates)
     assert abs(np.mean(paired) - true_sampling) < 4 * error
     assert np.mean(independent) > 3 * true_sampling  # the positive correlation the counts cannot see
+
+
+def test_a_verdict_given_twice_is_an_error_naming_the_file(tmp_path):
+    from analysis.sampled import read_answers
+    from armlab.files import write_manifest
+
+    out = tmp_path / "evals" / "grpo" / "seed-1"
+    out.mkdir(parents=True)
+    rows = [("add", "add-1", 0, 1.0), ("add", "add-1", 0, 0.0)]
+    pd.DataFrame(rows, columns=["benchmark", "item", "sample", "correct"]).to_parquet(out / "answers.parquet")
+    write_manifest(out, {}, "answers.parquet")
+    with pytest.raises(AnalysisInputError, match=r"evals/grpo/seed-1/answers.parquet: sample 0 of add item add-1"):
+        read_answers(tmp_path)

@@ -262,7 +262,7 @@ DUMP = "verl/rloo/seed-2/val/100.jsonl"
         (lambda p: _lines(p, lambda ls: [_edit(ls[0], input=7), *ls[1:]]), f"{DUMP} line 1: input is 7"),
         (
             lambda p: _lines(p, lambda ls: [*ls[:6], _edit(ls[6], score="high"), *ls[7:]]),
-            f"{DUMP} line 7: score 'high' is not a finite number; verl rewards must be per-answer correctness",
+            f"{DUMP} line 7: score 'high' is not a finite number; the scores must be per-answer correctness",
         ),
         (
             lambda p: _lines(p, lambda ls: [*ls[:6], _edit(ls[6], score=float("nan")), *ls[7:]]),
@@ -270,7 +270,7 @@ DUMP = "verl/rloo/seed-2/val/100.jsonl"
         ),
         (
             lambda p: _lines(p, lambda ls: [*ls[:2], _edit(ls[2], score=-1.0), *ls[3:]]),
-            f"{DUMP} line 3: score -1.0 is outside [0, 1]; verl rewards must be per-answer correctness in [0, 1] "
+            f"{DUMP} line 3: score -1.0 is outside [0, 1]; the scores must be per-answer correctness in [0, 1] "
             "for this table",
         ),
         (
@@ -331,3 +331,18 @@ def test_a_configurable_source_field(tree):
     with pytest.raises(AnalysisInputError, match="line 1: no 'data_source'"):
         _verl(tree)
     assert len(_verl(tree, source_field="dataset")) == len(RUNS) * len(BENCHMARKS) * DOCS
+
+
+def test_a_configurable_score_field_reads_the_correctness_beside_a_shaped_reward(tree):
+    """verl's ``score`` is the reward; a reward function that adds a format bonus returns the bare correctness
+    as an extra field (``acc``), which ``score_field`` reads."""
+    expected = _verl(tree)
+    for arm, seed in RUNS:
+        path = tree / "verl" / arm / f"seed-{seed}" / "val" / "100.jsonl"
+        lines = [json.loads(x) for x in path.read_text().splitlines()]
+        for record in lines:
+            record["acc"], record["score"] = record["score"], record["score"] + 0.5  # a format bonus
+        path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    with pytest.raises(AnalysisInputError, match=r"line \d+: score 1\.5 is outside \[0, 1\].*input\.score_field"):
+        _verl(tree)
+    pd.testing.assert_frame_equal(_canonical(_verl(tree, score_field="acc")), _canonical(expected))

@@ -195,6 +195,12 @@ def _check_sampling(source: str, spec: dict) -> None:
         )
     if spec["top_p"] < 1 and spec["temperature"] == 0:
         raise ConfigError(f"{source}: eval.top_p: {spec['top_p']} needs sampling; set eval.temperature > 0")
+    if any(k > 1 for k in spec["pass_k"]) and spec.get("lm_eval_tasks"):
+        raise ConfigError(
+            f"{source}: eval.pass_k: pass@k above 1 needs k answers per item, but the tasks of eval.lm_eval_tasks "
+            f"{sorted(spec['lm_eval_tasks'])} are scored on one answer per item (their metric under their filter); "
+            f"drop them or keep pass_k to [1]"
+        )
     above = [k for k in spec["pass_k"] if k > spec["samples"]]
     if above:
         raise ConfigError(

@@ -172,9 +172,10 @@ def pick_tokens(logits: torch.Tensor, temperature: float, top_p: float, uniforms
     probs = F.softmax(logits / temperature, dim=-1)
     ordered, order = probs.sort(dim=-1, descending=True, stable=True)
     ordered = ordered * ((ordered.cumsum(-1) - ordered) < top_p)  # the token that crosses top_p stays in
-    cdf = ordered.cumsum(-1)
-    pick = (cdf <= uniforms[:, None].to(cdf.dtype) * cdf[:, -1:]).sum(-1).clamp(max=probs.shape[-1] - 1)
-    return order.gather(-1, pick[:, None]).squeeze(1)
+    cdf = ordered.double().cumsum(-1)  # in float64: a uniform just below 1 must not round up to the whole mass
+    last_kept = (ordered > 0).sum(-1, keepdim=True) - 1
+    pick = torch.minimum((cdf <= uniforms[:, None].double() * cdf[:, -1:]).sum(-1, keepdim=True), last_kept)
+    return order.gather(-1, pick).squeeze(1)
 
 
 def completion_logprobs(model: CharTransformer, prompt_ids, prompt_valid, tokens, token_mask):

@@ -15,7 +15,7 @@ OUT = f"results/{EXP}"
 RUNS = [(arm, seed) for arm in config["arms"] for seed in config["seeds"]]
 # the backend's registry entry (training/backends/__init__.py): its trainer, outputs, resources, lm-eval model
 BACKEND = backend_of(config)
-# the base policy is evaluated once, deterministically (greedy), as arm "base" with seed 0: the builtin backend
+# the base policy is evaluated once, with the eval settings (greedy or k samples), as arm "base" with seed 0: the builtin backend
 # trains it; the others have one only when their section names a Hugging Face checkpoint (trl.model, ...)
 HF_BASE = BACKEND.base_checkpoint(config)
 HAS_BASE = BACKEND.trains_base or HF_BASE is not None
