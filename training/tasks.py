@@ -72,10 +72,13 @@ def gen_mod(rng, digits: int = 2):
 # ---- logic ------------------------------------------------------------------
 
 
+OPERATORS = np.array(["&", "|"])
+
+
 def gen_boolexpr(rng, terms: int = 3, precedence: bool = False):
     """T/F literals joined by & and |, evaluated left to right, or with & binding tighter when ``precedence``."""
     values = rng.integers(0, 2, size=terms).astype(bool)
-    ops = rng.choice(["&", "|"], size=terms - 1)
+    ops = OPERATORS[rng.integers(0, 2, size=terms - 1)]  # rng.choice(["&", "|"]) draws the same, slower
     text = "TF"[not values[0]] + "".join(op + "TF"[not v] for op, v in zip(ops, values[1:]))
     if precedence:
         result = any(all(c == "T" for c in conjunct) for conjunct in text.replace("&", "").split("|"))
@@ -143,10 +146,11 @@ def gen_ohm(rng, max_current: int = 9, max_resistance: int = 99):
 
 
 UNIT_FACTORS = {"km>m": 1000, "m>cm": 100, "kg>g": 1000, "m>mm": 1000, "L>mL": 1000, "h>min": 60}
+CONVERSIONS = np.array(sorted(UNIT_FACTORS))
 
 
 def gen_units(rng, digits: int = 1):
-    conversion = str(rng.choice(sorted(UNIT_FACTORS)))
+    conversion = str(CONVERSIONS[rng.integers(0, len(CONVERSIONS))])  # as rng.choice, without its overhead
     value = int(rng.integers(1, 10**digits))
     return f"{value}{conversion}=", str(value * UNIT_FACTORS[conversion])
 
