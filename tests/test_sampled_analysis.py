@@ -210,3 +210,44 @@ def test_a_verdict_given_twice_is_an_error_naming_the_file(tmp_path):
     write_manifest(out, {}, "answers.parquet")
     with pytest.raises(AnalysisInputError, match=r"evals/grpo/seed-1/answers.parquet: sample 0 of add item add-1"):
         read_answers(tmp_path)
+
+
+def test_verdicts_for_some_seeds_only_fill_the_rest_from_the_counts():
+    """Evaluations from before answers.parquet leave cells without verdicts; those keep the counts' estimate."""
+    from analysis.paired import Pair
+    from analysis.sampled import components_table
+
+    scores = sampled_table(k=4, seeds=(1, 2, 3, 4), items=10)
+    answers = [
+        (row.arm, row.seed, row.benchmark, row.item, j, float(j < row.n_correct))
+        for row in scores[scores.seed <= 2].itertuples()
+        for j in range(row.n_samples)
+    ]
+    answers = pd.DataFrame(answers, columns=["arm", "seed", "benchmark", "item", "sample", "correct"])
+    pair = [Pair("f", "grpo", "sharp", pd.DataFrame(index=pd.Index([1, 2, 3, 4], name="seed")))]
+    weights = pd.Series({"add": 0.25, "mod": 0.25, "sort": 0.5})
+    table, _ = components_table(scores, pair, weights, "domain_balanced", 4, answers)
+    assert np.isfinite(table.var_sampling.iloc[0]) and table.var_sampling.iloc[0] > 0
+
+
+def test_the_advice_says_no_estimate_for_samples_at_one_answer_per_item(tmp_path):
+    import yaml
+
+    from analysis.report import write_report
+
+    raw = {
+        "experiment": "exp",
+        "benchmarks": {b: {"domain": d} for b, d in BENCHMARKS.items()},
+        "comparisons": [{"family": "f", "reference": "grpo", "arms": ["sharp"]}],
+        "analysis": {"resamples": 500, "power_replicates": 200, "per_benchmark": False},
+    }
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    minutes = pd.DataFrame(
+        [(arm, s, 10.0, 0.5) for arm in ("grpo", "sharp") for s in (1, 2, 3, 4)],
+        columns=["arm", "seed", "train_minutes", "eval_minutes"],
+    )
+    write_outputs(run_analysis(parse_config(raw), sampled_table(k=1), job_minutes=minutes), tmp_path / "analysis")
+    page = write_report(path, tmp_path / "analysis", tmp_path / "report").read_text()
+    advice = page[page.index("What to buy next") :]
+    assert "twice the samples: no estimate" in advice and "→ nan" not in advice
