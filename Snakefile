@@ -3,6 +3,7 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
+from analysis import waves
 from analysis.config import parse_config as parse_analysis_config
 from armlab.configfile import ConfigError, load_configs
 from training.config import validate_config
@@ -24,7 +25,10 @@ _source = ", ".join(CONFIG_FILES)
 try:
     _validated = validate_config(load_configs(CONFIG_FILES, dict(workflow.config_settings.config)),
                                  source=_source)
-    parse_analysis_config(_validated, source=_source)  # the analysis section fails now, not after training
+    # the analysis section fails now, not after training
+    if parse_analysis_config(_validated, source=_source).design is not None:
+        # a sequential design, once its first wave started, is locked
+        waves.check_lock(f"results/{_validated['experiment']}", _validated)
 except (ConfigError, ValueError) as _err:
     raise WorkflowError(str(_err)) from None
 config.clear()
@@ -41,8 +45,11 @@ if workflow.is_main_process:
     for _removed in remove_corrupt_outputs(OUT):
         if _removed.name == MANIFEST:
             remove_results_built_on(_removed.parent)
+    if SEQUENTIAL:  # also in a dry run: what the next wave will contain
+        print(waves.plan(OUT, ANALYSIS_CONFIG))
 
 
+include: "workflows/rules/sequential.smk"
 include: "workflows/rules/data.smk"
 include: "workflows/rules/train.smk"
 include: "workflows/rules/eval.smk"
@@ -56,6 +63,11 @@ rule all:
         f"{OUT}/analysis/comparisons.csv",
         f"{OUT}/report/index.html",
     default_target: True
+
+
+onstart:
+    if SEQUENTIAL:
+        waves.write_lock(OUT, config)
 
 
 onsuccess:

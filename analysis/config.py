@@ -71,6 +71,7 @@ from typing import NoReturn
 import yaml
 
 from analysis.errors import AnalysisInputError
+from analysis.sequential import Design
 from armlab.configfile import ConfigError, check_limit, check_name, limits_of, load_mapping, parse_comparisons
 
 DEFAULTS = {
@@ -143,6 +144,7 @@ class Config:
     input: dict | None
     settings: Settings
     source: str = "<config>"
+    design: Design | None = None  # a sequential seed design (config ``seeds: {initial, wave, max, ...}``)
 
     @property
     def compared_arms(self) -> list[str]:
@@ -211,7 +213,39 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
             check_limit(source, f"analysis.{key}", getattr(settings, key), limits, key)
     except ConfigError as exc:
         raise AnalysisInputError(str(exc)) from None
-    return Config(experiment, comparisons, benchmarks, input_spec, settings, source)
+    design = _parse_design(raw.get("seeds"), settings, source)
+    return Config(experiment, comparisons, benchmarks, input_spec, settings, source, design)
+
+
+def _parse_design(seeds: object, settings: Settings, source: str) -> Design | None:
+    """The sequential design of ``seeds: {initial, wave, max, start, spending, margin}``; None for a seed list."""
+    if not isinstance(seeds, dict):
+        return None
+    unknown = sorted(set(seeds) - {"initial", "wave", "max", "start", "spending", "margin"})
+    if unknown:
+        raise AnalysisInputError(f"{source}: seeds: unknown key(s) {unknown} of a sequential design")
+    for key in ("initial", "wave", "max"):
+        if not isinstance(seeds.get(key), int) or isinstance(seeds.get(key), bool) or seeds[key] < 1:
+            raise AnalysisInputError(f"{source}: seeds.{key}: expected a positive integer, got {seeds.get(key)!r}")
+    margin = seeds.get("margin")
+    if margin is not None and not (isinstance(margin, (int, float)) and not isinstance(margin, bool) and margin > 0):
+        raise AnalysisInputError(f"{source}: seeds.margin: expected a positive number or null, got {margin!r}")
+    try:
+        return Design(
+            initial=seeds["initial"],
+            wave=seeds["wave"],
+            max=seeds["max"],
+            spending=seeds.get("spending", "obrien_fleming"),
+            start=seeds.get("start", 1),
+            alpha=settings.alpha,
+            margin=float(margin if margin is not None else settings.equivalence_margin),
+            confidence=settings.confidence,
+            max_exact=settings.exact_max_seeds,
+            resamples=settings.sign_flip_resamples,
+            seed=settings.bootstrap_seed,
+        )
+    except AnalysisInputError as exc:
+        raise AnalysisInputError(f"{source}: {exc}") from None
 
 
 def _parse_comparisons(value: list[dict], source: str) -> tuple[Comparison, ...]:

@@ -12,7 +12,8 @@ without pyplot, so nothing is kept in a global figure registry.
 - :func:`ranking_plot` -- the rank of each arm under each summary;
 - :func:`power_plot` -- seeds against the minimum detectable effect at the observed spread;
 - :func:`profile_plot` -- performance profiles of one family's arms, band over seeds;
-- :func:`pass_at_k_plot` -- one family's pass@k curves against k, the base policy's, and the paired differences.
+- :func:`pass_at_k_plot` -- one family's pass@k curves against k, the base policy's, and the paired differences;
+- :func:`sequential_plot` -- a sequential design: each arm's statistic at each look against its boundary, and its stop.
 
 Colours are the Okabe-Ito palette (Okabe & Ito 2008), distinguishable with
 every common colour-vision deficiency (its yellow, too pale on white, is left
@@ -469,6 +470,79 @@ def pass_at_k_plot(
     left.set_title(f"{family}: pass@k, band = interval over seeds vs the base")
     right.set_ylabel(f"Δ pass@k vs {reference} (points)")
     right.set_title(f"paired difference, {rows['ci_method'].iloc[0]} interval")
+    return fig
+
+
+@styled
+def sequential_plot(
+    looks: pd.DataFrame, decisions: pd.DataFrame, styles: Mapping[str, Mapping[str, str]] | None = None
+) -> Figure:
+    """The path of each arm's statistic over the looks of a sequential design, one panel per family.
+
+    ``looks``: rows of ``sequential_looks.csv``; ``decisions``: rows of ``sequential.csv``. One line per
+    arm joins its z at each look against the seeds it had then; bars at ±boundary_z mark its efficacy
+    boundary there (at the Holm level it was tested at). A look whose boundary is infinite (the design
+    allows no rejection yet) has no bar. The arm's stop is marked as in :func:`forest_plot` (filled:
+    differs; diamond: equivalent; open: inconclusive) and named; the dotted line is the fixed design's seeds.
+    """
+    families = list(dict.fromkeys(decisions["family"]))
+    styles = styles or arm_styles(decisions["arm"])
+    max_seeds = int(decisions["max_seeds"].max())
+    ticks = sorted({*looks["n_seeds"].astype(int), max_seeds})
+    fig = Figure(figsize=(4.6 * len(families), 3.4), layout="constrained")
+    axes = fig.subplots(1, len(families), squeeze=False)[0]
+    for ax, family in zip(axes, families):
+        stops = decisions[decisions["family"] == family]
+        ax.axhline(0, color=REFERENCE_COLOR, lw=0.8)
+        ax.axvline(max_seeds, color=REFERENCE_COLOR, ls=":", lw=1, label=f"fixed design: {max_seeds} seeds")
+        for stop in stops.itertuples():
+            color = styles[stop.arm]["color"]
+            path = looks[(looks["family"] == family) & (looks["arm"] == stop.arm)].sort_values("look")
+            ax.plot(path["n_seeds"], path["z"], marker=".", label=stop.arm, **styles[stop.arm])
+            bounded = path[np.isfinite(path["boundary_z"])]
+            ax.plot(
+                np.tile(bounded["n_seeds"], 2),
+                np.concatenate([bounded["boundary_z"], -bounded["boundary_z"]]),
+                marker="_",
+                ms=12,
+                mew=1.6,
+                color=color,
+                ls="none",
+            )
+            verdict = stop.direction or stop.decision  # a difference is marked as better/worse in forest_plot
+            ax.plot(
+                stop.n_seeds,
+                stop.z,
+                marker=MARKERS[verdict],
+                ms=7,
+                mec=color,
+                mfc=color if FILLED[verdict] else "white",
+                mew=1.4,
+                ls="none",
+            )
+            ax.annotate(
+                stop.decision,
+                (stop.n_seeds, stop.z),
+                xytext=(6, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=7,
+                color=color,
+            )
+        ax.set_xticks(ticks)
+        ax.set_xlim(ticks[0] - 1, max_seeds + 2)  # room for the name of a stop at the last look
+        ax.set_xlabel("seeds at the look")
+        ax.set_title(f"{family} (vs {stops['reference'].iloc[0]})")
+        ax.legend(fontsize=7, loc="best")
+    axes[0].set_ylabel("z = Σd / √Σd²  (d: paired differences)")
+    handles = [
+        Line2D([], [], marker="_", color="#444444", ms=12, mew=1.6, ls="none", label="efficacy boundary ±"),
+        Line2D([], [], marker="o", color="#444444", mfc="#444444", ls="none", label="stopped: differs"),
+        Line2D([], [], marker="D", color="#444444", mfc="white", ls="none", label="stopped: equivalent"),
+        Line2D([], [], marker="o", color="#444444", mfc="white", ls="none", label="inconclusive at the last look"),
+    ]
+    fig.legend(handles=handles, loc="outside lower center", ncols=4)
+    fig.suptitle("Sequential design: each arm's statistic at each look against its efficacy boundary", fontsize=10)
     return fig
 
 

@@ -771,6 +771,7 @@ def validate_scores(
     comparisons: Iterable[Comparison],
     benchmarks: dict[str, str] | None = None,
     drop_incomplete: bool = False,
+    nested_seeds: bool = False,
     source: str = "scores",
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Check a tidy table before any computation; return ``(frame, dropped)``.
@@ -791,7 +792,9 @@ def validate_scores(
     never paired. With ``drop_incomplete`` incomplete runs are removed instead
     of failing and listed in ``dropped`` (arm, seed, reason); each comparison
     then uses the seeds complete in both of its arms. The returned frame has
-    exactly :data:`COLUMNS`, with ``seed`` and ``n_samples`` int64.
+    exactly :data:`COLUMNS`, with ``seed`` and ``n_samples`` int64. With
+    ``nested_seeds`` (a sequential design, which stops an arm before its
+    reference) an arm's seeds may be a subset of its reference's.
     """
 
     def fail(problem: str, bad: pd.Series) -> NoReturn:
@@ -850,6 +853,8 @@ def validate_scores(
                 f"{source}: family {comp.family}: arm(s) {absent} have no scores; arms present: {sorted(seeds)}"
             )
         for arm in comp.arms:
+            if nested_seeds and seeds[arm] <= seeds[comp.reference]:
+                continue  # a sequential design stops an arm before its reference
             if seeds[arm] != seeds[comp.reference]:
                 raise AnalysisInputError(
                     f"{source}: family {comp.family}: seeds of arm {arm!r} {sorted(seeds[arm])} do not match "

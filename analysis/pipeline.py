@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from analysis import improvement, io, paired, profiles, sampled, sensitivity, statistics, summaries, tables
+from analysis import improvement, io, paired, profiles, sampled, sensitivity, statistics, summaries, tables, waves
 from analysis.errors import AnalysisInputError
 from armlab import files
 
@@ -41,6 +41,8 @@ class AnalysisResult:
     pass_at_k_vs_base: pd.DataFrame  # each arm's pass@k minus the base policy's (analysis.sampled)
     variance_components: pd.DataFrame  # training / items / sampling in each primary difference
     allocation: pd.DataFrame  # one more seed or twice the samples, per job-minute
+    sequential: pd.DataFrame  # a sequential design's decision per arm (analysis.waves.final_tables); else empty
+    sequential_looks: pd.DataFrame  # every look of every arm
 
 
 def analyze(
@@ -57,7 +59,10 @@ def analyze(
         jobs_dir = Path("results") / config.experiment  # the workflow's own results, beside its scores.parquet
     if jobs_dir is None or not Path(jobs_dir).is_dir():
         return run_analysis(config, scores, source)
-    return run_analysis(config, scores, source, sampled.job_minutes(jobs_dir), sampled.read_answers(jobs_dir))
+    jobs = Path(jobs_dir)
+    return run_analysis(
+        config, scores, source, sampled.job_minutes(jobs), sampled.read_answers(jobs), jobs / waves.LEDGER
+    )
 
 
 def run_analysis(
@@ -66,10 +71,12 @@ def run_analysis(
     source: str = "scores",
     job_minutes: pd.DataFrame | None = None,
     answers: pd.DataFrame | None = None,
+    ledger: Path | None = None,
 ) -> AnalysisResult:
     """Validate a tidy frame; run summaries, paired comparisons, probability of improvement, profiles, rankings,
     pass@k and the variance components of sampled evaluation (``answers``: the per-sample verdicts of
-    :func:`analysis.sampled.read_answers`, which pair the arms' sampling noise)."""
+    :func:`analysis.sampled.read_answers`, which pair the arms' sampling noise) and, under a sequential design,
+    its decisions (``ledger``: the record of looks the replayed looks must agree with)."""
     settings = config.settings
     scores, dropped = io.validate_scores(
         scores,
@@ -77,6 +84,7 @@ def run_analysis(
         comparisons=config.comparisons,
         benchmarks=config.benchmarks,
         drop_incomplete=settings.drop_incomplete,
+        nested_seeds=config.design is not None,
         source=source,
     )
     compared = config.compared_arms
@@ -155,6 +163,14 @@ def run_analysis(
             "correlated, so for them this overstates the sampling part; `armlab analyze --jobs "
             "results/<experiment>` pairs their verdicts instead."
         )
+    decisions, looks = pd.DataFrame(columns=waves.FINAL_COLUMNS), pd.DataFrame(columns=waves.LOOK_COLUMNS)
+    if config.design is not None:
+        decisions, looks = waves.final_tables(per_run[primary], config, ledger)
+        notes.append(
+            "Sequential design: the arms stopped at different looks, so the p-values and intervals of the comparisons "
+            "table (fixed-n, over each pair's seeds) ignore the optional stopping and are descriptive; the sequential "
+            "table's decisions and repeated confidence intervals are the design's."
+        )
     return AnalysisResult(
         config=config,
         source=source,
@@ -171,6 +187,8 @@ def run_analysis(
         pass_at_k_vs_base=sampled.versus_base(per_run, compared, settings.pass_k, settings.confidence),
         variance_components=components,
         allocation=sampled.allocation_table(components, pairs, job_minutes),
+        sequential=decisions,
+        sequential_looks=looks,
     )
 
 
@@ -185,6 +203,8 @@ def write_outputs(result: AnalysisResult, out_dir: Path | str) -> None:
     ``probability_of_improvement.csv``, ``performance_profiles.csv``,
     ``dropped.csv``, ``pass_at_k_vs_base.csv``, ``variance_components.csv`` and
     ``allocation.csv`` (:mod:`analysis.sampled`; only a header where not computed),
+    ``sequential.csv`` and ``sequential_looks.csv`` (:func:`analysis.waves.final_tables`; a header only
+    without a sequential design),
     ``report.md`` and ``manifest.json`` (settings, input, and the
     sha256 of every other file).
     """
@@ -203,6 +223,8 @@ def write_outputs(result: AnalysisResult, out_dir: Path | str) -> None:
         result.pass_at_k_vs_base.to_csv(tmp / "pass_at_k_vs_base.csv", index=False)
         result.variance_components.to_csv(tmp / "variance_components.csv", index=False)
         result.allocation.to_csv(tmp / "allocation.csv", index=False)
+        result.sequential.to_csv(tmp / "sequential.csv", index=False)
+        result.sequential_looks.to_csv(tmp / "sequential_looks.csv", index=False)
         (tmp / "report.md").write_text(tables.report_markdown(result))
         record = {
             "experiment": result.config.experiment,

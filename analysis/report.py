@@ -8,14 +8,15 @@ cannot run scripts), the page has no JavaScript and loads nothing, and every
 string that comes from a config or a results file is HTML-escaped.
 
 Sections: what was run (config, arms, seeds, recipe, provenance); headline
-verdicts per family in plain words; forest plots and tables; per-benchmark
-differences; score distributions (performance profiles and the paired
-probability of improvement); training dynamics; ranking sensitivity; power
-and warnings. Results converted from elsewhere (a wide CSV, lm-eval logs)
+verdicts per family in plain words; forest plots and tables; under a
+sequential seed design, where each arm stopped and the runs it saved;
+per-benchmark differences; score distributions (performance profiles and the
+paired probability of improvement); training dynamics; ranking sensitivity;
+power and warnings. Results converted from elsewhere (a wide CSV, lm-eval logs)
 have no runs: the report then says so where training curves and provenance
 would be. An analysis written before ``comparisons.csv`` named its
 ``measure`` column (it was ``summary``), or before the score distributions
-existed, is read as well.
+existed, or before the sequential tables existed, is read as well.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ TEXT_COLUMNS = (
     "benchmark",
     "reason",
 )
+# in the sequential tables ``level`` is the Holm level, a number
+SEQUENTIAL_TEXT_COLUMNS = ("family", "arm", "reference", "decision", "direction")
 CAPTIONS = {
     "forest": "Paired difference from the reference, in points, with its interval over seeds, per arm and summary "
     "(where lower is better, as for the optimality gap, a negative difference is an improvement). "
@@ -72,6 +75,11 @@ CAPTIONS = {
     "profiles": "Performance profile (rliable's score distribution): the fraction of an arm's runs, over seeds and "
     "benchmarks, whose accuracy exceeds each threshold; a curve above another is better at every "
     "threshold. Band: percentile bootstrap over seeds, too narrow at few seeds (analysis/README.md).",
+    "sequential": "Each arm's statistic z (the sum of its paired differences over the root of their sum of "
+    "squares) at each look, against the seeds it had then. Bars at ±boundary: its efficacy boundary at the Holm "
+    "level it was tested at; crossing one stops the arm for a difference. A look without bars has an infinite "
+    "boundary: the design allows no rejection with so few seeds yet. The last marker is where the arm stopped "
+    "(filled: differs; diamond: equivalent; open: inconclusive at the last look); dotted: the fixed design's seeds.",
 }
 NO_TRAINING_LOGS = (
     "No training logs: these results were converted from elsewhere (a released table, lm-eval "
@@ -81,6 +89,7 @@ NAV = (
     ("run", "What was run"),
     ("verdicts", "Verdicts"),
     ("comparisons", "Comparisons"),
+    ("sequential", "Sequential"),
     ("benchmarks", "Benchmarks"),
     ("distributions", "Distributions"),
     ("training", "Training"),
@@ -95,7 +104,10 @@ OPTIONAL = (
     "pass_at_k_vs_base",
     "variance_components",
     "allocation",
+    "sequential",
+    "sequential_looks",
 )
+SPENDING_RULES = {"obrien_fleming": "O'Brien–Fleming-type", "pocock": "Pocock-type"}
 STYLE = """
 :root { --ink: #1a1a1a; --muted: #555; --rule: #d8d8d8; }
 body { font: 15px/1.45 "DejaVu Sans", system-ui, sans-serif; color: var(--ink); max-width: 1160px;
@@ -139,15 +151,15 @@ def esc(value: object) -> str:
 # ----------------------------------------------------------------------------- reading
 
 
-def read_csv(path: Path | str) -> pd.DataFrame:
+def read_csv(path: Path | str, text_columns: tuple[str, ...] = TEXT_COLUMNS) -> pd.DataFrame:
     """A table written by the analysis; text stays text (an arm named ``NA`` is not a missing value)."""
     frame = io.read_csv(
         path,
         "table of `armlab analyze` (the report reads its output directory)",
         na_values=[""],
-        dtype=dict.fromkeys(TEXT_COLUMNS, str),
+        dtype=dict.fromkeys(text_columns, str),
     )
-    text = [c for c in TEXT_COLUMNS if c in frame.columns]
+    text = [c for c in text_columns if c in frame.columns]
     frame[text] = frame[text].fillna("")
     return frame
 
@@ -169,6 +181,8 @@ class Analysis:
     pass_at_k_vs_base: pd.DataFrame | None = None
     variance_components: pd.DataFrame | None = None
     allocation: pd.DataFrame | None = None
+    sequential: pd.DataFrame | None = None  # header only without a sequential design
+    sequential_looks: pd.DataFrame | None = None
 
 
 def read_analysis(directory: Path | str, experiment: str) -> Analysis:
@@ -191,7 +205,12 @@ def read_analysis(directory: Path | str, experiment: str) -> Analysis:
         settings = Settings(**manifest["settings"])
     except TypeError as exc:
         raise AnalysisInputError(f"{path}: settings: {exc}; expected the settings `armlab analyze` writes") from None
-    tables_read = dict.fromkeys(OPTIONAL) | {name: read_csv(directory / f"{name}.csv") for name in names + optional}
+    tables_read = dict.fromkeys(OPTIONAL) | {
+        name: read_csv(
+            directory / f"{name}.csv", SEQUENTIAL_TEXT_COLUMNS if name.startswith("sequential") else TEXT_COLUMNS
+        )
+        for name in names + optional
+    }
     if "measure" not in tables_read["comparisons"]:
         tables_read["comparisons"] = tables_read["comparisons"].rename(columns={"summary": "measure"})
     return Analysis(manifest=manifest, settings=settings, **tables_read)
@@ -357,6 +376,11 @@ def html_figure(rendered: Mapping[str, bytes], title: str, caption: str) -> str:
     )
 
 
+def html_facts(facts: Mapping[str, object]) -> str:
+    """Label: value pairs as a definition list; both escaped."""
+    return '<dl class="facts">' + "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in facts.items()) + "</dl>"
+
+
 def muted(text: str) -> str:
     return f'<p class="muted">{esc(text)}</p>'
 
@@ -451,7 +475,7 @@ def what_was_run(cfg: Config, analysis: Analysis, runs: Runs | None, config_text
         "Comparisons": "; ".join(f"{c.family}: {', '.join(c.arms)} vs {c.reference}" for c in cfg.comparisons),
         "Training runs": runs_summary(runs),
     }
-    body = '<dl class="facts">' + "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in facts.items()) + "</dl>"
+    body = html_facts(facts)
     means = analysis.summaries.pivot_table(index="arm", columns="summary", values="value", sort=False)
     means = (100 * means).map(lambda x: f"{x:.2f}").reset_index().rename_axis(columns=None)
     body += details("Summaries per arm (mean over seeds, points)", html_table(means))
@@ -522,6 +546,97 @@ def comparison_section(analysis: Analysis, forest: Mapping[str, str]) -> str:
         f"in comparisons.csv, .md and .tex.</p>"
     )
     return section("comparisons", "Forest plots and tables", "".join(parts) + note)
+
+
+def has_sequential(analysis: Analysis) -> bool:
+    """Whether the analysis ran a sequential design (its tables have rows; a header only or absent: none)."""
+    return analysis.sequential is not None and len(analysis.sequential) > 0 and analysis.sequential_looks is not None
+
+
+def runs_spent(decisions: pd.DataFrame) -> pd.DataFrame:
+    """Seeds each arm ran under the sequential design and under the fixed one (rows of sequential.csv).
+
+    Seeds run in the design's order, so an arm's runs are its first n seeds: a reference runs until the last
+    arm of its family stops, an arm in several families until its last stop.
+    """
+    needed = pd.concat(
+        [
+            decisions.groupby("reference", sort=False)["n_seeds"].max(),
+            decisions.groupby("arm", sort=False)["n_seeds"].max(),
+        ]
+    )
+    seeds = needed.groupby(level=0, sort=False).max()
+    fixed = int(decisions["max_seeds"].max())
+    return pd.DataFrame(
+        {"arm": seeds.index, "seeds run": seeds.to_numpy(), "fixed design": fixed, "saved": fixed - seeds.to_numpy()}
+    )
+
+
+def sequential_display(decisions: pd.DataFrame) -> pd.DataFrame:
+    """Each arm's stop under the sequential design, as strings (rows of sequential.csv)."""
+    level = f"{100 * decisions['rci_level'].iloc[0]:g}%"
+    return pd.DataFrame(
+        {
+            "family": decisions["family"],
+            "arm": decisions["arm"],
+            "reference": decisions["reference"],
+            "stopped at look": decisions["look"],
+            "seeds": decisions["n_seeds"],
+            "decision": [f"{d} ({r})" if r else d for d, r in zip(decisions["decision"], decisions["direction"])],
+            "Δ (pts)": decisions["mean_diff"].map(tables.points),
+            f"{level} repeated CI": [
+                f"[{tables.points(low)}, {tables.points(high)}]"
+                for low, high in zip(decisions["rci_low"], decisions["rci_high"])
+            ],
+            "z": decisions["z"].map("{:+.2f}".format),
+            "boundary": ["±∞" if np.isinf(b) else f"±{b:.2f}" for b in decisions["boundary_z"]],
+            "Holm level": decisions["level"].map("{:.3g}".format),
+        }
+    )
+
+
+def sequential_section(cfg: Config, analysis: Analysis, figure: str) -> str:
+    """The sequential design, where each arm stopped, the runs it took against the fixed design; "" without one."""
+    if not has_sequential(analysis):
+        return ""
+    decisions, design = analysis.sequential, cfg.design
+    if design is None:
+        facts = muted("The config has no sequential design (seeds: {initial, wave, max}), so its looks are not shown.")
+    else:
+        facts = html_facts(
+            {
+                "Looks": f"{len(design.looks)}, after {_join([str(n) for n in design.looks])} seeds "
+                f"(seeds {design.start} to {design.start + design.max - 1}, in that order)",
+                "Error spending": f"{SPENDING_RULES.get(design.spending, design.spending)} spending of "
+                f"α = {design.alpha:g} over the looks; Holm's step-down over the arms of each family",
+                "Equivalence": f"within ±{100 * design.margin:g} point(s): two one-sided sequential tests at α",
+                "Intervals": f"{100 * design.confidence:g}% repeated confidence intervals: they cover the true "
+                "difference at every look at once with that probability, so also at the look where an arm stopped",
+            }
+        )
+    spent = runs_spent(decisions)
+    used, fixed = int(spent["seeds run"].sum()), int(spent["fixed design"].sum())
+    runs = (
+        f"{used} runs (arm × seed) against {fixed} for the fixed design of {int(decisions['max_seeds'].max())} "
+        f"seeds per arm: {fixed - used} saved ({100 * (fixed - used) / fixed:.0f}%)."
+    )
+    validity_note = (
+        "The p-values and intervals of the comparisons table above are fixed-n: they ignore that seeds were added "
+        "until a look decided, so under this design they are descriptive. The decisions and repeated confidence "
+        "intervals here are valid under the design. Δ is the plain mean at the stop; an arm stopped early for a "
+        "difference tends to overstate it. Holm level: α / (arms of the family not yet rejected) at the stop."
+    )
+    body = (
+        facts
+        + "<h3>Where each arm stopped</h3>"
+        + html_table(sequential_display(decisions))
+        + muted(validity_note)
+        + "<h3>Runs spent</h3>"
+        + f"<p>{esc(runs)}</p>"
+        + html_table(spent)
+        + figure
+    )
+    return section("sequential", "Sequential design", body)
 
 
 def distributions_section(analysis: Analysis, profile_figures: Mapping[str, str]) -> str:
@@ -650,6 +765,12 @@ def render_figures(
                 "pass_at_k",
                 figures.pass_at_k_plot(analysis.summaries, comparisons, vs_base, comp.family, styles),
             )
+    if has_sequential(analysis):
+        made["sequential"] = (
+            "Sequential design",
+            "sequential",
+            figures.sequential_plot(analysis.sequential_looks, analysis.sequential, styles),
+        )
     if analysis.performance_profiles is not None:
         for i, comp in enumerate(cfg.comparisons, start=1):
             title = f"{comp.family}: performance profiles"
@@ -677,29 +798,32 @@ def render_html(
         **{c: analysis.sensitivity[c].map(tables.correlation) for c in ("spearman", "kendall")}
     )
     sensitivity = html_table(shown) if len(shown) else muted("No ranking set has three or more arms.")
-    sections = [
-        what_was_run(cfg, analysis, runs, config_text),
-        verdict_section(analysis),
-        comparison_section(analysis, forest),
-        section(
+    sections = {  # a section that is empty is neither shown nor linked
+        "run": what_was_run(cfg, analysis, runs, config_text),
+        "verdicts": verdict_section(analysis),
+        "comparisons": comparison_section(analysis, forest),
+        "sequential": sequential_section(cfg, analysis, inline.get("sequential", "")),
+        "benchmarks": section(
             "benchmarks",
             "Per-benchmark view",
             inline.get("benchmarks")
             or muted("Per-benchmark comparisons were not computed (analysis.per_benchmark is off)."),
         ),
-        distributions_section(analysis, profile_figures),
-        section("training", "Training dynamics", inline.get("training") or muted(NO_TRAINING_LOGS)),
-        section("rankings", "Ranking sensitivity", inline.get("rankings", "") + sensitivity),
-        sampling_section(analysis, {name: html for name, html in inline.items() if name.startswith("pass-at-k-")}),
-        power_section(analysis, inline["power"]),
-    ]
-    nav = "".join(f'<a href="#{anchor}">{text}</a>' for anchor, text in NAV)
+        "distributions": distributions_section(analysis, profile_figures),
+        "training": section("training", "Training dynamics", inline.get("training") or muted(NO_TRAINING_LOGS)),
+        "rankings": section("rankings", "Ranking sensitivity", inline.get("rankings", "") + sensitivity),
+        "sampling": sampling_section(
+            analysis, {name: html for name, html in inline.items() if name.startswith("pass-at-k-")}
+        ),
+        "power": power_section(analysis, inline["power"]),
+    }
+    nav = "".join(f'<a href="#{anchor}">{text}</a>' for anchor, text in NAV if sections[anchor])
     title = esc(f"armlab report: {cfg.experiment}")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<link rel="icon" href="data:,"><title>{title}</title><style>{STYLE}</style></head>'
-        f"<body><header><h1>{title}</h1><nav>{nav}</nav></header>{''.join(sections)}</body></html>\n"
+        f"<body><header><h1>{title}</h1><nav>{nav}</nav></header>{''.join(sections.values())}</body></html>\n"
     )
 
 

@@ -190,12 +190,20 @@ DEFAULT_LIMITS = {
     "base_steps": 1_000_000,  # base.steps
     "pool_per_benchmark": 1_000_000,  # data.pool_per_benchmark
     "n_items": 100_000,  # benchmarks.<name>.n_items
-    "seeds": 1000,  # len(seeds)
+    "seeds": 1000,  # len(seeds), or seeds.max of a sequential design
     "samples": 4096,  # eval.samples
     "resamples": 1_000_000,  # analysis.resamples
     "sign_flip_resamples": 10_000_000,  # analysis.sign_flip_resamples
     "exact_max_seeds": 22,  # analysis.exact_max_seeds (2^n sign patterns are enumerated)
 }
+
+
+def seed_list(seeds) -> list:
+    """The seeds a config can run, in their fixed order: a list as given, or a sequential design's
+    ``start .. start + max - 1`` (``seeds: {initial, wave, max, start}``)."""
+    if isinstance(seeds, dict):
+        return list(range(seeds.get("start", 1), seeds.get("start", 1) + seeds["max"]))
+    return list(seeds)
 
 
 def limits_of(source: str, config: dict) -> dict:

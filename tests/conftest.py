@@ -1,5 +1,8 @@
 import os
 import shutil
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -47,6 +50,29 @@ def copy_of_the_repository(destination: Path) -> Path:
     for folder in ("profiles", "workflows", "config", "tests/fixtures"):
         shutil.copytree(REPO / folder, destination / folder, ignore=shutil.ignore_patterns("__pycache__"))
     return destination
+
+
+def start_and_kill_when(snakemake_bin, workdir: Path, configfile: Path, fault_point, timeout: float = 600) -> None:
+    """Start the README's command, SIGKILL its whole process group as soon as ``fault_point(workdir)`` holds."""
+    proc = subprocess.Popen(
+        [snakemake_bin, "--configfile", str(configfile), "--cores", "2"],
+        cwd=workdir,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + timeout
+    try:
+        while not fault_point(workdir):
+            assert proc.poll() is None, "the run finished before the fault point"
+            assert time.monotonic() < deadline, "the fault point never came"
+            time.sleep(0.02)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the whole group: Snakemake and the jobs it started
+        except ProcessLookupError:
+            pass
+        proc.wait()
 
 
 DATAFLEX_CSV = REPO.parent / "shared" / "data" / "dataflex-rl" / "all_runs_171.csv"

@@ -74,6 +74,7 @@ def test_estimator_arms_map_onto_grpo_config(tmp_path):
         ({"data_policy": "dapo"}, r"arms\.bad\.data_policy: 'dapo' is not supported by the TRL backend"),
         ({"data_policy": "greso"}, r"arms\.bad\.data_policy: 'greso' is not supported by the TRL backend"),
         ({"data_policy": "thompson"}, r"arms\.bad\.data_policy: 'thompson' is not supported by the TRL backend"),
+        ({"stream": 1}, r"arms\.bad\.stream: the TRL backend draws TRL's own streams"),
     ],
 )
 def test_what_trl_cannot_express_is_rejected(tmp_path, arm, message):

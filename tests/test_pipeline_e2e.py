@@ -1,14 +1,11 @@
 """End to end: Snakemake runs the tiny experiment (2 arms × 2 seeds × a few steps) to scores.parquet."""
 
 import json
-import os
-import signal
 import subprocess
-import time
 
 import pandas as pd
 import pytest
-from conftest import TINY, copy_of_the_repository
+from conftest import TINY, copy_of_the_repository, start_and_kill_when
 
 from armlab.contract import COLUMNS
 
@@ -143,29 +140,6 @@ def test_editing_the_analysis_section_reruns_only_the_analysis(tiny_run, tmp_pat
 KNOWN_HIDDEN = {".armlab-output.json", ".snakemake_timestamp"}
 
 
-def _start_and_kill_when(snakemake_bin, workdir, fault_point, timeout=600):
-    """Start the README's command, SIGKILL its whole process group as soon as ``fault_point(workdir)`` holds."""
-    proc = subprocess.Popen(
-        [snakemake_bin, "--configfile", str(TINY), "--cores", "2"],
-        cwd=workdir,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + timeout
-    try:
-        while not fault_point(workdir):
-            assert proc.poll() is None, "the run finished before the fault point"
-            assert time.monotonic() < deadline, "the fault point never came"
-            time.sleep(0.02)
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # the whole group: Snakemake and the jobs it started
-        except ProcessLookupError:
-            pass
-        proc.wait()
-
-
 def _started(stage):
     return lambda workdir: any((workdir / "results" / "tiny" / "logs" / stage).rglob("*.log"))
 
@@ -182,7 +156,7 @@ def _outputs(workdir):
 def test_a_run_killed_during_a_stage_resumes_to_identical_outputs(tiny_run, tmp_path, stage):
     reference, _, snakemake_bin = tiny_run
     workdir = copy_of_the_repository(tmp_path / "checkout")
-    _start_and_kill_when(snakemake_bin, workdir, _started(stage))
+    start_and_kill_when(snakemake_bin, workdir, TINY, _started(stage))
     assert _snakemake(snakemake_bin, workdir, "--unlock").returncode == 0  # what Snakemake tells one to do after a kill
     proc = _snakemake(snakemake_bin, workdir)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -58,7 +58,7 @@ def _slurm_profile(tmp_path: Path) -> Path:
     return profile
 
 
-def _snakemake(workdir: Path, *extra: str) -> subprocess.Popen:
+def _snakemake(workdir: Path, *extra: str, configfile: Path = TINY, timeout_s: int = RUN_TIMEOUT_S) -> subprocess.Popen:
     snakemake_bin = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
     workdir.mkdir()
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
@@ -67,12 +67,12 @@ def _snakemake(workdir: Path, *extra: str) -> subprocess.Popen:
             "timeout",
             "-s",
             "KILL",
-            str(RUN_TIMEOUT_S),
+            str(timeout_s),
             snakemake_bin,
             "-s",
             str(REPO / "Snakefile"),
             "--configfile",
-            str(TINY),
+            str(configfile),
             "--replace-workflow-config",
             *extra,
         ],
@@ -119,3 +119,20 @@ def test_slurm_run_equals_local_run(slurm_cluster, tmp_path):
     }
     pd.testing.assert_frame_equal(scores["slurm"], scores["local"])
     print(f"SLURM end-to-end: {wall:.0f} s wall (local run alongside), {len(scores['slurm'])} identical score rows")
+
+
+def test_a_sequential_design_runs_its_waves_on_slurm(slurm_cluster, tmp_path):
+    """The waves of tests/fixtures/tiny_sequential.yaml (see tests/test_sequential_workflow.py) through sbatch."""
+    import json
+
+    config = REPO / "tests" / "fixtures" / "tiny_sequential.yaml"
+    slurm = _snakemake(
+        tmp_path / "slurm", "--profile", str(_slurm_profile(tmp_path)), *SLURM_FLAGS, configfile=config, timeout_s=600
+    )
+    log = slurm.communicate()[0]
+    assert slurm.returncode == 0, f"SLURM run failed (rc {slurm.returncode}, -9 = timeout):\n{log[-4000:]}"
+    ledger = tmp_path / "slurm" / "results" / "tiny_sequential" / "sequential" / "looks.jsonl"
+    looks = [json.loads(line) for line in ledger.read_text().splitlines()]
+    assert [r["runs_evaluated"] for r in looks] == [6, 9, 11]  # as in the local run of that test
+    jobs = subprocess.run(["squeue", "-h", "-t", "all", "-o", "%k %T"], capture_output=True, text=True).stdout
+    assert sum(line.startswith("rule_look_") and line.endswith(" COMPLETED") for line in jobs.split("\n")) == 3, jobs

@@ -2,6 +2,7 @@
 its optimizer (torch's AdamW bit for bit, without the torch compiler) and the skippable reference pass."""
 
 import copy
+import json
 import subprocess
 import sys
 
@@ -32,6 +33,27 @@ def test_same_arm_and_seed_give_a_bit_identical_checkpoint(tiny_config, tiny_exp
     assert file_sha256(first / "policy.pt") == file_sha256(second / "policy.pt")
     other_seed = _run(tiny_config, tiny_experiment, tmp_path / "c", seed=2)
     assert file_sha256(first / "policy.pt") != file_sha256(other_seed / "policy.pt")
+
+
+def test_a_stream_gives_a_seed_independent_randomness_and_keeps_stream_0_as_it_was(
+    tiny_config, tiny_experiment, tmp_path
+):
+    """An A/A arm ({stream: 1}) repeats the recipe with other random streams: another model, reproducibly; stream 0
+    keys the streams by the experiment alone, exactly as before the option existed."""
+    config = copy.deepcopy(tiny_config)
+    config["arms"]["grpo_aa"] = {"stream": 1}
+    config = validate_config(config)
+    plain = _run(config, tiny_experiment, tmp_path / "plain")
+    aa = _run(config, tiny_experiment, tmp_path / "aa", arm="grpo_aa")
+    again = _run(config, tiny_experiment, tmp_path / "again", arm="grpo_aa")
+    assert file_sha256(aa / "policy.pt") == file_sha256(again / "policy.pt")
+    assert file_sha256(aa / "policy.pt") != file_sha256(plain / "policy.pt")
+    plain_seeds = json.loads((plain / "manifest.json").read_text())["seeds"]
+    aa_seeds = json.loads((aa / "manifest.json").read_text())["seeds"]
+    assert plain_seeds["streams"] == "tiny" and aa_seeds["streams"] == "tiny/stream-1"
+    assert plain_seeds["torch"] == derive_seed("tiny", 1, "torch") != aa_seeds["torch"]
+    prompts = pd.read_parquet(plain / "steps.parquet")["reward"], pd.read_parquet(aa / "steps.parquet")["reward"]
+    assert not prompts[0].equals(prompts[1])
 
 
 def test_run_outputs_step_log_checkpoints_and_manifest(tiny_config, tiny_experiment, tmp_path):

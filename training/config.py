@@ -24,6 +24,7 @@ from armlab.configfile import (
     check_name,
     limits_of,
     parse_comparisons,
+    seed_list,
 )
 from training.backends import BACKENDS
 from training.data_policies import DATA_POLICIES
@@ -75,6 +76,13 @@ def validate_config(config: dict, source: str = "config") -> dict:
     config = copy.deepcopy(config)
     check_finite(source, config)
     _check_names(source, config)
+    if isinstance(config.get("seeds"), dict):  # the schema's oneOf would only say "not valid under any"
+        missing = [key for key in ("initial", "wave", "max") if key not in config["seeds"]]
+        if missing:
+            raise ConfigError(
+                f"{source}: seeds: a sequential design needs initial, wave and max (missing {missing}); "
+                f"or give a list of seeds"
+            )
     schema = load_schema()
     try:
         jsonschema.Draft202012Validator(schema).validate(config)
@@ -84,7 +92,7 @@ def validate_config(config: dict, source: str = "config") -> dict:
     limits = _check_sizes(source, config)
 
     _check_sampling(source, config["eval"])
-    if len(set(config["seeds"])) != len(config["seeds"]):
+    if isinstance(config["seeds"], list) and len(set(config["seeds"])) != len(config["seeds"]):
         raise ConfigError(f"{source}: seeds: duplicate seeds in {config['seeds']}; each seed must appear once")
     for name, spec in config["benchmarks"].items():
         spec.setdefault("task", name)
@@ -126,6 +134,8 @@ def validate_config(config: dict, source: str = "config") -> dict:
 
     if config["comparisons"]:  # none is a valid workflow (no analysis to run); the analysis stage refuses it
         parse_comparisons(source, config["comparisons"], arms=config["arms"])
+    if isinstance(config["seeds"], dict):
+        _check_sequential(source, config)
 
     domains = sorted({b["domain"] for b in config["benchmarks"].values()})
     longest_prompt = _longest_prompt(config)  # the same for every arm: drawn once
@@ -181,9 +191,28 @@ def _check_names(source: str, config: dict) -> None:
                 check_name(source, f"comparisons[{i}].reference", comparison["reference"])
             for j, arm in enumerate(comparison.get("arms") or []):
                 check_name(source, f"comparisons[{i}].arms[{j}]", arm)
-    for i, seed in enumerate(config.get("seeds") or []):
+    for i, seed in enumerate(config["seeds"] if isinstance(config.get("seeds"), list) else []):
         if isinstance(seed, int) and not isinstance(seed, bool) and not 0 <= seed <= INT64_MAX:
             raise ConfigError(f"{source}: seeds[{i}]: {seed} is outside 0 .. 2**63-1; seeds are non-negative int64")
+
+
+def _check_sequential(source: str, config: dict) -> None:
+    """A sequential design: its counts agree, and every arm is decided by some comparison (else no look stops it)."""
+    seeds = config["seeds"]
+    seeds.setdefault("start", 1)
+    seeds.setdefault("spending", "obrien_fleming")
+    seeds.setdefault("margin", None)
+    if seeds["initial"] > seeds["max"]:
+        raise ConfigError(f"{source}: seeds.initial: {seeds['initial']} is above seeds.max ({seeds['max']})")
+    if seeds["start"] + seeds["max"] - 1 > INT64_MAX:
+        raise ConfigError(f"{source}: seeds.start: seeds {seeds['start']} .. + {seeds['max']} pass 2**63-1")
+    compared = {a for c in config["comparisons"] or [] for a in (c["reference"], *c["arms"])}
+    alone = [arm for arm in config["arms"] if arm not in compared]
+    if alone:
+        raise ConfigError(
+            f"{source}: seeds: a sequential design gives seeds to the arms its comparisons still need, but arm(s) "
+            f"{alone} are in no comparison; add them to one or use a fixed seed list"
+        )
 
 
 def _check_sampling(source: str, spec: dict) -> None:
@@ -218,7 +247,8 @@ def _check_sizes(source: str, config: dict) -> dict:
             check_limit(source, key, config[section][field], limits, limit)
     for name, spec in config["benchmarks"].items():
         check_limit(source, f"benchmarks.{name}.n_items", spec["n_items"], limits, "n_items")
-    check_limit(source, "seeds", len(config["seeds"]), limits, "seeds")
+    key = "seeds.max" if isinstance(config["seeds"], dict) else "seeds"
+    check_limit(source, key, len(seed_list(config["seeds"])), limits, "seeds")
     return limits
 
 

@@ -13,6 +13,11 @@ from training.tasks import EOS, verify
 from training.utils import derive_seed
 
 
+def stream_key(experiment: str, recipe: dict) -> str:
+    """What the random streams are keyed by: the experiment, or for ``recipe.stream`` k > 0 its k-th independent set."""
+    return experiment if not recipe.get("stream") else f"{experiment}/stream-{recipe['stream']}"
+
+
 def step_seed(experiment: str, seed: int, purpose: str, step: int, refill: int = 0) -> int:
     """The seed of a step's ``purpose`` stream; refill try k >= 1 of a step gets a stream of its own."""
     # the first try carries no try number, so it is the stream of plain GRPO, shared by every arm

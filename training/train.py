@@ -8,7 +8,9 @@ into advantages (the estimator) and rollout weights (the data policy); :func:`up
 policy-gradient loss with AdamW; :func:`record_step` writes the step's row of the log.
 
 Random streams are derived from (experiment, seed, purpose, step[, refill try]) — not from the arm — so arms that
-share a seed see the same prompts and sampling noise (training/rollouts.py, shared with the TRL backend).
+share a seed see the same prompts and sampling noise (training/rollouts.py, shared with the TRL backend). An arm
+with ``recipe.stream`` k > 0 draws them from (experiment/stream-k, ...) instead: independent randomness, same
+treatment (an A/A control).
 
     python -m training.train --config results/<exp>/config/train/grpo.json --arm grpo --seed 1 \
         --data results/<exp>/data --base results/<exp>/base/policy.pt --out results/<exp>/runs/grpo/seed-1
@@ -30,7 +32,7 @@ from training.data_policies import Uniform, make_data_policy
 from training.estimators import compute_advantages
 from training.policy import CharTransformer, completion_logprobs, decode, left_pad, load_model, save_model
 from training.recipe import resolve_arm
-from training.rollouts import draw_prompts, score, step_seed
+from training.rollouts import draw_prompts, score, step_seed, stream_key
 from training.utils import atomic_path, config_hash, derive_seed, environment_record, run_arguments, write_manifest
 
 
@@ -152,7 +154,7 @@ def start_run(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path
     """Seed torch, load the pools and the base model twice (to train, and as reference), build policy and optimizer."""
     recipe = resolve_arm(config, arm)
     torch.set_num_threads(config["threads"])
-    torch.manual_seed(derive_seed(config["experiment"], seed, "torch"))
+    torch.manual_seed(derive_seed(stream_key(config["experiment"], recipe), seed, "torch"))
     pools = load_pools(data_dir)
     model, reference = load_model(base_path), load_model(base_path)
     reference.requires_grad_(False)
@@ -193,10 +195,14 @@ def sample_batch(run: Run, step: int) -> tuple[Rollouts, Rollouts, dict]:
 
 def pick_prompts(run: Run, step: int, attempt: int, shares: np.ndarray | None) -> tuple[list[dict], int]:
     """Try ``attempt``'s prompts: candidates drawn by domain ``shares``, then the policy's choice; and #skipped."""
-    experiment, policy, P = run.config["experiment"], run.data_policy, run.recipe["prompts_per_step"]
-    prompt_rng = np.random.default_rng(step_seed(experiment, run.seed, "prompts", step, attempt))
+    streams, policy, P = (
+        stream_key(run.config["experiment"], run.recipe),
+        run.data_policy,
+        run.recipe["prompts_per_step"],
+    )
+    prompt_rng = np.random.default_rng(step_seed(streams, run.seed, "prompts", step, attempt))
     candidates = draw_prompts(prompt_rng, run.pools, shares, P * policy.oversample)
-    choice_rng = np.random.default_rng(step_seed(experiment, run.seed, "choice", step, attempt))
+    choice_rng = np.random.default_rng(step_seed(streams, run.seed, "choice", step, attempt))
     chosen = policy.choose_prompts(step, [item["id"] for item in candidates], P, choice_rng)
     return [candidates[i] for i in chosen], len(candidates) - len(chosen)
 
@@ -204,7 +210,8 @@ def pick_prompts(run: Run, step: int, attempt: int, shares: np.ndarray | None) -
 def roll_out(run: Run, items: list[dict], step: int, attempt: int) -> Rollouts:
     """G sampled completions per prompt (KV cache), each scored by the verifier (optionally noisy)."""
     recipe, G = run.recipe, run.recipe["group_size"]
-    generator = torch.Generator().manual_seed(step_seed(run.config["experiment"], run.seed, "rollouts", step, attempt))
+    streams = stream_key(run.config["experiment"], recipe)
+    generator = torch.Generator().manual_seed(step_seed(streams, run.seed, "rollouts", step, attempt))
     prompts = [item for item in items for _ in range(G)]
     prompt_ids, prompt_valid = left_pad([item["prompt"] for item in prompts])
     tokens, mask = run.model.generate(
@@ -401,10 +408,11 @@ def write_outputs(run: Run, rows: list[dict], tmp: Path) -> None:
             "config_hash": config_hash(run.config),
             "config": run.config,
             "seeds": {
-                "prompts": "derive_seed(experiment, seed, 'prompts', step[, try]) (try >= 1: refill batches)",
-                "choice": "derive_seed(experiment, seed, 'choice', step[, try])",
-                "rollouts": "derive_seed(experiment, seed, 'rollouts', step[, try])",
-                "torch": derive_seed(experiment, seed, "torch"),
+                "prompts": "derive_seed(streams, seed, 'prompts', step[, try]) (try >= 1: refill batches)",
+                "choice": "derive_seed(streams, seed, 'choice', step[, try])",
+                "rollouts": "derive_seed(streams, seed, 'rollouts', step[, try])",
+                "streams": stream_key(experiment, run.recipe),
+                "torch": derive_seed(stream_key(experiment, run.recipe), seed, "torch"),
             },
             "seconds": time.perf_counter() - run.started,
             "ms_per_step": 1000 * float(steps.seconds.mean()),

@@ -67,6 +67,8 @@ def check_recipe(recipe: dict) -> None:
         scale_rewards(recipe["estimator"])
     except ValueError as err:
         raise ValueError(f"estimator: {err}") from None
+    if recipe.get("stream"):
+        raise ValueError("stream: the TRL backend draws TRL's own streams from (experiment, seed); only stream 0")
     if recipe["data_policy"]["name"] not in SUPPORTED_DATA_POLICIES:
         raise ValueError(
             f"data_policy: {recipe['data_policy']['name']!r} is not supported by the TRL backend "

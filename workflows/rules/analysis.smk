@@ -3,8 +3,8 @@ rule analyze:
         config=f"{OUT}/config/analysis.json",
         scores=f"{OUT}/scores.parquet",
         # their job times: the advice on buying one more seed or more samples per item
-        manifests=[f"{OUT}/evals/{arm}/seed-{seed}/manifest.json" for arm, seed in RUNS]
-        + [f"{OUT}/runs/{arm}/seed-{seed}/manifest.json" for arm, seed in RUNS],
+        eval_manifests=per_run(f"{OUT}/evals/{{arm}}/seed-{{seed}}/manifest.json"),
+        run_manifests=per_run(f"{OUT}/runs/{{arm}}/seed-{{seed}}/manifest.json"),
     output:
         comparisons=report(
             f"{OUT}/analysis/comparisons.csv",

@@ -4,6 +4,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from analysis.config import parse_config as parse_analysis_config
 from training.backends import backend_of, job_resources
 from training.config import BASE_ARM, stage_config
 
@@ -12,20 +13,32 @@ from training.config import BASE_ARM, stage_config
 os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
 EXP = config["experiment"]
 OUT = f"results/{EXP}"
-RUNS = [(arm, seed) for arm in config["arms"] for seed in config["seeds"]]
+# the runs (arm, seed): every arm at every seed, or, under a sequential design (workflows/rules/sequential.smk),
+# those its looks asked for, known once the last look is written
+ANALYSIS_CONFIG = parse_analysis_config(config)
+SEQUENTIAL = ANALYSIS_CONFIG.design is not None
+FIXED_RUNS = [] if SEQUENTIAL else [(arm, seed) for arm in config["arms"] for seed in config["seeds"]]
 # the backend's registry entry (training/backends/__init__.py): its trainer, outputs, resources, lm-eval model
 BACKEND = backend_of(config)
 # the base policy is evaluated once, with the eval settings (greedy or k samples), as arm "base" with seed 0: the builtin backend
 # trains it; the others have one only when their section names a Hugging Face checkpoint (trl.model, ...)
 HF_BASE = BACKEND.base_checkpoint(config)
 HAS_BASE = BACKEND.trains_base or HF_BASE is not None
-EVALUATED = ([(BASE_ARM, 0)] if HAS_BASE else []) + RUNS
-# per-step logs in the builtin trainer's columns, for the report's training curves
-STEP_LOGS = [f"{OUT}/runs/{arm}/seed-{seed}/steps.parquet" for arm, seed in RUNS] if BACKEND.step_logs else []
+BASE_RUNS = [(BASE_ARM, 0)] if HAS_BASE else []
 # torch threads of one training/evaluation job; the scheduler reserves as many cores
 JOB_THREADS = config["threads"]
 TRAIN_RESOURCES = job_resources(config, "train")
 EVAL_RESOURCES = job_resources(config, "eval")
+
+
+def runs():
+    """Every training run of the experiment."""
+    return final_runs() if SEQUENTIAL else FIXED_RUNS
+
+
+def per_run(template, evaluated=False):
+    """An input function: ``template`` (with {arm} and {seed}) for every run, and the base policy if ``evaluated``."""
+    return lambda wildcards: [template.format(arm=arm, seed=seed) for arm, seed in (BASE_RUNS if evaluated else []) + runs()]
 
 
 def run_outputs(run_dir):
@@ -62,14 +75,6 @@ localrules:
     arm_config,
     lm_eval_tasks,
     merge_scores,
-
-
-def runs_folder(wildcards, input):
-    """`armlab report --runs`: the one folder holding every run among the report's inputs (<runs>/<arm>/seed-<seed>)."""
-    folders = {Path(manifest).parent.parent.parent for manifest in input.manifests}
-    if len(folders) != 1:
-        raise WorkflowError(f"the report's run manifests lie in several folders: {sorted(map(str, folders))}")
-    return folders.pop()
 
 
 def remove_results_built_on(job_dir):

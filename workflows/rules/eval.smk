@@ -27,7 +27,7 @@ rule evaluate:
 
 rule merge_scores:
     input:
-        [f"{OUT}/evals/{arm}/seed-{seed}/scores.parquet" for arm, seed in EVALUATED],
+        per_run(f"{OUT}/evals/{{arm}}/seed-{{seed}}/scores.parquet", evaluated=True),
     output:
         f"{OUT}/scores.parquet",
     log:

@@ -8,8 +8,9 @@ rule report:
         comparisons=f"{OUT}/analysis/comparisons.csv",
         summaries=f"{OUT}/analysis/summaries.csv",
         sensitivity=f"{OUT}/analysis/sensitivity.csv",
-        steps=STEP_LOGS,
-        manifests=[f"{OUT}/runs/{arm}/seed-{seed}/manifest.json" for arm, seed in RUNS],
+        # per-step logs in the builtin trainer's columns, for the report's training curves
+        steps=per_run(f"{OUT}/runs/{{arm}}/seed-{{seed}}/steps.parquet") if BACKEND.step_logs else [],
+        manifests=per_run(f"{OUT}/runs/{{arm}}/seed-{{seed}}/manifest.json"),
     output:
         html=report(
             f"{OUT}/report/index.html",
@@ -28,7 +29,7 @@ rule report:
         f"{OUT}/logs/report.log",
     params:
         analysis=lambda wildcards, input: os.path.dirname(input.comparisons),
-        runs=runs_folder,
+        runs=f"{OUT}/runs",
         out=lambda wildcards, output: os.path.dirname(output.html),
     threads: 1
     resources:

@@ -1,0 +1,389 @@
+"""A sequential seed design in the workflow: the locked design, the append-only record of looks, each wave's runs.
+
+In ``results/<experiment>/sequential/``:
+
+``design.json``
+    the lock, written when the first wave starts: the hash of every config key that decides what runs or how
+    it is judged (all but ``limits`` and the analysis keys the decisions do not read), the config itself, the
+    time and the commit. A workflow whose config hashes differently is refused before any job runs.
+``looks.jsonl``
+    one JSON line per look, appended and never rewritten: the look, its seed count, every open arm's statistic,
+    boundary, level and decision (:class:`analysis.sequential.ArmLook`), the arms still open, the runs spent.
+``look-<k>.json``
+    the checkpoint output of look k (workflows/rules/sequential.smk): the same record plus the runs the next
+    wave needs; Snakemake reads it to grow the DAG.
+
+A look replays every earlier look from the runs' scores (the decisions at a look use only that look's seeds)
+and checks the replay against the record, so a changed run is found instead of silently revising a decision.
+
+    python -m analysis.waves look CONFIG_JSON --look K --ledger LEDGER --out LOOK_JSON SCORES.parquet ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+from dataclasses import asdict, fields
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis import sequential, summaries
+from analysis.config import Config, parse_config
+from analysis.errors import AnalysisInputError
+from armlab import files
+from armlab.configfile import ConfigError, seed_list
+
+LOCK, LEDGER = "sequential/design.json", "sequential/looks.jsonl"
+# analysis keys the looks read (alpha, margin, confidence, the primary summary, the sign-flip enumeration)
+DECISION_KEYS = (
+    "alpha",
+    "confidence",
+    "equivalence_margin",
+    "exact_max_seeds",
+    "sign_flip_resamples",
+    "bootstrap_seed",
+    "subsets",
+)
+
+
+def locked_part(config: dict) -> dict:
+    """The part of a validated workflow config that a sequential design locks."""
+    part = {key: value for key, value in config.items() if key not in ("limits", "analysis")}
+    part["analysis"] = {k: v for k, v in (config.get("analysis") or {}).items() if k in DECISION_KEYS}
+    return json.loads(json.dumps(part, sort_keys=True))
+
+
+def design_hash(config: dict) -> str:
+    return hashlib.sha256(json.dumps(locked_part(config), sort_keys=True).encode()).hexdigest()
+
+
+def _differences(old, new, key: str = "") -> list[str]:
+    """Dotted keys where two plain-data values differ."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out = []
+        for k in sorted(set(old) | set(new)):
+            out += _differences(old.get(k), new.get(k), f"{key}.{k}" if key else str(k))
+        return out
+    return [] if old == new else [f"{key}: {json.dumps(old)} -> {json.dumps(new)}"]
+
+
+def check_lock(results: str | Path, config: dict) -> None:
+    """Refuse a config whose design differs from the one locked in ``results`` (no-op before the first wave)."""
+    path = Path(results) / LOCK
+    if not path.exists():
+        return
+    lock = files.read_json(path, "sequential design lock")
+    if lock.get("hash") == design_hash(config):
+        return
+    changed = _differences(lock.get("config"), locked_part(config))
+    raise ConfigError(
+        f"{path}: the sequential design was locked when its first wave started ({lock.get('locked_at')}) and the "
+        f"config now differs: {'; '.join(changed[:5])}{' ...' if len(changed) > 5 else ''}. Changing a design "
+        f"after its looks began would void their error rates; restore it, or run the change as a new experiment"
+    )
+
+
+def write_lock(results: str | Path, config: dict) -> None:
+    """Lock the design when the first wave starts; an existing lock is left as it is (checked by :func:`check_lock`)."""
+    path = Path(results) / LOCK
+    if path.exists():
+        return
+    files.write_json(
+        path,
+        {
+            "hash": design_hash(config),
+            "config": locked_part(config),
+            "locked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "git_commit": files.git_commit(),
+        },
+    )
+
+
+def initial_runs(config: Config) -> list[tuple[str, int]]:
+    """The first wave: every compared arm at the design's first ``initial`` seeds."""
+    seeds = _seeds(config)[: config.design.initial]
+    return [(arm, seed) for arm in config.compared_arms for seed in seeds]
+
+
+def _seeds(config: Config) -> list[int]:
+    return seed_list({"max": config.design.max, "start": config.design.start})
+
+
+def read_look(path: str | Path) -> dict:
+    return files.read_json(path, "sequential look")
+
+
+def read_ledger(path: str | Path) -> list[dict]:
+    """The recorded looks, in order; an unreadable line is an error naming it."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    records = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            raise AnalysisInputError(f"{path}: line {number} is not JSON; the record of looks is damaged") from None
+    return records
+
+
+def primary_values(scores: pd.DataFrame, config: Config) -> pd.Series:
+    """Each run's primary summary (the first of :func:`analysis.summaries.summary_weights`), index (arm, seed)."""
+    accuracy = summaries.benchmark_accuracy(scores)
+    weights = summaries.summary_weights(summaries.benchmark_domains(scores), config.settings.subsets)
+    return summaries.summarize(accuracy, weights)[weights.index[0]]
+
+
+def family_differences(values: pd.Series, config: Config, comparison) -> dict[str, np.ndarray]:
+    """arm -> paired differences from the reference over the seeds both ran, in design order (a prefix of it)."""
+    order, out = _seeds(config), {}
+    ref = values.loc[comparison.reference]
+    for arm in comparison.arms:
+        mine = values.loc[arm]
+        common = [s for s in order if s in mine.index and s in ref.index]
+        if common != order[: len(common)]:
+            raise AnalysisInputError(
+                f"family {comparison.family}: arm {arm} and {comparison.reference} share seeds {common}, not the "
+                f"first {len(common)} of the design's order {order[: len(common)]}"
+            )
+        out[arm] = (mine.loc[common] - ref.loc[common]).to_numpy(dtype=float)
+    return out
+
+
+def replay(values: pd.Series, config: Config, upto: int | None = None) -> list[sequential.ArmLook]:
+    """Every family's looks from the start (up to ``upto``), from the runs' primary summaries."""
+    records = []
+    for comparison in config.comparisons:
+        diffs = family_differences(values, config, comparison)
+        records += sequential.run_family(diffs, config.design, comparison.family, comparison.reference, upto)
+    return records
+
+
+def look_record(records: list[sequential.ArmLook], config: Config, look: int, evaluated: list) -> dict:
+    """What look ``look`` decided, and the runs the next wave needs (cumulative; empty when every arm stopped)."""
+    design = config.design
+    now = [r for r in records if r.look == look]
+    open_arms = {
+        c.family: [r.arm for r in now if r.family == c.family and r.decision == sequential.CONTINUE]
+        for c in config.comparisons
+    }
+    done = not any(open_arms.values()) or look == len(design.looks)
+    runs = {tuple(run) for run in evaluated}
+    if not done:
+        seeds = _seeds(config)[: design.looks[look]]
+        for comparison in config.comparisons:
+            if open_arms[comparison.family]:
+                runs |= {(arm, s) for arm in (comparison.reference, *open_arms[comparison.family]) for s in seeds}
+    arm_order = {arm: i for i, arm in enumerate(config.compared_arms)}
+    return {
+        "look": look,
+        "of": len(design.looks),
+        "n_seeds": design.looks[look - 1],
+        "decisions": [asdict(r) for r in now],
+        "open": open_arms,
+        "done": done,
+        "runs_evaluated": len(evaluated),
+        "runs": [list(run) for run in evaluated],
+        "runs_fixed": len(config.compared_arms) * design.max,
+        "next_runs": [] if done else [list(r) for r in sorted(runs, key=lambda r: (arm_order[r[0]], r[1]))],
+    }
+
+
+def _comparable(record: dict) -> dict:
+    """A look record without what may differ between two identical looks (never any decision or number)."""
+    return {k: v for k, v in record.items() if k not in ("design_hash", "written_at")}
+
+
+def append_look(ledger: Path, record: dict) -> None:
+    """Add a look to the ledger: earlier lines are kept byte for byte, the file replaced atomically."""
+    old = ledger.read_bytes() if ledger.exists() else b""
+    with files.atomic_path(ledger) as tmp:
+        tmp.write_bytes(old + (json.dumps(record, sort_keys=True) + "\n").encode())
+
+
+def progress(record: dict) -> str:
+    """One look on the console: seeds, each arm's statistic against its boundary, what is still open."""
+    lines = [f"armlab sequential: look {record['look']} of {record['of']} at {record['n_seeds']} seeds"]
+    for r in record["decisions"]:
+        lines.append(
+            f"  {r['family']}/{r['arm']} vs {r['reference']}: mean diff {r['mean_diff']:+.4f}, z {r['z']:+.2f} "
+            f"(boundary +-{r['boundary_z']:.2f} at level {r['level']:.4g}) -> {r['decision']}"
+        )
+    still = [f"{f}: {', '.join(a)}" for f, a in record["open"].items() if a]
+    lines.append(
+        f"  open: {'; '.join(still) or 'none'}; runs so far {record['runs_evaluated']} "
+        f"(fixed design: {record['runs_fixed']})"
+        + ("" if record["done"] else f"; next wave brings it to {len(record['next_runs'])}")
+    )
+    return "\n".join(lines)
+
+
+def chain(values: pd.Series, config: Config, upto: int | None = None) -> list[dict]:
+    """The look records from the first look, each with the runs it used and the runs its next wave needs.
+
+    The first look uses :func:`initial_runs`; each later one the runs its predecessor asked for. Stops at the
+    look where every arm has stopped, or at ``upto``; a look whose open arms lack seeds is an error.
+    """
+    last = upto or len(config.design.looks)
+    decisions = replay(values, config, upto=last)
+    evaluated, out = initial_runs(config), []
+    for look in range(1, last + 1):
+        out.append(look_record(decisions, config, look, evaluated))
+        if out[-1]["done"]:
+            break
+        evaluated = [tuple(run) for run in out[-1]["next_runs"]]
+    return out
+
+
+def check_recorded(looks: list[dict], recorded: list[dict], ledger: Path) -> None:
+    """Every recorded look among ``looks`` must be what its runs give now."""
+    for earlier in recorded:
+        if earlier["look"] <= len(looks) and _comparable(earlier) != _comparable(looks[earlier["look"] - 1]):
+            raise AnalysisInputError(
+                f"{ledger}: look {earlier['look']} is recorded with other decisions than its runs give now: the runs "
+                f"it used have changed since. Looks are never revised; restore those runs or start a new experiment"
+            )
+
+
+FINAL_COLUMNS = [
+    "family",
+    "arm",
+    "reference",
+    "look",
+    "n_seeds",
+    "decision",
+    "direction",
+    "mean_diff",
+    "rci_low",
+    "rci_high",
+    "rci_level",
+    "level",
+    "z",
+    "boundary_z",
+    "equivalence_margin",
+    "max_seeds",
+    "seeds_saved",
+]
+LOOK_COLUMNS = [f.name for f in fields(sequential.ArmLook)]
+
+
+def final_tables(values: pd.Series, config: Config, ledger: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(decisions, looks)``: each arm's last look with its repeated confidence interval, and every look's rows.
+
+    ``values``: each run's primary summary. With ``ledger`` (the experiment's record of looks) the replayed
+    looks must agree with it. The interval is valid after the design's optional stopping; the mean difference
+    at the stop is the plain mean of its seeds (biased away from zero for arms stopped early for a difference).
+    """
+    design = config.design
+    if ledger is not None and ledger.exists():
+        check_recorded(chain(values, config), read_ledger(ledger), ledger)
+    records = replay(values, config)
+    last = {}
+    for r in records:
+        last[(r.family, r.arm)] = r
+    rows = []
+    for comparison in config.comparisons:
+        diffs = family_differences(values, config, comparison)
+        for arm in comparison.arms:
+            r = last[(comparison.family, arm)]
+            low, high = sequential.repeated_interval(diffs[arm], design, r.look)
+            direction = ("better" if r.mean_diff > 0 else "worse") if r.decision == sequential.DIFFERS else ""
+            rows.append(
+                [
+                    r.family,
+                    arm,
+                    r.reference,
+                    r.look,
+                    r.n_seeds,
+                    r.decision,
+                    direction,
+                    r.mean_diff,
+                    low,
+                    high,
+                    design.confidence,
+                    r.level,
+                    r.z,
+                    r.boundary_z,
+                    design.margin,
+                    design.max,
+                    design.max - r.n_seeds,
+                ]
+            )
+    return pd.DataFrame(rows, columns=FINAL_COLUMNS), pd.DataFrame([asdict(r) for r in records], columns=LOOK_COLUMNS)
+
+
+def run_look(config: Config, look: int, scores: pd.DataFrame, ledger: Path, design_id: str) -> dict:
+    """Decide look ``look`` from the scores of every run so far, check the earlier looks against the ledger,
+    and append this one unless it is recorded already (then it must agree)."""
+    looks = chain(primary_values(scores, config), config, upto=look)
+    if len(looks) < look:
+        raise AnalysisInputError(f"look {look}: every arm stopped at look {len(looks)}; there is no look {look}")
+    recorded = read_ledger(ledger)
+    latest = recorded[-1]["look"] if recorded else 0
+    if latest < look - 1:
+        raise AnalysisInputError(f"{ledger}: look {look} follows look {latest}; looks go in order")
+    check_recorded(looks, recorded, ledger)
+    record = looks[-1]
+    if not any(r["look"] == look for r in recorded):
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        append_look(ledger, {**record, "design_hash": design_id, "written_at": stamp})
+    return record
+
+
+def plan(results: str | Path, config: Config) -> str:
+    """Where the design stands, for the console and dry runs: the last look recorded and what the next wave holds."""
+    recorded = read_ledger(Path(results) / LEDGER)
+    design = config.design
+    if not recorded:
+        runs = initial_runs(config)
+        return (
+            f"armlab sequential: {len(design.looks)} looks at {list(design.looks)} seeds ({design.spending} spending); "
+            f"first wave: seeds {runs[0][1]}..{runs[-1][1]} of {', '.join(config.compared_arms)} ({len(runs)} runs)"
+        )
+    last = recorded[-1]
+    if last["done"]:
+        return (
+            f"armlab sequential: done at look {last['look']} of {last['of']}; {last['runs_evaluated']} runs "
+            f"(fixed design: {last['runs_fixed']})"
+        )
+    new = len(last["next_runs"]) - last["runs_evaluated"]
+    still = "; ".join(f"{f}: {', '.join(a)}" for f, a in last["open"].items() if a)
+    return (
+        f"armlab sequential: look {last['look']} of {last['of']} recorded; open: {still}; next wave (look "
+        f"{last['look'] + 1}, {design.looks[last['look']]} seeds): {new} new runs, {len(last['next_runs'])} in all "
+        f"(fixed design: {last['runs_fixed']})"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m analysis.waves", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    look = sub.add_parser("look", help="decide one look and record it")
+    look.add_argument("config", help="the analysis view (config/analysis.json)")
+    look.add_argument("--look", type=int, required=True)
+    look.add_argument("--ledger", required=True, help="sequential/looks.jsonl of the experiment")
+    look.add_argument("--design-hash", required=True, help="the locked design's hash")
+    look.add_argument("--out", required=True)
+    look.add_argument("scores", nargs="+", help="the evaluations' scores.parquet of every run so far")
+    args = parser.parse_args(argv)
+    try:
+        config = parse_config(files.read_json(args.config, "config"), source=args.config)
+        if config.design is None:
+            raise AnalysisInputError(f"{args.config}: seeds: not a sequential design")
+        scores = pd.concat([pd.read_parquet(p) for p in args.scores], ignore_index=True)
+        record = run_look(config, args.look, scores, Path(args.ledger), args.design_hash)
+    except (AnalysisInputError, files.BadFile) as exc:
+        print(f"analysis.waves: error: {exc}", file=sys.stderr)
+        return 2
+    files.write_json(args.out, record)
+    print(progress(record))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

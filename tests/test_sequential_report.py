@@ -1,0 +1,208 @@
+"""The sequential design in the report: where each arm stopped, the runs it saved, and the figure of its looks."""
+
+import json
+import re
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from matplotlib.colors import to_hex
+
+from analysis import figures, pipeline, report, tables, waves
+from analysis.config import parse_config
+from analysis.synthetic import synthetic_scores
+from armlab.files import write_manifest
+
+BENCHMARKS = {"b0": "math", "b1": "math", "b2": "logic"}
+SEEDS = list(range(1, 13))
+DESIGN = {"initial": 4, "wave": 2, "max": 12, "margin": 0.03}
+SECTIONS_WITHOUT_DESIGN = [key for key, _ in report.NAV if key != "sequential"]  # what a fixed design shows
+
+
+def _config(seeds):
+    """Family `controls`: `big` (a large planted effect) and `null` (none) against `ref`."""
+    return {
+        "experiment": "sequential_report",
+        "benchmarks": {b: {"domain": d} for b, d in BENCHMARKS.items()},
+        "comparisons": [{"family": "controls", "reference": "ref", "arms": ["big", "null"]}],
+        "seeds": seeds,
+        "analysis": {"resamples": 200, "per_benchmark": False},
+    }
+
+
+def _analyze_and_report(root, seeds):
+    """Analysis and report of the planted scores under ``seeds`` (a design or a list); ``(analysis dir, html)``."""
+    raw = _config(seeds)
+    scores = synthetic_scores(
+        arms=["ref", "big", "null"],
+        seeds=SEEDS,
+        benchmarks=BENCHMARKS,
+        items=None,
+        rng=np.random.default_rng(5),
+        effects={"big": 0.5},
+        run_sd=0.01,
+        experiment=raw["experiment"],
+    )
+    config = root / "config.yaml"
+    config.write_text(yaml.safe_dump(raw))
+    pipeline.write_outputs(pipeline.run_analysis(parse_config(raw, str(config)), scores), root / "analysis")
+    return root / "analysis", _report(root, root / "analysis")
+
+
+def _report(root, analysis):
+    out = root / f"report-{analysis.name}"
+    return report.write_report(root / "config.yaml", analysis, out).read_text()
+
+
+@pytest.fixture(scope="module")
+def sequential(tmp_path_factory):
+    return _analyze_and_report(tmp_path_factory.mktemp("sequential"), DESIGN)
+
+
+def _sections(html):
+    return re.findall(r'<section id="([^"]+)"', html)
+
+
+def _sequential_section(html):
+    return re.search(r'<section id="sequential">.*?</section>', html).group(0)
+
+
+def test_the_section_shows_where_each_arm_stopped_and_the_runs_it_saved(sequential):
+    analysis, html = sequential
+    assert _sections(html) == ["run", "verdicts", "comparisons", "sequential", *SECTIONS_WITHOUT_DESIGN[3:]]
+    assert '<a href="#comparisons">Comparisons</a><a href="#sequential">Sequential</a>' in html
+    decisions = pd.read_csv(analysis / "sequential.csv", keep_default_na=False).set_index("arm")
+    big, null = decisions.loc["big"], decisions.loc["null"]
+    # the planted effect stops early for a difference; the null arm never differs
+    assert (big["decision"], big["direction"]) == ("differs", "better") and big["n_seeds"] < DESIGN["max"]
+    assert null["decision"] != "differs"
+    # Δ at the stop is the mean of the first n seeds' paired differences on the primary summary
+    summaries = pd.read_csv(analysis / "summaries.csv").query("summary == 'domain_balanced'")
+    per_run = summaries.pivot(index="seed", columns="arm", values="value")
+    assert big["mean_diff"] == pytest.approx((per_run["big"] - per_run["ref"]).iloc[: big["n_seeds"]].mean())
+    shown = _sequential_section(html)
+    assert (
+        f"<td>controls</td><td>big</td><td>ref</td><td>{big['look']}</td><td>{big['n_seeds']}</td>"
+        f"<td>differs (better)</td><td>{tables.points(big['mean_diff'])}</td>"
+        f"<td>[{tables.points(big['rci_low'])}, {tables.points(big['rci_high'])}]</td>"
+        f"<td>{big['z']:+.2f}</td><td>±{big['boundary_z']:.2f}</td><td>{big['level']:.3g}</td>"
+    ) in shown
+    assert f"<td>null</td><td>ref</td><td>{null['look']}</td><td>{null['n_seeds']}</td><td>{null['decision']}</td>" in (
+        shown
+    )
+    assert "<th>95% repeated CI</th>" in shown and 0 < big["rci_low"] <= big["mean_diff"] <= big["rci_high"]
+    # the reference runs until its family's last arm stops; the fixed design runs every arm to the maximum
+    ref_seeds = max(big["n_seeds"], null["n_seeds"])
+    used = big["n_seeds"] + null["n_seeds"] + ref_seeds
+    assert f"<p>{used} runs (arm × seed) against 36 for the fixed design of 12 seeds per arm: {36 - used} saved" in (
+        shown
+    )
+    assert f"<td>ref</td><td>{ref_seeds}</td><td>12</td><td>{12 - ref_seeds}</td>" in shown
+    # the design, from the config, and what is valid under it
+    assert "<dd>5, after 4, 6, 8, 10 and 12 seeds (seeds 1 to 12, in that order)</dd>" in shown
+    assert "O&#x27;Brien–Fleming-type spending of α = 0.05" in shown and "within ±3 point(s)" in shown
+    assert "comparisons table above are fixed-n: they ignore that seeds were added" in shown
+    assert "repeated confidence intervals here are valid under the design" in shown
+    assert 'alt="Sequential design"' in shown and html.count('alt="Sequential design"') == 1
+
+
+def test_no_section_when_the_tables_hold_only_a_header(tmp_path):
+    analysis, html = _analyze_and_report(tmp_path, SEEDS)
+    assert pd.read_csv(analysis / "sequential.csv").empty and pd.read_csv(analysis / "sequential_looks.csv").empty
+    assert _sections(html) == SECTIONS_WITHOUT_DESIGN
+    assert "#sequential" not in html and "Sequential design" not in html  # neither the section nor its figure
+
+
+def test_no_section_for_an_analysis_written_before_the_sequential_tables(sequential, tmp_path):
+    analysis = shutil.copytree(sequential[0], tmp_path / "old")
+    manifest = json.loads((analysis / "manifest.json").read_text())
+    for name in ("sequential.csv", "sequential_looks.csv"):
+        (analysis / name).unlink()
+    kept = [name for name in manifest.pop("files") if (analysis / name).exists()]
+    (analysis / "manifest.json").unlink()
+    write_manifest(analysis, manifest, *kept)
+    shutil.copy(sequential[0].parent / "config.yaml", tmp_path / "config.yaml")
+    read = report.read_analysis(analysis, "sequential_report")
+    assert read.sequential is None and read.sequential_looks is None
+    html = _report(tmp_path, analysis)
+    assert _sections(html) == SECTIONS_WITHOUT_DESIGN and "#sequential" not in html
+
+
+# ------------------------------------------------------------------------------ the figure
+
+
+def _planted_tables():
+    """``(decisions, looks)`` of family `controls` (`big` far above `ref`, `null` at it) and `solo` (one arm)."""
+    rng = np.random.default_rng(0)
+    differences = {
+        "big": 0.2 + rng.normal(0, 0.02, 12),
+        "null": rng.normal(0, 0.02, 12),
+        "solo": rng.normal(0, 0.05, 12),
+    }
+    raw = _config(DESIGN) | {
+        "comparisons": [
+            {"family": "controls", "reference": "ref", "arms": ["big", "null"]},
+            {"family": "other", "reference": "ref", "arms": ["solo"]},
+        ]
+    }
+    values = {("ref", seed): 0.5 for seed in SEEDS}
+    values |= {(arm, seed): 0.5 + d for arm, diffs in differences.items() for seed, d in zip(SEEDS, diffs)}
+    return waves.final_tables(pd.Series(values), parse_config(raw))
+
+
+def _drawn(ax):
+    """``(paths, bars, stops)`` of a panel: ``{arm: (x, y)}``, ``{colour: (x, y)}`` and ``{colour: line}``."""
+    paths, bars, stops = {}, {}, {}
+    for line in ax.get_lines():
+        x, y = np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)
+        if not line.get_label().startswith("_"):
+            paths[line.get_label()] = (x, y)
+        elif line.get_marker() == "_":
+            bars[to_hex(line.get_color())] = (x, y)
+        elif line.get_marker() in ("o", "D"):
+            stops[to_hex(line.get_mec())] = line
+    return paths, bars, stops
+
+
+def test_the_figure_draws_each_arms_path_its_finite_boundaries_and_its_stop():
+    decisions, looks = _planted_tables()
+    assert np.isinf(looks.query("look == 1 and arm == 'big'")["boundary_z"]).all()  # no rejection at 4 seeds
+    styles = figures.arm_styles(["ref", "big", "null", "solo"], ["ref"])
+    colour = {arm: to_hex(style["color"]) for arm, style in styles.items()}
+    fig = figures.sequential_plot(looks, decisions, styles)
+    assert [ax.get_title() for ax in fig.axes] == ["controls (vs ref)", "other (vs ref)"]
+    paths, bars, stops = _drawn(fig.axes[0])
+    assert set(paths) == {"big", "null", "fixed design: 12 seeds"}
+    for arm in ("big", "null"):
+        mine, stop = looks[looks["arm"] == arm], decisions.set_index("arm").loc[arm]
+        np.testing.assert_allclose(paths[arm][0], mine["n_seeds"])
+        np.testing.assert_allclose(paths[arm][1], mine["z"])
+        finite = mine[np.isfinite(mine["boundary_z"])]
+        x, y = bars[colour[arm]]
+        assert 4 not in x and np.isfinite(y).all()
+        np.testing.assert_allclose(sorted(y), sorted([*finite["boundary_z"], *-finite["boundary_z"]]))
+        marker = stops[colour[arm]]
+        assert (marker.get_xdata()[0], marker.get_ydata()[0]) == (stop["n_seeds"], pytest.approx(stop["z"]))
+    assert stops[colour["big"]].get_marker() == "o" and to_hex(stops[colour["big"]].get_mfc()) == colour["big"]
+    assert {t.get_text() for t in fig.axes[0].texts} == set(decisions.query("family == 'controls'")["decision"])
+    assert figures.render(fig, ["svg"])["svg"].startswith(b"<?xml")
+
+
+def test_the_figure_draws_no_boundary_where_every_boundary_is_infinite():
+    decisions, looks = _planted_tables()
+    looks = looks.assign(boundary_z=np.where(looks["arm"] == "solo", np.inf, looks["boundary_z"]))
+    fig = figures.sequential_plot(looks, decisions)
+    paths, bars, _ = _drawn(fig.axes[1])
+    assert "solo" in paths and all(len(x) == 0 for x, _ in bars.values())
+    low, high = fig.axes[1].get_ylim()
+    assert np.isfinite([low, high]).all()
+    assert figures.render(fig, ["svg"])["svg"].startswith(b"<?xml")
+
+
+def test_the_section_says_so_when_the_config_has_no_design(sequential):
+    analysis = report.read_analysis(sequential[0], "sequential_report")
+    shown = report.sequential_section(parse_config(_config(SEEDS)), analysis, "")
+    assert "The config has no sequential design" in shown and "<dt>Looks</dt>" not in shown
+    assert "<td>differs (better)</td>" in shown  # the tables are the analysis's, shown all the same

@@ -1,0 +1,126 @@
+"""A sequential seed design through Snakemake, the way users run it: waves as checkpoints, the append-only record
+of looks, a dry run that says what the next wave holds, a killed wave that resumes to the same decisions, and a
+design changed after its first wave refused."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import REPO, copy_of_the_repository, start_and_kill_when
+
+CONFIG = Path("tests/fixtures/tiny_sequential.yaml")
+OUT = Path("results/tiny_sequential")
+SNAKEMAKE = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
+
+
+def _snakemake(workdir, *extra, configfile=CONFIG):
+    """The README's command for one's own experiment, from the root of a copy of the repository."""
+    return subprocess.run(
+        [SNAKEMAKE, "--configfile", str(configfile), "--cores", "2", *extra],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+def _ledger(workdir):
+    lines = (workdir / OUT / "sequential" / "looks.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def _decisions(workdir):
+    return [record["decisions"] for record in _ledger(workdir)]
+
+
+@pytest.fixture(scope="module")
+def sequential_run(tmp_path_factory):
+    workdir = copy_of_the_repository(tmp_path_factory.mktemp("sequential") / "checkout")
+    dry = _snakemake(workdir, "-n")
+    locked_by_dry_run = (workdir / OUT / "sequential" / "design.json").exists()
+    proc = _snakemake(workdir)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return workdir, dry, locked_by_dry_run, proc
+
+
+def test_a_dry_run_says_what_the_first_wave_holds_and_locks_nothing(sequential_run):
+    _, dry, locked_by_dry_run, _ = sequential_run
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    assert "first wave: seeds 1..2 of grpo, grpo_copy, grpo_aa (6 runs)" in dry.stdout + dry.stderr
+    assert not locked_by_dry_run
+
+
+def test_the_waves_stop_the_equal_arm_early_and_spend_fewer_runs(sequential_run):
+    workdir, _, _, proc = sequential_run
+    looks = _ledger(workdir)
+    assert [r["look"] for r in looks] == [1, 2, 3]
+    assert [r["runs_evaluated"] for r in looks] == [6, 9, 11]  # grpo_copy stops at look 2: no seed 4 for it
+    by_look = [{d["arm"]: d["decision"] for d in r["decisions"]} for r in looks]
+    assert by_look[0] == {"grpo_copy": "continue", "grpo_aa": "continue"}
+    assert by_look[1]["grpo_copy"] == "equivalent" and by_look[1]["grpo_aa"] == "continue"
+    assert list(by_look[2]) == ["grpo_aa"] and by_look[2]["grpo_aa"] in ("inconclusive", "differs", "equivalent")
+    assert looks[-1]["done"] and looks[-1]["runs_fixed"] == 12
+    # the console showed each look as it was decided
+    assert "armlab sequential: look 2 of 3 at 3 seeds" in proc.stdout + proc.stderr
+    # the runs that exist are exactly the ones the looks asked for, and the scores hold them and the base
+    trained = {(p.parent.name, int(p.name.removeprefix("seed-"))) for p in (workdir / OUT / "runs").glob("*/seed-*")}
+    assert trained == {tuple(run) for run in looks[-1]["runs"]}
+    assert ("grpo_copy", 4) not in trained and ("grpo_aa", 4) in trained
+    scores = pd.read_parquet(workdir / OUT / "scores.parquet")
+    assert set(map(tuple, scores[["arm", "seed"]].drop_duplicates().to_numpy().tolist())) == trained | {("base", 0)}
+
+
+def test_each_checkpoint_output_is_its_ledger_line(sequential_run):
+    workdir = sequential_run[0]
+    for record in _ledger(workdir):
+        written = json.loads((workdir / OUT / "sequential" / f"look-{record['look']}.json").read_text())
+        assert written == {k: v for k, v in record.items() if k not in ("design_hash", "written_at")}
+
+
+def test_the_analysis_reports_the_decisions_the_looks_made(sequential_run):
+    workdir = sequential_run[0]
+    table = pd.read_csv(workdir / OUT / "analysis" / "sequential.csv").set_index("arm")
+    last = {d["arm"]: (d["look"], d["decision"]) for r in _ledger(workdir) for d in r["decisions"]}
+    assert {arm: (int(table.at[arm, "look"]), table.at[arm, "decision"]) for arm in table.index} == last
+    assert table.at["grpo_copy", "seeds_saved"] == 1 and table.at["grpo_copy", "mean_diff"] == 0.0
+    assert table.at["grpo_copy", "rci_low"] <= 0 <= table.at["grpo_copy", "rci_high"]
+    looks = pd.read_csv(workdir / OUT / "analysis" / "sequential_looks.csv")
+    assert len(looks) == sum(len(r["decisions"]) for r in _ledger(workdir))
+
+
+def test_a_finished_design_says_so_and_runs_nothing(sequential_run):
+    workdir = sequential_run[0]
+    proc = _snakemake(workdir, "-n")
+    assert proc.returncode == 0
+    assert "armlab sequential: done at look 3 of 3; 11 runs (fixed design: 12)" in proc.stdout
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+def test_a_design_changed_after_its_first_wave_is_refused(sequential_run, tmp_path):
+    workdir = sequential_run[0]
+    ledger_before = (workdir / OUT / "sequential" / "looks.jsonl").read_bytes()
+    changed = tmp_path / "changed.yaml"
+    changed.write_text((REPO / CONFIG).read_text().replace("max: 4,", "max: 6,"))
+    proc = _snakemake(workdir, "-n", configfile=changed)
+    assert proc.returncode != 0
+    message = proc.stdout + proc.stderr
+    assert "sequential/design.json: the sequential design was locked" in message
+    assert "seeds.max: 4 -> 6" in message and "void their error rates" in message
+    assert (workdir / OUT / "sequential" / "looks.jsonl").read_bytes() == ledger_before
+
+
+def test_a_wave_killed_midway_resumes_to_the_same_decisions(sequential_run, tmp_path):
+    reference = sequential_run[0]
+    workdir = copy_of_the_repository(tmp_path / "checkout")
+    # look 1 is decided and the second wave's jobs are starting
+    second_wave = OUT / "logs" / "train" / "grpo" / "seed-3.log"
+    start_and_kill_when(SNAKEMAKE, workdir, CONFIG, lambda root: (root / second_wave).exists())
+    assert len(_ledger(workdir)) == 1
+    assert _snakemake(workdir, "--unlock").returncode == 0
+    resumed = _snakemake(workdir)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert _decisions(workdir) == _decisions(reference)

@@ -1,0 +1,189 @@
+"""The sequential design's bookkeeping (analysis/waves.py): the lock, the append-only record of looks, the runs each
+wave needs, and the final table replayed from the scores."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import sequential, waves
+from analysis.config import parse_config
+from analysis.errors import AnalysisInputError
+from armlab.configfile import ConfigError
+
+RAW = {
+    "experiment": "seq",
+    "seeds": {"initial": 6, "wave": 2, "max": 10, "start": 1, "spending": "pocock", "margin": 0.05},
+    "benchmarks": {"b": {"domain": "d"}},
+    "comparisons": [{"family": "f", "reference": "ref", "arms": ["big", "null"]}],
+    "analysis": {"alpha": 0.05},
+}
+CONFIG = parse_config(RAW)
+
+
+def _scores(values: dict) -> pd.DataFrame:
+    """A tidy table with one item per run whose score is the run's primary summary."""
+    rows = [("seq", arm, seed, "b", "d", "0", v, 1, v) for (arm, seed), v in values.items()]
+    return pd.DataFrame(
+        rows, columns=["experiment", "arm", "seed", "benchmark", "domain", "item", "score", "n_samples", "n_correct"]
+    )
+
+
+def _values(seeds, effect=0.3):
+    """ref at 0.5 +- noise; `big` far above it on every seed; `null` noise around the reference."""
+    rng = np.random.default_rng(3)
+    out = {}
+    for seed in seeds:
+        base = 0.5 + rng.normal(0, 0.01)
+        out[("ref", seed)] = base
+        out[("big", seed)] = base + effect + rng.normal(0, 0.01)
+        out[("null", seed)] = base + rng.normal(0, 0.15)
+    return out
+
+
+def test_the_first_wave_is_every_compared_arm_at_the_first_seeds():
+    assert waves.initial_runs(CONFIG) == [(a, s) for a in ("ref", "big", "null") for s in range(1, 7)]
+
+
+def test_a_look_asks_only_for_the_open_arms_and_their_reference(tmp_path):
+    ledger = tmp_path / "looks.jsonl"
+    values = _values(range(1, 7))
+    record = waves.run_look(CONFIG, 1, _scores(values), ledger, "h")
+    decisions = {d["arm"]: d["decision"] for d in record["decisions"]}
+    # at 6 seeds and level 0.05/2 Pocock spends 0.0177, 1.1 of the 64 sign patterns: less than the two most
+    # extreme ones (all + and all -), so nothing can stop yet
+    assert decisions == {"big": "continue", "null": "continue"}
+    assert record["next_runs"] == [[a, s] for a in ("ref", "big", "null") for s in range(1, 9)]
+    values = _values(range(1, 9))
+    record = waves.run_look(CONFIG, 2, _scores(values), ledger, "h")
+    assert {d["arm"]: d["decision"] for d in record["decisions"]}["big"] == "differs"
+    # cumulative: every run so far, and seeds 9 and 10 for the open arm and its reference only
+    assert record["next_runs"] == [[a, s] for a, n in (("ref", 10), ("big", 8), ("null", 10)) for s in range(1, n + 1)]
+    assert record["runs_evaluated"] == 24 and record["runs_fixed"] == 30
+
+
+def test_looks_are_appended_once_and_never_revised(tmp_path):
+    ledger = tmp_path / "looks.jsonl"
+    values = _values(range(1, 7))
+    waves.run_look(CONFIG, 1, _scores(values), ledger, "h")
+    first = ledger.read_bytes()
+    waves.run_look(CONFIG, 1, _scores(values), ledger, "h")  # the same look again (a rerun job): no second line
+    assert ledger.read_bytes() == first
+    values[("null", 2)] += 0.2  # a run of look 1 changed since it was recorded
+    with pytest.raises(AnalysisInputError, match="look 1 is recorded with other decisions"):
+        waves.run_look(CONFIG, 1, _scores(values), ledger, "h")
+    with pytest.raises(AnalysisInputError, match="look 1 is recorded with other decisions"):
+        waves.run_look(CONFIG, 2, _scores({**values, **_values(range(7, 9))}), ledger, "h")
+    assert ledger.read_bytes() == first
+
+
+def test_looks_go_in_order(tmp_path):
+    with pytest.raises(AnalysisInputError, match="look 3 follows look 0; looks go in order"):
+        waves.run_look(CONFIG, 3, _scores(_values(range(1, 11))), tmp_path / "looks.jsonl", "h")
+
+
+def test_a_look_without_the_seeds_it_needs_is_an_error_naming_the_arms(tmp_path):
+    values = {k: v for k, v in _values(range(1, 9)).items() if not (k[0] == "null" and k[1] > 6)}
+    with pytest.raises(AnalysisInputError, match=r"look 2 needs 8 seeds of arm\(s\) \['null'\]"):
+        waves.run_look(CONFIG, 2, _scores(values), tmp_path / "looks.jsonl", "h")
+
+
+def test_the_lock_refuses_a_changed_design_and_names_the_change(tmp_path):
+    config = json.loads(json.dumps(RAW))
+    waves.write_lock(tmp_path, config)
+    waves.check_lock(tmp_path, config)  # the same design passes
+    waves.check_lock(tmp_path, {**config, "limits": {"seeds": 5000}})  # limits decide nothing
+    waves.check_lock(tmp_path, {**config, "analysis": {"alpha": 0.05, "resamples": 2000}})  # nor the bootstrap
+    changed = {**config, "seeds": {**config["seeds"], "spending": "obrien_fleming"}}
+    with pytest.raises(ConfigError, match='seeds.spending: "pocock" -> "obrien_fleming"'):
+        waves.check_lock(tmp_path, changed)
+    with pytest.raises(ConfigError, match="analysis.alpha: 0.05 -> 0.1"):
+        waves.check_lock(tmp_path, {**config, "analysis": {"alpha": 0.1}})
+    waves.write_lock(tmp_path, changed)  # an existing lock is never replaced
+    with pytest.raises(ConfigError):
+        waves.check_lock(tmp_path, changed)
+
+
+def test_the_final_table_replays_the_recorded_looks(tmp_path):
+    ledger = tmp_path / "looks.jsonl"
+    values = _values(range(1, 11))
+    for look in (1, 2, 3):
+        seeds = range(1, CONFIG.design.looks[look - 1] + 1)
+        wanted = {k: v for k, v in values.items() if k[1] in seeds and (k[0] != "big" or k[1] <= 8)}
+        record = waves.run_look(CONFIG, look, _scores(wanted), ledger, "h")
+        if record["done"]:
+            break
+    final = {k: v for k, v in values.items() if k[0] != "big" or k[1] <= 8}
+    table, looks = waves.final_tables(waves.primary_values(_scores(final), CONFIG), CONFIG, ledger)
+    table = table.set_index("arm")
+    assert table.at["big", "decision"] == "differs" and table.at["big", "look"] == 2
+    assert table.at["big", "direction"] == "better" and table.at["big", "seeds_saved"] == 2
+    assert table.at["big", "rci_low"] > 0  # the repeated interval excludes 0 where the design rejected
+    d = np.array([values[("big", s)] - values[("ref", s)] for s in range(1, 9)])
+    assert table.at["big", "mean_diff"] == pytest.approx(d.mean())
+    assert (table.at["big", "rci_low"], table.at["big", "rci_high"]) == sequential.repeated_interval(
+        d, CONFIG.design, 2
+    )
+    assert len(looks) == sum(len(r["decisions"]) for r in waves.read_ledger(ledger))
+    tampered = {**final, ("null", 7): final[("null", 7)] + 0.3}
+    with pytest.raises(AnalysisInputError, match="recorded with other decisions"):
+        waves.final_tables(waves.primary_values(_scores(tampered), CONFIG), CONFIG, ledger)
+
+
+def test_a_sequential_design_puts_every_arm_in_a_comparison():
+    from training.config import load_config
+
+    with pytest.raises(ConfigError, match=r"arm\(s\) \['difffilter'\] are in no comparison"):
+        load_config(
+            ["config/config.yaml"],
+            {
+                "seeds": {"initial": 2, "wave": 1, "max": 4},
+                "comparisons": [{"family": "estimators", "reference": "grpo", "arms": ["dr_grpo", "rloo"]}],
+            },
+        )
+    with pytest.raises(ConfigError, match=r"seeds.initial: 6 is above seeds.max \(4\)"):
+        load_config(["config/config.yaml"], {"seeds": {"initial": 6, "wave": 1, "max": 4}})
+
+
+def test_a_looks_boundary_does_not_depend_on_the_looks_after_it():
+    """Replaying look 1 at look 3 must give the boundary recorded at look 1; counting look 1's allowance in the
+    2^4 paths of look 3 instead of its own 2^2 once turned an infinite boundary into a finite one, and the
+    workflow refused its own record."""
+    design = sequential.Design(initial=2, wave=1, max=4, spending="pocock", alpha=0.3)
+    x = np.array([0.025, 0.0, -0.025, 0.05])
+    for level in (0.15, 0.3):
+        alone = sequential.crossing(x, design, [level], n_looks=1)[1][:, 0]
+        later = sequential.crossing(x, design, [level], n_looks=3)[1][:, 0]
+        assert alone[0] == later[0]
+    assert np.isinf(sequential.crossing(x, design, [0.15], n_looks=3)[1][0, 0])
+
+
+@pytest.mark.parametrize(
+    "seeds, message",
+    [
+        ({"initial": 4}, r"seeds: a sequential design needs initial, wave and max \(missing \['wave', 'max'\]\)"),
+        ({"initial": 1, "wave": 1, "max": 4}, "seeds.initial: 1 is less than the minimum of 2"),
+        ({"initial": 4, "wave": 1, "max": 8, "spending": "linear"}, "seeds.spending: 'linear' is not one of"),
+        ({"initial": 4, "wave": 1, "max": 8, "every": 2}, r"seeds: Additional properties .*'every' was unexpected"),
+        ({"initial": 4, "wave": 1, "max": 2000}, "seeds.max: 2000 is above the limit of 1000"),
+    ],
+)
+def test_a_bad_design_is_one_line_naming_the_key(seeds, message):
+    from training.config import load_config
+
+    with pytest.raises(ConfigError, match=message):
+        load_config(["config/config.yaml"], {"seeds": seeds})
+
+
+def test_a_design_beyond_exact_enumeration_replays_its_looks():
+    """Enumerating while a look had few seeds and drawing once it had more changed look 1 when look 2 replayed
+    it (a design with max above analysis.exact_max_seeds refused its own record); the mode is the design's."""
+    design = sequential.Design(initial=12, wave=4, max=20, spending="pocock", max_exact=16)
+    x = np.array([0.108, 1.942, 0.06, -0.53, -1.015, 1.205, 0.725, 1.198, 0.154, 1.794,
+                  1.233, 1.18, 0.332, 1.568, 1.681, 0.731, 0.286, -0.747, 0.835, 1.058])  # fmt: skip
+    at_look_1 = sequential.run_family({"a": x[:12]}, design, upto=1)
+    at_look_2 = sequential.run_family({"a": x}, design, upto=2)
+    assert at_look_2[0] == at_look_1[0]
+    with pytest.raises(AnalysisInputError, match="look 4 is not one of the design's 3 looks"):
+        sequential.run_family({"a": x}, design, upto=4)
