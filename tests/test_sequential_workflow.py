@@ -121,6 +121,11 @@ def test_a_wave_killed_midway_resumes_to_the_same_decisions(sequential_run, tmp_
     start_and_kill_when(SNAKEMAKE, workdir, CONFIG, lambda root: (root / second_wave).exists())
     assert len(_ledger(workdir)) == 1
     assert _snakemake(workdir, "--unlock").returncode == 0
+    dry = _snakemake(workdir, "-n")  # what the next wave holds, before it is resumed
+    assert (
+        "armlab sequential: look 1 of 3 recorded; open: controls: grpo_copy, grpo_aa; next wave (look 2, 3 seeds): "
+        "3 new runs, 9 in all (fixed design: 12)" in dry.stdout
+    ), dry.stdout[-2000:]
     resumed = _snakemake(workdir)
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
     assert _decisions(workdir) == _decisions(reference)
