@@ -794,7 +794,8 @@ def validate_scores(
     then uses the seeds complete in both of its arms. The returned frame has
     exactly :data:`COLUMNS`, with ``seed`` and ``n_samples`` int64. With
     ``nested_seeds`` (a sequential design, which stops an arm before its
-    reference) an arm's seeds may be a subset of its reference's.
+    reference, or after it when the arm is still open in another family) one
+    of the two seed sets may hold the other.
     """
 
     def fail(problem: str, bad: pd.Series) -> NoReturn:
@@ -853,8 +854,8 @@ def validate_scores(
                 f"{source}: family {comp.family}: arm(s) {absent} have no scores; arms present: {sorted(seeds)}"
             )
         for arm in comp.arms:
-            if nested_seeds and seeds[arm] <= seeds[comp.reference]:
-                continue  # a sequential design stops an arm before its reference
+            if nested_seeds and (seeds[arm] <= seeds[comp.reference] or seeds[comp.reference] <= seeds[arm]):
+                continue  # a sequential design stops an arm before its reference, or (open elsewhere) after it
             if seeds[arm] != seeds[comp.reference]:
                 raise AnalysisInputError(
                     f"{source}: family {comp.family}: seeds of arm {arm!r} {sorted(seeds[arm])} do not match "

@@ -151,7 +151,19 @@ def run_analysis(
     unknown = sorted({a for arms in sets.values() for a in arms} - set(per_run.index.unique("arm")))
     if unknown:
         raise AnalysisInputError(f"{config.source}: analysis.rankings: arm(s) {unknown} have no scores")
-    ranked = sensitivity.rankings(per_run, sets, higher_is_better)
+    ranked_runs = per_run
+    if config.design is not None:  # arms stopped at different looks: rank on the seeds every compared arm ran
+        seeds = per_run.index.to_frame(index=False)
+        shared = seeds[seeds["arm"].isin(compared)].groupby("arm")["seed"].apply(set)
+        shared = sorted(set.intersection(*shared))
+        in_shared = per_run.index.get_level_values("seed").isin(shared)
+        ranked_runs = per_run[in_shared | ~per_run.index.get_level_values("arm").isin(compared)]
+        notes.append(
+            f"Sequential design: the rankings use the {len(shared)} seeds every compared arm ran; the summaries "
+            f"per arm, the probability of improvement and the performance profiles use each arm's own seeds, "
+            f"so they are descriptive."
+        )
+    ranked = sensitivity.rankings(ranked_runs, sets, higher_is_better)
     pairs = paired.paired_differences(per_run[[primary]], config.comparisons)
     components, _ = sampled.components_table(
         scores, pairs, weights.loc[primary], primary, int(scores["n_samples"].max()), answers

@@ -493,8 +493,53 @@ def what_was_run(cfg: Config, analysis: Analysis, runs: Runs | None, config_text
     return section("run", "What was run", body)
 
 
+def sequential_verdicts(analysis: Analysis) -> str:
+    """The headline under a sequential design: each arm's decision at its stop, with its repeated interval."""
+    decisions = analysis.sequential
+    cards = []
+    for family, group in decisions.groupby("family", sort=False):
+        chips, sentences = "", []
+        for r in group.itertuples():
+            verdict = r.direction or r.decision  # better / worse, or equivalent / inconclusive
+            chips += (
+                f'<span class="chip {verdict}">{esc(r.arm)} {esc(tables.points(r.mean_diff))} · {esc(verdict)}</span>'
+            )
+            where = f"stopped at look {r.look} with {r.n_seeds} seeds"
+            interval = (
+                f"{100 * r.rci_level:g}% repeated interval {tables.points(r.rci_low)} to {tables.points(r.rci_high)}"
+            )
+            if r.decision == "differs":
+                relation = "beats" if r.direction == "better" else "is worse than"
+                sentences.append(
+                    f"{r.arm} {relation} {r.reference} by {abs(100 * r.mean_diff):.2f} points ({interval}; {where})."
+                )
+            elif r.decision == "equivalent":
+                sentences.append(
+                    f"{r.arm} is equivalent to {r.reference} within ±{100 * r.equivalence_margin:g} point(s) ({where})."
+                )
+            else:
+                sentences.append(
+                    f"{r.arm} vs {r.reference}: not decided by the last look, {r.n_seeds} seeds ({interval})."
+                )
+        cards.append(
+            f'<div class="card"><h3>{esc(family)}: arms vs {esc(group["reference"].iloc[0])}</h3>{chips}'
+            + html_list(sentences)
+            + "</div>"
+        )
+    lede = (
+        f'<p class="muted">A sequential seed design decided these on the primary summary: its group-sequential '
+        f"sign-flip tests with the family-wise error of difference claims over all looks at α = "
+        f"{analysis.settings.alpha:g} (section Sequential design), not the fixed-n tests of the comparisons below, "
+        f"which ignore the stopping. Δ in points (score × 100): the mean over the arm's seeds.</p>"
+    )
+    return section("verdicts", "Headline verdicts", lede + f'<div class="cards">{"".join(cards)}</div>')
+
+
 def verdict_section(analysis: Analysis) -> str:
-    """Headline verdicts per family, on the primary summary, with a chip per arm."""
+    """Headline verdicts per family, on the primary summary, with a chip per arm (a sequential design's decisions
+    where there is one)."""
+    if has_sequential(analysis):
+        return sequential_verdicts(analysis)
     rows = primary_rows(analysis.comparisons)
     cards = []
     for family, group in rows.groupby("family", sort=False):

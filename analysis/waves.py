@@ -51,10 +51,20 @@ DECISION_KEYS = (
 )
 
 
+# what a job may be given more of without changing its results: the scheduler's resources of the backends
+RESOURCE_KEYS = ("gpus", "eval_gpus", "mem_mb", "runtime")
+
+
 def locked_part(config: dict) -> dict:
-    """The part of a validated workflow config that a sequential design locks."""
+    """The part of a validated workflow config that a sequential design locks: everything but ``limits``, the
+    backends' job resources and the analysis keys the looks do not read; those it reads with their defaults
+    filled in, so that writing a default out is no change."""
     part = {key: value for key, value in config.items() if key not in ("limits", "analysis")}
-    part["analysis"] = {k: v for k, v in (config.get("analysis") or {}).items() if k in DECISION_KEYS}
+    for section in ("trl", "command"):
+        if isinstance(part.get(section), dict):
+            part[section] = {k: v for k, v in part[section].items() if k not in RESOURCE_KEYS}
+    settings = asdict(parse_config(config).settings)
+    part["analysis"] = {key: settings[key] for key in DECISION_KEYS}
     return json.loads(json.dumps(part, sort_keys=True))
 
 
@@ -73,9 +83,21 @@ def _differences(old, new, key: str = "") -> list[str]:
 
 
 def check_lock(results: str | Path, config: dict) -> None:
-    """Refuse a config whose design differs from the one locked in ``results`` (no-op before the first wave)."""
-    path = Path(results) / LOCK
+    """Refuse a config whose design differs from the one locked in ``results`` (no-op before the first wave),
+    and a record of looks that lacks its lock or a look whose checkpoint file exists."""
+    path, ledger = Path(results) / LOCK, Path(results) / LEDGER
+    recorded = {r["look"] for r in read_ledger(ledger)}
+    written = {int(p.stem.removeprefix("look-")) for p in ledger.parent.glob("look-*.json")}
+    if written - recorded:
+        raise ConfigError(
+            f"{ledger}: look(s) {sorted(written - recorded)} have their checkpoint files but are not in the record "
+            f"of looks (deleted or truncated?); the record is append-only: restore it or start a new experiment"
+        )
     if not path.exists():
+        if recorded:
+            raise ConfigError(
+                f"{path}: missing, but {ledger} records looks; restore the lock or start a new experiment"
+            )
         return
     lock = files.read_json(path, "sequential design lock")
     if lock.get("hash") == design_hash(config):
@@ -126,9 +148,12 @@ def read_ledger(path: str | Path) -> list[dict]:
     records = []
     for number, line in enumerate(path.read_text().splitlines(), 1):
         try:
-            records.append(json.loads(line))
+            record = json.loads(line)
         except json.JSONDecodeError:
-            raise AnalysisInputError(f"{path}: line {number} is not JSON; the record of looks is damaged") from None
+            record = None
+        if not isinstance(record, dict) or not isinstance(record.get("look"), int):
+            raise AnalysisInputError(f"{path}: line {number} is not a look record; the record of looks is damaged")
+        records.append(record)
     return records
 
 
@@ -280,8 +305,14 @@ def final_tables(values: pd.Series, config: Config, ledger: Path | None = None) 
     at the stop is the plain mean of its seeds (biased away from zero for arms stopped early for a difference).
     """
     design = config.design
-    if ledger is not None and ledger.exists():
-        check_recorded(chain(values, config), read_ledger(ledger), ledger)
+    if ledger is not None and ledger.parent.is_dir():  # the workflow's own results: the record must be complete
+        looks, recorded = chain(values, config), read_ledger(ledger)
+        if [r["look"] for r in recorded] != list(range(1, len(looks) + 1)):
+            raise AnalysisInputError(
+                f"{ledger}: records looks {[r['look'] for r in recorded]}, but the runs give looks 1..{len(looks)}; "
+                f"the record of looks is append-only and complete: restore it or start a new experiment"
+            )
+        check_recorded(looks, recorded, ledger)
     records = replay(values, config)
     last = {}
     for r in records:
@@ -328,6 +359,12 @@ def run_look(config: Config, look: int, scores: pd.DataFrame, ledger: Path, desi
     if latest < look - 1:
         raise AnalysisInputError(f"{ledger}: look {look} follows look {latest}; looks go in order")
     check_recorded(looks, recorded, ledger)
+    other = sorted({r["design_hash"] for r in recorded} - {design_id})
+    if other:
+        raise AnalysisInputError(
+            f"{ledger}: earlier looks were decided under design {other[0][:12]}, this one would be under "
+            f"{design_id[:12]}; a design cannot change between looks"
+        )
     record = looks[-1]
     if not any(r["look"] == look for r in recorded):
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

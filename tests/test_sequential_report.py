@@ -206,3 +206,19 @@ def test_the_section_says_so_when_the_config_has_no_design(sequential):
     shown = report.sequential_section(parse_config(_config(SEEDS)), analysis, "")
     assert "The config has no sequential design" in shown and "<dt>Looks</dt>" not in shown
     assert "<td>differs (better)</td>" in shown  # the tables are the analysis's, shown all the same
+
+
+def test_the_headline_verdicts_are_the_designs_decisions_not_the_fixed_n_tests(sequential):
+    """Under a sequential design the headline once took the fixed-n Holm verdicts of comparisons.csv, which
+    ignore the stopping; it now states each arm's decision at its stop with its repeated interval."""
+    analysis, html = sequential
+    headline = re.search(r'<section id="verdicts">(.*?)</section>', html, re.S).group(1)
+    decisions = pd.read_csv(analysis / "sequential.csv", keep_default_na=False).set_index("arm")
+    big = decisions.loc["big"]
+    assert "A sequential seed design decided these" in headline
+    assert (
+        f"big beats ref by {abs(100 * big['mean_diff']):.2f} points (95% repeated interval "
+        f"{tables.points(big['rci_low'])} to {tables.points(big['rci_high'])}; stopped at look {big['look']} "
+        f"with {big['n_seeds']} seeds)." in headline
+    )
+    assert "Holm p =" not in headline  # no fixed-n p-value in the headline

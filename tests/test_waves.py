@@ -187,3 +187,83 @@ def test_a_design_beyond_exact_enumeration_replays_its_looks():
     assert at_look_2[0] == at_look_1[0]
     with pytest.raises(AnalysisInputError, match="look 4 is not one of the design's 3 looks"):
         sequential.run_family({"a": x}, design, upto=4)
+
+
+def test_an_arm_open_in_one_family_and_stopped_in_another_is_analysed():
+    """`A` differs from `R` early (family F1) but stays open against `B` (F2), so it ends with more seeds than its
+    F1 reference; the analysis once refused the seed sets (the arm's not a subset of its reference's)."""
+    from analysis.pipeline import run_analysis
+
+    raw = {**RAW, "comparisons": [{"family": "F1", "reference": "R", "arms": ["A"]},
+                                  {"family": "F2", "reference": "B", "arms": ["A"]}]}  # fmt: skip
+    config = parse_config(raw)
+    rng = np.random.default_rng(5)
+    values = {}
+    for seed in range(1, 11):
+        base = 0.4 + rng.normal(0, 0.01)
+        values |= {("R", seed): base, ("A", seed): base + 0.3, ("B", seed): base + 0.3 + rng.normal(0, 0.1)}
+    looks = waves.chain(waves.primary_values(_scores(values), config), config)
+    ran = {tuple(run) for run in looks[-1]["runs"]}
+    assert ("R", 10) not in ran and ("A", 10) in ran and ("B", 10) in ran  # R stopped with F1, A went on with F2
+    result = run_analysis(config, _scores({k: v for k, v in values.items() if k in ran}))
+    table = result.sequential.set_index("family")
+    assert table.at["F1", "decision"] == "differs" and table.at["F1", "n_seeds"] == 6
+    assert table.at["F2", "n_seeds"] == 10
+    assert any("the rankings use the 6 seeds every compared arm ran" in note for note in result.notes)
+
+
+@pytest.mark.parametrize("key", ["max", "start", "initial"])
+def test_a_whole_number_written_as_a_float_is_refused_naming_the_key(key):
+    from training.config import load_config
+
+    seeds = {"initial": 4, "wave": 1, "max": 8, "start": 1} | {key: 4.0}
+    with pytest.raises(ConfigError, match=rf"seeds\.{key}: expected a whole number of seeds, got 4.0"):
+        load_config(["config/config.yaml"], {"seeds": seeds})
+
+
+def test_a_huge_max_is_refused_before_any_seed_list_is_built():
+    from training.config import load_config
+
+    with pytest.raises(ConfigError, match="seeds.max: 1000000000000 is above the limit of 1000"):
+        load_config(["config/config.yaml"], {"seeds": {"initial": 4, "wave": 1, "max": 10**12}})
+
+
+def test_the_lock_ignores_job_resources_and_written_out_defaults(tmp_path):
+    config = json.loads(json.dumps(RAW))
+    waves.write_lock(tmp_path, config)
+    waves.check_lock(tmp_path, {**config, "analysis": {"alpha": 0.05, "confidence": 0.95, "bootstrap_seed": 0}})
+    with_trl = {**config, "trl": {"model": "m", "mem_mb": 4000}}
+    waves.write_lock(tmp_path / "trl", with_trl)
+    waves.check_lock(tmp_path / "trl", {**config, "trl": {"model": "m", "mem_mb": 16000}})
+    with pytest.raises(ConfigError, match='trl.model: "m" -> "n"'):
+        waves.check_lock(tmp_path / "trl", {**config, "trl": {"model": "n", "mem_mb": 4000}})
+
+
+def test_a_record_of_looks_without_its_lock_or_missing_a_look_is_refused(tmp_path):
+    config = json.loads(json.dumps(RAW))
+    ledger = tmp_path / waves.LEDGER
+    values = _values(range(1, 7))
+    waves.run_look(CONFIG, 1, _scores(values), ledger, "h")
+    with pytest.raises(ConfigError, match="design.json: missing, but .* records looks"):
+        waves.check_lock(tmp_path, config)
+    waves.write_lock(tmp_path, config)
+    waves.check_lock(tmp_path, config)
+    (ledger.parent / "look-1.json").write_text("{}")
+    (ledger.parent / "look-2.json").write_text("{}")
+    with pytest.raises(ConfigError, match=r"look\(s\) \[2\] have their checkpoint files but are not in the record"):
+        waves.check_lock(tmp_path, config)
+    with pytest.raises(AnalysisInputError, match="were decided under design h, this one would be under other"):
+        waves.run_look(CONFIG, 2, _scores(_values(range(1, 9))), ledger, "other")
+    ledger.write_text(ledger.read_text() + "[1]\n")
+    with pytest.raises(AnalysisInputError, match="line 2 is not a look record"):
+        waves.read_ledger(ledger)
+
+
+def test_the_final_tables_refuse_an_incomplete_record(tmp_path):
+    ledger = tmp_path / "looks.jsonl"
+    values = _values(range(1, 11))
+    for look, n in ((1, 6), (2, 8), (3, 10)):
+        waves.run_look(CONFIG, look, _scores({k: v for k, v in values.items() if k[1] <= n}), ledger, "h")
+    ledger.write_text("".join(line + "\n" for line in ledger.read_text().splitlines()[:2]))  # the last line lost
+    with pytest.raises(AnalysisInputError, match=r"records looks \[1, 2\], but the runs give looks 1..3"):
+        waves.final_tables(waves.primary_values(_scores(values), CONFIG), CONFIG, ledger)

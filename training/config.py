@@ -24,7 +24,6 @@ from armlab.configfile import (
     check_name,
     limits_of,
     parse_comparisons,
-    seed_list,
 )
 from training.backends import BACKENDS
 from training.data_policies import DATA_POLICIES
@@ -83,6 +82,10 @@ def validate_config(config: dict, source: str = "config") -> dict:
                 f"{source}: seeds: a sequential design needs initial, wave and max (missing {missing}); "
                 f"or give a list of seeds"
             )
+        for key in ("initial", "wave", "max", "start"):  # the schema takes 4.0 for an integer
+            value = config["seeds"].get(key, 1)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ConfigError(f"{source}: seeds.{key}: expected a whole number of seeds, got {value!r}")
     schema = load_schema()
     try:
         jsonschema.Draft202012Validator(schema).validate(config)
@@ -247,8 +250,10 @@ def _check_sizes(source: str, config: dict) -> dict:
             check_limit(source, key, config[section][field], limits, limit)
     for name, spec in config["benchmarks"].items():
         check_limit(source, f"benchmarks.{name}.n_items", spec["n_items"], limits, "n_items")
-    key = "seeds.max" if isinstance(config["seeds"], dict) else "seeds"
-    check_limit(source, key, len(seed_list(config["seeds"])), limits, "seeds")
+    if isinstance(config["seeds"], dict):
+        check_limit(source, "seeds.max", config["seeds"]["max"], limits, "seeds")
+    else:
+        check_limit(source, "seeds", len(config["seeds"]), limits, "seeds")
     return limits
 
 
