@@ -87,7 +87,7 @@ def check_lock(results: str | Path, config: dict) -> None:
     and a record of looks that lacks its lock or a look whose checkpoint file exists."""
     path, ledger = Path(results) / LOCK, Path(results) / LEDGER
     recorded = {r["look"] for r in read_ledger(ledger)}
-    written = {int(p.stem.removeprefix("look-")) for p in ledger.parent.glob("look-*.json")}
+    written = {int(p.stem[5:]) for p in ledger.parent.glob("look-*.json") if p.stem[5:].isdigit()}
     if written - recorded:
         raise ConfigError(
             f"{ledger}: look(s) {sorted(written - recorded)} have their checkpoint files but are not in the record "
