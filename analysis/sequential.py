@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import ndtr, ndtri
@@ -98,9 +98,6 @@ class Design:
     def spent(self, n: int, level: float) -> float:
         """Cumulative error the rule allows by a look with n seeds, at ``level``."""
         return float(SPENDING[self.spending](n / self.max, level))
-
-    def record(self) -> dict:
-        return asdict(self)
 
 
 def _paths(x: np.ndarray, looks: Sequence[int], design: Design) -> list[np.ndarray]:

@@ -132,16 +132,16 @@ def test_job_minutes_come_from_the_manifests(tmp_path):
         job_minutes(tmp_path)
 
 
-def test_the_report_shows_pass_at_k_components_and_what_to_buy(tmp_path):
+def _analysis_and_config(tmp_path, table, **raw_extra):
+    """Analyse ``table`` (arms grpo and sharp, seeds 1-4, with job times) into tmp_path/analysis; return the config
+    file the report reads."""
     import yaml
-
-    from analysis.report import write_report
 
     raw = {
         "experiment": "exp",
         "benchmarks": {b: {"domain": d} for b, d in BENCHMARKS.items()},
         "comparisons": [{"family": "f", "reference": "grpo", "arms": ["sharp"]}],
-        "eval": {"samples": 8, "pass_k": [1, 2, 8]},
+        **raw_extra,
         "analysis": {"resamples": 500, "power_replicates": 200, "per_benchmark": False},
     }
     path = tmp_path / "exp.yaml"
@@ -150,7 +150,14 @@ def test_the_report_shows_pass_at_k_components_and_what_to_buy(tmp_path):
         [(arm, s, 10.0, 0.5) for arm in ("grpo", "sharp") for s in (1, 2, 3, 4)],
         columns=["arm", "seed", "train_minutes", "eval_minutes"],
     )
-    write_outputs(run_analysis(parse_config(raw), sampled_table(), job_minutes=minutes), tmp_path / "analysis")
+    write_outputs(run_analysis(parse_config(raw), table, job_minutes=minutes), tmp_path / "analysis")
+    return path
+
+
+def test_the_report_shows_pass_at_k_components_and_what_to_buy(tmp_path):
+    from analysis.report import write_report
+
+    path = _analysis_and_config(tmp_path, sampled_table(), eval={"samples": 8, "pass_k": [1, 2, 8]})
     page = write_report(path, tmp_path / "analysis", tmp_path / "report", figures_dir=tmp_path / "figures").read_text()
     # planted: sharp gives up the rarely solved items, so it is below the base at k = 8 beyond its interval;
     # the milder grpo is within noise of the base there
@@ -231,23 +238,9 @@ def test_verdicts_for_some_seeds_only_fill_the_rest_from_the_counts():
 
 
 def test_the_advice_says_no_estimate_for_samples_at_one_answer_per_item(tmp_path):
-    import yaml
-
     from analysis.report import write_report
 
-    raw = {
-        "experiment": "exp",
-        "benchmarks": {b: {"domain": d} for b, d in BENCHMARKS.items()},
-        "comparisons": [{"family": "f", "reference": "grpo", "arms": ["sharp"]}],
-        "analysis": {"resamples": 500, "power_replicates": 200, "per_benchmark": False},
-    }
-    path = tmp_path / "exp.yaml"
-    path.write_text(yaml.safe_dump(raw))
-    minutes = pd.DataFrame(
-        [(arm, s, 10.0, 0.5) for arm in ("grpo", "sharp") for s in (1, 2, 3, 4)],
-        columns=["arm", "seed", "train_minutes", "eval_minutes"],
-    )
-    write_outputs(run_analysis(parse_config(raw), sampled_table(k=1), job_minutes=minutes), tmp_path / "analysis")
+    path = _analysis_and_config(tmp_path, sampled_table(k=1))
     page = write_report(path, tmp_path / "analysis", tmp_path / "report").read_text()
     advice = page[page.index("What to buy next") :]
     assert "twice the samples: no estimate" in advice and "→ nan" not in advice
