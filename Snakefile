@@ -3,7 +3,7 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
-from analysis import waves
+from analysis import predictions, waves
 from analysis.config import parse_config as parse_analysis_config
 from armlab.configfile import ConfigError, load_configs
 from training.config import validate_config
@@ -68,6 +68,10 @@ rule all:
 onstart:
     if SEQUENTIAL:
         waves.write_lock(OUT, config)
+    # preregistration: the predictions are locked before the first training job starts (analysis/predictions.py)
+    _locked = predictions.write_lock(OUT, ANALYSIS_CONFIG.predictions)
+    if _locked:
+        print(_locked)
 
 
 onsuccess:

@@ -1,6 +1,6 @@
 """Reading and validating the parts of an experiment config the analysis uses.
 
-The analysis reads four top-level keys of a config (YAML or JSON) and ignores
+The analysis reads these top-level keys of a config (YAML or JSON) and ignores
 the rest (``recipe``, ``arms``, ``seeds``, ...):
 
 ``experiment``
@@ -14,6 +14,10 @@ the rest (``recipe``, ``arms``, ``seeds``, ...):
     where the scores come from; see :mod:`analysis.io` for the kinds.
 ``analysis`` (optional)
     the settings below; every key is optional, unknown keys are an error.
+``predictions`` (optional)
+    preregistered predictions ``{family, arm, summary, direction, margin, source, claim}``
+    (:mod:`analysis.predictions`); each must name a comparison and, where the config
+    names its benchmarks, a measure the comparisons table will hold.
 
 =====================  ============  ===============================================
 key                    default       meaning
@@ -71,6 +75,7 @@ from typing import NoReturn
 import yaml
 
 from analysis.errors import AnalysisInputError
+from analysis.predictions import Prediction, parse_predictions
 from analysis.sequential import Design
 from armlab.configfile import ConfigError, check_limit, check_name, limits_of, load_mapping, parse_comparisons
 
@@ -145,6 +150,7 @@ class Config:
     settings: Settings
     source: str = "<config>"
     design: Design | None = None  # a sequential seed design (config ``seeds: {initial, wave, max, ...}``)
+    predictions: tuple[Prediction, ...] = ()  # preregistered predictions (analysis.predictions)
 
     @property
     def compared_arms(self) -> list[str]:
@@ -214,7 +220,28 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
     except ConfigError as exc:
         raise AnalysisInputError(str(exc)) from None
     design = _parse_design(raw.get("seeds"), settings, source)
-    return Config(experiment, comparisons, benchmarks, input_spec, settings, source, design)
+    predictions = parse_predictions(raw.get("predictions"), comparisons, settings.equivalence_margin, source)
+    if benchmarks is not None:
+        _check_predicted_measures(predictions, _measures(settings, benchmarks), source)
+    return Config(experiment, comparisons, benchmarks, input_spec, settings, source, design, predictions)
+
+
+def _measures(settings: Settings, benchmarks: dict[str, str]) -> list[str]:
+    """The measures the comparisons table will hold: summaries, statistics, pass@k (k > 1), benchmarks."""
+    from analysis.sampled import measure_name
+
+    measures = ["domain_balanced", "flat", *settings.subsets, *settings.statistics]
+    measures += [measure_name(k) for k in settings.pass_k if k > 1]  # pass@1 is the primary summary itself
+    return measures + (list(benchmarks) if settings.per_benchmark else [])
+
+
+def _check_predicted_measures(predictions: tuple[Prediction, ...], measures: list[str], source: str) -> None:
+    for i, prediction in enumerate(predictions):
+        if prediction.summary not in measures:
+            raise AnalysisInputError(
+                f"{source}: predictions[{i}].summary: {prediction.summary!r} is not a compared measure; "
+                f"known: {measures}"
+            )
 
 
 def _parse_design(seeds: object, settings: Settings, source: str) -> Design | None:

@@ -14,7 +14,19 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from analysis import improvement, io, paired, profiles, sampled, sensitivity, statistics, summaries, tables, waves
+from analysis import (
+    improvement,
+    io,
+    paired,
+    predictions,
+    profiles,
+    sampled,
+    sensitivity,
+    statistics,
+    summaries,
+    tables,
+    waves,
+)
 from analysis.errors import AnalysisInputError
 from armlab import files
 
@@ -43,6 +55,7 @@ class AnalysisResult:
     allocation: pd.DataFrame  # one more seed or twice the samples, per job-minute
     sequential: pd.DataFrame  # a sequential design's decision per arm (analysis.waves.final_tables); else empty
     sequential_looks: pd.DataFrame  # every look of every arm
+    replications: pd.DataFrame  # each preregistered prediction's verdict (analysis.predictions.replication_table)
 
 
 def analyze(
@@ -52,7 +65,8 @@ def analyze(
 
     ``jobs_dir`` is the experiment's results folder: its run and evaluation manifests give the job times
     of the allocation advice (:func:`analysis.sampled.job_minutes`), its evaluations' ``answers.parquet``
-    the per-sample verdicts that pair the arms' sampling noise (:func:`analysis.sampled.read_answers`).
+    the per-sample verdicts that pair the arms' sampling noise (:func:`analysis.sampled.read_answers`), its
+    ``predictions/lock.json`` the preregistered predictions (:mod:`analysis.predictions`).
     """
     scores, source = io.load_scores(config, scores_path)
     if jobs_dir is None and scores_path is None and config.input is None:
@@ -61,7 +75,13 @@ def analyze(
         return run_analysis(config, scores, source)
     jobs = Path(jobs_dir)
     return run_analysis(
-        config, scores, source, sampled.job_minutes(jobs), sampled.read_answers(jobs), jobs / waves.LEDGER
+        config,
+        scores,
+        source,
+        sampled.job_minutes(jobs),
+        sampled.read_answers(jobs),
+        jobs / waves.LEDGER,
+        predictions.read_lock(jobs / predictions.LOCK),
     )
 
 
@@ -72,11 +92,14 @@ def run_analysis(
     job_minutes: pd.DataFrame | None = None,
     answers: pd.DataFrame | None = None,
     ledger: Path | None = None,
+    lock: dict | None = None,
 ) -> AnalysisResult:
     """Validate a tidy frame; run summaries, paired comparisons, probability of improvement, profiles, rankings,
     pass@k and the variance components of sampled evaluation (``answers``: the per-sample verdicts of
     :func:`analysis.sampled.read_answers`, which pair the arms' sampling noise) and, under a sequential design,
-    its decisions (``ledger``: the record of looks the replayed looks must agree with)."""
+    its decisions (``ledger``: the record of looks the replayed looks must agree with), and the verdicts of the
+    preregistered predictions (``lock``: :func:`analysis.predictions.read_lock`; without one, every prediction
+    is exploratory)."""
     settings = config.settings
     scores, dropped = io.validate_scores(
         scores,
@@ -183,6 +206,13 @@ def run_analysis(
             "table (fixed-n, over each pair's seeds) ignore the optional stopping and are descriptive; the sequential "
             "table's decisions and repeated confidence intervals are the design's."
         )
+    comparisons = comparisons.assign(registration=predictions.registration(comparisons, lock))
+    replications = predictions.replication_table(comparisons, config.predictions, lock, config.source)
+    if config.predictions and lock is None:
+        notes.append(
+            "Predictions: the config's predictions were not locked before the runs began (no predictions/lock.json), "
+            "so they are exploratory."
+        )
     return AnalysisResult(
         config=config,
         source=source,
@@ -201,6 +231,7 @@ def run_analysis(
         allocation=sampled.allocation_table(components, pairs, job_minutes),
         sequential=decisions,
         sequential_looks=looks,
+        replications=replications,
     )
 
 
@@ -217,6 +248,7 @@ def write_outputs(result: AnalysisResult, out_dir: Path | str) -> None:
     ``allocation.csv`` (:mod:`analysis.sampled`; only a header where not computed),
     ``sequential.csv`` and ``sequential_looks.csv`` (:func:`analysis.waves.final_tables`; a header only
     without a sequential design),
+    ``replications.csv`` (:func:`analysis.predictions.replication_table`; a header only without predictions),
     ``report.md`` and ``manifest.json`` (settings, input, and the
     sha256 of every other file).
     """
@@ -237,6 +269,7 @@ def write_outputs(result: AnalysisResult, out_dir: Path | str) -> None:
         result.allocation.to_csv(tmp / "allocation.csv", index=False)
         result.sequential.to_csv(tmp / "sequential.csv", index=False)
         result.sequential_looks.to_csv(tmp / "sequential_looks.csv", index=False)
+        result.replications.to_csv(tmp / "replications.csv", index=False)
         (tmp / "report.md").write_text(tables.report_markdown(result))
         record = {
             "experiment": result.config.experiment,

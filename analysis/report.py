@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from analysis import figures, io, sampled, tables, validity
+from analysis import figures, io, predictions, sampled, tables, validity
 from analysis.config import Settings, load_config
 from analysis.errors import AnalysisInputError
 from armlab import files
@@ -88,6 +88,7 @@ NO_TRAINING_LOGS = (
 NAV = (
     ("run", "What was run"),
     ("verdicts", "Verdicts"),
+    ("replication", "Replication"),
     ("comparisons", "Comparisons"),
     ("sequential", "Sequential"),
     ("benchmarks", "Benchmarks"),
@@ -106,6 +107,7 @@ OPTIONAL = (
     "allocation",
     "sequential",
     "sequential_looks",
+    "replications",
 )
 SPENDING_RULES = {"obrien_fleming": "O'Brien–Fleming-type", "pocock": "Pocock-type"}
 STYLE = """
@@ -164,6 +166,12 @@ def read_csv(path: Path | str, text_columns: tuple[str, ...] = TEXT_COLUMNS) -> 
     return frame
 
 
+def _text_columns(table: str) -> tuple[str, ...]:
+    if table.startswith("sequential"):
+        return SEQUENTIAL_TEXT_COLUMNS
+    return predictions.TEXT_COLUMNS if table == "replications" else TEXT_COLUMNS
+
+
 @dataclass(frozen=True)
 class Analysis:
     """What ``armlab analyze`` wrote (see :func:`analysis.pipeline.write_outputs`)."""
@@ -183,6 +191,7 @@ class Analysis:
     allocation: pd.DataFrame | None = None
     sequential: pd.DataFrame | None = None  # header only without a sequential design
     sequential_looks: pd.DataFrame | None = None
+    replications: pd.DataFrame | None = None  # header only without predictions
 
 
 def read_analysis(directory: Path | str, experiment: str) -> Analysis:
@@ -206,10 +215,7 @@ def read_analysis(directory: Path | str, experiment: str) -> Analysis:
     except TypeError as exc:
         raise AnalysisInputError(f"{path}: settings: {exc}; expected the settings `armlab analyze` writes") from None
     tables_read = dict.fromkeys(OPTIONAL) | {
-        name: read_csv(
-            directory / f"{name}.csv", SEQUENTIAL_TEXT_COLUMNS if name.startswith("sequential") else TEXT_COLUMNS
-        )
-        for name in names + optional
+        name: read_csv(directory / f"{name}.csv", _text_columns(name)) for name in names + optional
     }
     if "measure" not in tables_read["comparisons"]:
         tables_read["comparisons"] = tables_read["comparisons"].rename(columns={"summary": "measure"})
@@ -535,6 +541,31 @@ def sequential_verdicts(analysis: Analysis) -> str:
     return section("verdicts", "Headline verdicts", lede + f'<div class="cards">{"".join(cards)}</div>')
 
 
+def replication_section(analysis: Analysis) -> str:
+    """The preregistered predictions: claim, source, prediction, observed difference, verdict; "" without any."""
+    table = analysis.replications
+    if table is None or not len(table):
+        return ""
+    counts = table.groupby(["registration", "verdict"]).size()
+    tally = "; ".join(
+        f"{status}: " + ", ".join(f"{n} {v}" for v, n in group.droplevel(0).items())
+        for status, group in counts.groupby(level=0)
+    )
+    body = (
+        f"<p>{esc(tally)}.</p>"
+        + html_table(tables.replication_display(table))
+        + f'<p class="muted">{esc(tables.REPLICATION_NOTE)}</p>'
+    )
+    dropped = table[~table["in_config"].astype(bool)]
+    if len(dropped):
+        body += (
+            '<p class="warning">Locked but no longer in the config: '
+            + esc(", ".join(f"{r.arm} ({r.family}, {r.measure})" for r in dropped.itertuples()))
+            + ". A preregistered prediction stays in this table whatever the config says now.</p>"
+        )
+    return section("replication", "Replication of preregistered predictions", body)
+
+
 def verdict_section(analysis: Analysis) -> str:
     """Headline verdicts per family, on the primary summary, with a chip per arm (a sequential design's decisions
     where there is one)."""
@@ -846,6 +877,7 @@ def render_html(
     sections = {  # a section that is empty is neither shown nor linked
         "run": what_was_run(cfg, analysis, runs, config_text),
         "verdicts": verdict_section(analysis),
+        "replication": replication_section(analysis),
         "comparisons": comparison_section(analysis, forest),
         "sequential": sequential_section(cfg, analysis, inline.get("sequential", "")),
         "benchmarks": section(

@@ -296,6 +296,48 @@ def improvement_display(table: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+PREDICTION_WORDS = {
+    "better": "better",
+    "worse": "worse",
+    "equivalent": "within ±{:g} pt",
+    "not_better": "not better by > {:g} pt",
+    "not_worse": "not worse by > {:g} pt",
+}
+REPLICATION_NOTE = (
+    "Confirmatory: locked before the first training job (predictions/lock.json); exploratory: added or changed "
+    "after the lock, or never locked. Observed: the paired difference in points with the comparison's interval; "
+    "the verdict follows the rules of analysis/predictions.py (better/worse: the family's Holm test; equivalence "
+    "and one-sided claims: the (1 − 2α) interval against the margin)."
+)
+
+
+def _bound(x: float) -> str:
+    return "−∞" if x == -np.inf else ("∞" if x == np.inf else points(x))
+
+
+def replication_display(table: pd.DataFrame) -> pd.DataFrame:
+    """The replication table (rows of replications.csv) as strings: claim, source, prediction, observed, verdict."""
+    prediction = [
+        PREDICTION_WORDS[d].format(100 * m) for d, m in zip(table["prediction"], table["margin"].astype(float))
+    ]
+    observed = [
+        f"{_bound(d)} [{_bound(lo)}, {_bound(hi)}]"
+        for d, lo, hi in zip(*(table[c] for c in ("mean_diff", "ci_low", "ci_high")))
+    ]
+    return pd.DataFrame(
+        {
+            "claim": table["claim"],
+            "source": table["source"],
+            "comparison": table["arm"] + " vs " + table["reference"] + " (" + table["measure"] + ")",
+            "prediction": prediction,
+            "observed": observed,
+            "Holm p": table["p_holm"].map(_p),
+            "verdict": table["verdict"],
+            "registration": table["registration"],
+        }
+    )
+
+
 def report_markdown(result: AnalysisResult) -> str:
     """The plain-words Markdown report of an :class:`analysis.pipeline.AnalysisResult`."""
     cfg = result.config
@@ -331,6 +373,15 @@ def report_markdown(result: AnalysisResult) -> str:
         to_markdown(arm_table),
         "## Paired comparisons",
         comparisons_markdown(result.comparisons),
+        *(
+            [
+                "## Replication of the predictions",
+                to_markdown(replication_display(result.replications)),
+                REPLICATION_NOTE,
+            ]
+            if len(result.replications)
+            else []
+        ),
         "## Probability of improvement (paired)",
         to_markdown(improvement_display(result.improvement)) + "\n\n" + IMPROVEMENT_NOTE,
         "## Rank of each arm under each summary (1 = highest mean; lowest where lower is better)",

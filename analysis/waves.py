@@ -57,9 +57,10 @@ RESOURCE_KEYS = ("gpus", "eval_gpus", "mem_mb", "runtime")
 
 def locked_part(config: dict) -> dict:
     """The part of a validated workflow config that a sequential design locks: everything but ``limits``, the
-    backends' job resources and the analysis keys the looks do not read; those it reads with their defaults
-    filled in, so that writing a default out is no change."""
-    part = {key: value for key, value in config.items() if key not in ("limits", "analysis")}
+    backends' job resources, the predictions (locked on their own, analysis/predictions.py) and the analysis keys
+    the looks do not read; those it reads with their defaults filled in, so that writing a default out is no
+    change."""
+    part = {key: value for key, value in config.items() if key not in ("limits", "analysis", "predictions")}
     for section in ("trl", "command"):
         if isinstance(part.get(section), dict):
             part[section] = {k: v for k, v in part[section].items() if k not in RESOURCE_KEYS}

@@ -129,3 +129,27 @@ def test_a_wave_killed_midway_resumes_to_the_same_decisions(sequential_run, tmp_
     resumed = _snakemake(workdir)
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
     assert _decisions(workdir) == _decisions(reference)
+
+
+def test_predictions_are_locked_before_the_first_run_and_later_ones_are_exploratory(sequential_run, tmp_path):
+    workdir = sequential_run[0]
+    lock = workdir / OUT / "predictions" / "lock.json"
+    first_run = min(p.stat().st_mtime for p in (workdir / OUT / "runs").glob("*/seed-*/manifest.json"))
+    assert lock.stat().st_mtime < first_run
+    assert [p["arm"] for p in json.loads(lock.read_text())["predictions"]] == ["grpo_copy"]
+    table = pd.read_csv(workdir / OUT / "analysis" / "replications.csv")
+    assert table[["arm", "registration", "verdict"]].values.tolist() == [["grpo_copy", "confirmatory", "replicated"]]
+    marks = pd.read_csv(workdir / OUT / "analysis" / "comparisons.csv").drop_duplicates(["arm", "measure"])
+    assert marks.set_index(["arm", "measure"]).loc[("grpo_copy", "domain_balanced"), "registration"] == "confirmatory"
+    assert marks.set_index(["arm", "measure"]).loc[("grpo_aa", "domain_balanced"), "registration"] == "exploratory"
+
+    locked = lock.read_bytes()
+    added = tmp_path / "added.yaml"
+    later = "  - {family: controls, arm: grpo_aa, direction: not_better, margin: 0.5, source: added after the runs}\n"
+    added.write_text((REPO / CONFIG).read_text().replace("\neval:", "\n" + later + "eval:"))
+    proc = _snakemake(workdir, configfile=added)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert lock.read_bytes() == locked
+    table = pd.read_csv(workdir / OUT / "analysis" / "replications.csv")
+    assert table[["arm", "registration"]].values.tolist() == [["grpo_copy", "confirmatory"], ["grpo_aa", "exploratory"]]
+    assert "Replication of preregistered predictions" in (workdir / OUT / "report" / "index.html").read_text()

@@ -1,8 +1,10 @@
 """The builtin GRPO trainer: determinism, step log, loss aggregation, verifier noise, data-policy smoke runs;
-its optimizer (torch's AdamW bit for bit, without the torch compiler) and the skippable reference pass."""
+its optimizer (torch's AdamW bit for bit, without the torch compiler), the skippable reference pass and the policy's
+hot paths rewritten for speed, bit for bit as they were."""
 
 import copy
 import json
+import random
 import subprocess
 import sys
 
@@ -10,13 +12,14 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+import torch.nn.functional as F
 from conftest import REPO, TINY
 
 import training.train as trainer
 from armlab.configfile import load_mapping
 from training.config import ConfigError, validate_config
 from training.data_policies import DATA_POLICIES
-from training.policy import CharTransformer, PolicyConfig, completion_logprobs
+from training.policy import PAD_ID, VOCAB, Block, CharTransformer, PolicyConfig, completion_logprobs, encode, left_pad
 from training.rollouts import noisy_verdict, step_seed
 from training.train import AdamW, aggregate, train
 from training.utils import derive_seed, file_sha256
@@ -297,3 +300,103 @@ def test_without_a_kl_penalty_the_kl_is_logged_on_the_printed_steps_only(tiny_co
     penalised = {**config, "recipe": {**config["recipe"], "kl_coef": 0.05}}
     steps = pd.read_parquet(_run(penalised, tiny_experiment, tmp_path / "kl") / "steps.parquet")
     assert steps.kl.notna().all()
+
+
+# ---------------------------------------------------------------- speed: the policy's hot paths, rewritten exactly
+
+
+def _left_pad_per_row(prompts):
+    """left_pad as it was: each prompt encoded, then copied into its row."""
+    encoded = [encode(p) for p in prompts]
+    width = max(map(len, encoded))
+    ids = torch.full((len(encoded), width), PAD_ID, dtype=torch.long)
+    for row, tokens in enumerate(encoded):
+        ids[row, width - len(tokens) :] = torch.tensor(tokens)
+    return ids, ids != PAD_ID
+
+
+def _padded_or_error(left_pad_fn, prompts):
+    try:
+        ids, valid = left_pad_fn(prompts)
+    except ValueError as err:
+        return "error", str(err)
+    return ids.dtype, ids.tolist(), valid.dtype, valid.tolist()
+
+
+def test_left_pad_is_the_per_row_construction():
+    rng = random.Random(0)
+    outside = "é€😀\ud800~[\t"  # not in the vocabulary: accented, astral, a lone surrogate, ASCII
+    cases = [[], [""], ["", "ab"], ["\0a\0"], ["x" * 40, "y", ""], [VOCAB], ["😀"], ["\ud800"], ["ok", "bé", "a~"]]
+    for _ in range(500):
+        alphabet = VOCAB + outside if rng.random() < 0.2 else VOCAB
+        cases.append(["".join(rng.choices(alphabet, k=rng.randint(0, 30))) for _ in range(rng.randint(1, 8))])
+    outcomes = [_padded_or_error(left_pad, prompts) for prompts in cases]
+    assert outcomes == [_padded_or_error(_left_pad_per_row, prompts) for prompts in cases]
+    # the first prompt with a character outside the vocabulary is named, in one line
+    assert _padded_or_error(left_pad, ["ok", "bé", "a~"]) == (
+        "error",
+        "character 'é' in 'bé' is not in the policy's vocabulary",
+    )
+    assert 10 < sum(outcome[0] == "error" for outcome in outcomes) < 400
+
+
+def _permuted_block_forward(self, x, mask, cache=None):
+    """Block.forward as it was: q, k and v as one view + permute of the qkv projection."""
+    B, T, C = x.shape
+    q, k, v = self.qkv(self.ln1(x)).view(B, T, 3, self.n_head, C // self.n_head).permute(2, 0, 3, 1, 4)
+    if cache is not None:
+        k, v = torch.cat([cache[0], k], dim=2), torch.cat([cache[1], v], dim=2)
+    y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask[:, None])
+    x = x + self.proj(y.transpose(1, 2).reshape(B, T, C))
+    return x + self.mlp(self.ln2(x)), (k, v)
+
+
+def _policy_batch(rng, n_rows, max_prompt, n_new):
+    """Left-padded prompts of 1..max_prompt characters; completions of 1..n_new tokens, PAD after them."""
+    prompts = ["".join(rng.choices(VOCAB[2:], k=rng.randint(1, max_prompt))) for _ in range(n_rows)]
+    prompt_ids, prompt_valid = left_pad(prompts)
+    lengths = torch.tensor([rng.randint(1, n_new) for _ in range(n_rows)])
+    token_mask = torch.arange(n_new) < lengths[:, None]
+    tokens = torch.randint(0, len(VOCAB), (n_rows, n_new)).masked_fill(~token_mask, PAD_ID)
+    return prompt_ids, prompt_valid, tokens, token_mask
+
+
+@pytest.mark.parametrize("n_rows", [1, 5, 64])
+def test_split_attention_views_give_the_permuted_views_results_bit_for_bit(n_rows, monkeypatch):
+    """Log-probabilities, gradients and sampled, evaluated and greedy completions, with both ways to form q, k, v."""
+    rng = random.Random(n_rows)
+    torch.manual_seed(n_rows)
+    model = CharTransformer(PolicyConfig(d_model=24, n_layer=2, n_head=3, max_len=24))
+    prompt_ids, prompt_valid, tokens, token_mask = _policy_batch(rng, n_rows, 12, 6)
+    weights = torch.randn(n_rows, 6)
+    uniforms = torch.rand(n_rows, 6)
+
+    def outputs():
+        model.zero_grad()
+        logp, log_probs = completion_logprobs(model, prompt_ids, prompt_valid, tokens, token_mask)
+        (logp * weights * token_mask).sum().backward()
+        return [
+            logp.detach(),
+            log_probs.detach(),
+            *(p.grad.clone() for p in model.parameters()),
+            *model.generate(prompt_ids, prompt_valid, 6, 0.7, torch.Generator().manual_seed(n_rows)),
+            *model.generate(prompt_ids, prompt_valid, 6, 0.7, uniforms=uniforms, top_p=0.9),
+            *model.generate(prompt_ids, prompt_valid, 6, greedy=True),
+        ]
+
+    split = outputs()
+    monkeypatch.setattr(Block, "forward", _permuted_block_forward)
+    permuted = outputs()
+    assert len(split) == len(permuted) and all(torch.equal(a, b) for a, b in zip(split, permuted))
+
+
+def test_completion_logprobs_gives_the_log_softmax_of_the_logits_it_used():
+    """The update's entropy comes from these log-probabilities, as it came from log_softmax of the logits."""
+    torch.manual_seed(0)
+    model = CharTransformer(PolicyConfig(d_model=24, n_layer=2, n_head=3, max_len=24))
+    prompt_ids, prompt_valid, tokens, token_mask = _policy_batch(random.Random(0), 9, 12, 6)
+    ids, valid = torch.cat([prompt_ids, tokens], 1), torch.cat([prompt_valid, token_mask], 1)
+    logits = model(ids[:, :-1], valid[:, :-1])[:, prompt_ids.shape[1] - 1 :]  # what it returned before
+    logp, log_probs = completion_logprobs(model, prompt_ids, prompt_valid, tokens, token_mask)
+    assert torch.equal(log_probs, torch.log_softmax(logits, dim=-1))
+    assert torch.equal(logp, torch.log_softmax(logits, dim=-1).gather(-1, tokens[..., None]).squeeze(-1))

@@ -338,7 +338,7 @@ STAGE_KEYS = {
     "base": ("experiment", "threads", "data", "benchmarks", "model", "base"),
     "train": ("experiment", "threads", "data", "benchmarks", "model", "base", "recipe"),
     "eval": ("experiment", "threads", "benchmarks", "eval"),
-    "analysis": ("experiment", "seeds", "benchmarks", "comparisons", "analysis", "limits", "eval"),
+    "analysis": ("experiment", "seeds", "benchmarks", "comparisons", "predictions", "analysis", "limits", "eval"),
 }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -22,6 +23,9 @@ VOCAB = (
 )
 STOI = {ch: i for i, ch in enumerate(VOCAB)}
 PAD_ID, EOS_ID = STOI[PAD], STOI[EOS]
+# token id by code point, -1 outside the vocabulary (left_pad looks code points past the table up at its end)
+_TOKEN_OF_CODE_POINT = np.full(max(map(ord, VOCAB)) + 2, -1)
+_TOKEN_OF_CODE_POINT[[ord(ch) for ch in VOCAB]] = range(len(VOCAB))
 
 
 def encode(text: str) -> list[int]:
@@ -37,11 +41,17 @@ def decode(ids) -> str:
 
 def left_pad(prompts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
     """Token ids (B, T) left-padded with PAD, and the mask of real tokens."""
-    encoded = [encode(p) for p in prompts]
-    width = max(map(len, encoded))
-    ids = torch.full((len(encoded), width), PAD_ID, dtype=torch.long)
-    for row, tokens in enumerate(encoded):
-        ids[row, width - len(tokens) :] = torch.tensor(tokens)
+    lengths = [len(p) for p in prompts]  # one token per character
+    width = max(lengths)
+    # all prompts at once, through the table of token ids by code point
+    points = np.frombuffer("".join(prompts).encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    tokens = _TOKEN_OF_CODE_POINT[np.minimum(points, len(_TOKEN_OF_CODE_POINT) - 1)]
+    if (tokens < 0).any():
+        for prompt in prompts:
+            encode(prompt)  # raises for the first prompt with a character outside the vocabulary
+    ids = np.full((len(prompts), width), PAD_ID, dtype=np.int64)
+    ids[np.arange(width) >= width - np.array(lengths)[:, None]] = tokens  # fills row by row, each in order
+    ids = torch.from_numpy(ids)
     return ids, ids != PAD_ID
 
 
@@ -67,7 +77,11 @@ class Block(nn.Module):
 
     def forward(self, x, mask, cache=None):
         B, T, C = x.shape
-        q, k, v = self.qkv(self.ln1(x)).view(B, T, 3, self.n_head, C // self.n_head).permute(2, 0, 3, 1, 4)
+        # (B, n_head, T, head size) views of the same memory as one view + permute, but the backward joins their
+        # gradients with one concatenation, not a stack and a strided copy
+        q, k, v = (
+            t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in self.qkv(self.ln1(x)).split(C, -1)
+        )
         if cache is not None:
             k, v = torch.cat([cache[0], k], dim=2), torch.cat([cache[1], v], dim=2)
         y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask[:, None])
@@ -179,12 +193,13 @@ def pick_tokens(logits: torch.Tensor, temperature: float, top_p: float, uniforms
 
 
 def completion_logprobs(model: CharTransformer, prompt_ids, prompt_valid, tokens, token_mask):
-    """Per-token log-probabilities (B, N) of the completion tokens, and the logits that produced them."""
+    """Per-token log-probabilities (B, N) of the completion tokens, and those (B, N, V) of every token at their
+    positions."""
     ids = torch.cat([prompt_ids, tokens], dim=1)
     valid = torch.cat([prompt_valid, token_mask], dim=1)
     logits = model(ids[:, :-1], valid[:, :-1])[:, prompt_ids.shape[1] - 1 :]
-    logp = torch.log_softmax(logits, dim=-1).gather(-1, tokens[..., None]).squeeze(-1)
-    return logp, logits
+    log_probs = torch.log_softmax(logits, dim=-1)
+    return log_probs.gather(-1, tokens[..., None]).squeeze(-1), log_probs
 
 
 def save_model(model: CharTransformer, path: str | Path) -> None:

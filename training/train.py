@@ -261,7 +261,7 @@ def update(
     old_logp, learn = None, bool((weights > 0).any())
     # a batch without weight takes no step, but one pass still gives its loss, KL and entropy to the log
     for _ in range(recipe["updates_per_batch"] if learn else 1):
-        logp, logits = completion_logprobs(run.model, prompt_ids, prompt_valid, batch.tokens, mask)
+        logp, log_probs = completion_logprobs(run.model, prompt_ids, prompt_valid, batch.tokens, mask)
         if old_logp is None:  # the sampling policy; token-level policies (ar) weight tokens by it
             old_logp = logp.detach()
             loss_weights = run.data_policy.loss_weights(weights, old_logp, mask)
@@ -272,7 +272,6 @@ def update(
             torch.nn.utils.clip_grad_norm_(run.model.parameters(), recipe["grad_clip"])
             run.optimizer.step()
     with torch.no_grad():
-        log_probs = torch.log_softmax(logits, -1)
         entropy = -(log_probs.exp() * log_probs).sum(-1)
     n_tokens = mask.sum().item()
     return {

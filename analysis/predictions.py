@@ -1,0 +1,238 @@
+"""Preregistered predictions: what a config says its comparisons will show, locked before the runs.
+
+A config's ``predictions:`` list names comparisons (family, arm, summary) and what each difference from the
+reference will be (``direction``: better, worse, equivalent within ±margin, not better or not worse by more than
+margin), with the claim's ``source``. The workflow writes them to ``results/<experiment>/predictions/lock.json``,
+with their hash, the commit and the time, before the first training job starts (:func:`write_lock`); the lock is
+never rewritten. The analysis then marks each comparison **confirmatory** (a locked prediction names it) or
+**exploratory** (not predicted, or predicted only after the runs began), and :func:`replication_table` gives each
+prediction's verdict from the comparisons table:
+
+==============  ===================================================  ============================================
+direction       replicated                                           contradicted
+==============  ===================================================  ============================================
+better / worse  significant in that direction (the family's Holm)    significant the other way, or equivalent
+                                                                     within ±margin (an effect too small to count)
+equivalent      the (1 − 2α) interval inside (−margin, margin)       the (1 − 2α) interval outside it
+                (the TOST at α)
+not_better      the (1 − 2α) interval's upper end below +margin      its lower end above +margin
+                (one-sided test at α)
+not_worse       the lower end above −margin                          the upper end below −margin
+==============  ===================================================  ============================================
+
+Anything else is inconclusive. "Better" is in the measure's own sense (lower is better for the optimality gap).
+Locked predictions stay in the table even when the config drops them, so a failed prediction cannot be withdrawn
+silently; a prediction added or changed after the lock is exploratory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.errors import AnalysisInputError
+from armlab import files
+
+LOCK = "predictions/lock.json"
+PRIMARY = "domain_balanced"  # the primary summary (analysis.summaries.summary_weights: always the first)
+DIRECTIONS = ("better", "worse", "equivalent", "not_better", "not_worse")
+KEYS = ("family", "arm", "summary", "direction", "margin", "source", "claim")
+# replications.csv: its text columns, then its numbers and the in_config flag
+TEXT_COLUMNS = ("registration", "claim", "source", "family", "arm", "reference", "measure", "prediction", "verdict")
+REPLICATION_COLUMNS = [
+    *TEXT_COLUMNS,
+    *("margin", "n_seeds", "mean_diff", "ci_low", "ci_high", "ci_level", "eq_low", "eq_high", "p_holm", "in_config"),
+]
+CLAIMS = {
+    "better": "{arm} is better than {reference}",
+    "worse": "{arm} is worse than {reference}",
+    "equivalent": "{arm} is within ±{points:g} point(s) of {reference}",
+    "not_better": "{arm} is not better than {reference} by more than {points:g} point(s)",
+    "not_worse": "{arm} is not worse than {reference} by more than {points:g} point(s)",
+}
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One preregistered prediction, every default filled in (so that writing a default out changes nothing)."""
+
+    family: str
+    arm: str
+    summary: str
+    direction: str
+    margin: float
+    source: str
+    claim: str
+
+
+def parse_predictions(value: object, comparisons, default_margin: float, source: str) -> tuple[Prediction, ...]:
+    """Validate a config's ``predictions:`` list against its comparisons; one line naming the entry on error."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise AnalysisInputError(f"{source}: predictions: expected a list of {{family, arm, direction, source}}")
+    references = {c.family: (c.reference, c.arms) for c in comparisons}
+    out, seen = [], set()
+    for i, entry in enumerate(value):
+        where = f"{source}: predictions[{i}]"
+        if not isinstance(entry, dict):
+            raise AnalysisInputError(f"{where}: expected a mapping with family, arm, direction and source")
+        unknown = sorted(set(entry) - set(KEYS))
+        if unknown:
+            raise AnalysisInputError(f"{where}: unknown key(s) {unknown}; known: {list(KEYS)}")
+        for key in ("family", "arm", "direction", "source"):
+            if not isinstance(entry.get(key), str) or not entry[key]:
+                raise AnalysisInputError(f"{where}.{key}: expected a non-empty string, got {entry.get(key)!r}")
+        family, arm, direction = entry["family"], entry["arm"], entry["direction"]
+        if family not in references:
+            raise AnalysisInputError(
+                f"{where}.family: {family!r} is not a comparison family; known: {list(references)}"
+            )
+        reference, arms = references[family]
+        if arm not in arms:
+            raise AnalysisInputError(
+                f"{where}.arm: {arm!r} is not compared in family {family!r}; its arms: {list(arms)}"
+            )
+        if direction not in DIRECTIONS:
+            raise AnalysisInputError(f"{where}.direction: expected one of {list(DIRECTIONS)}, got {direction!r}")
+        summary = entry.get("summary", PRIMARY)
+        if not isinstance(summary, str) or not summary:
+            raise AnalysisInputError(f"{where}.summary: expected a measure name, got {summary!r}")
+        margin = entry.get("margin", default_margin)
+        if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 < margin < float("inf"):
+            raise AnalysisInputError(f"{where}.margin: expected a positive number (score units), got {margin!r}")
+        claim = entry.get("claim") or CLAIMS[direction].format(arm=arm, reference=reference, points=100 * margin)
+        if not isinstance(claim, str):
+            raise AnalysisInputError(f"{where}.claim: expected a string, got {claim!r}")
+        if (family, arm, summary) in seen:
+            raise AnalysisInputError(f"{where}: a second prediction for ({family}, {arm}, {summary})")
+        seen.add((family, arm, summary))
+        out.append(Prediction(family, arm, summary, direction, float(margin), entry["source"], claim))
+    return tuple(out)
+
+
+def predictions_hash(predictions) -> str:
+    records = [asdict(p) for p in predictions]
+    return hashlib.sha256(json.dumps(records, sort_keys=True).encode()).hexdigest()
+
+
+def started_runs(results: str | Path) -> list[Path]:
+    """The training runs of an experiment that exist or have begun (a run folder or its temporary)."""
+    runs = Path(results) / "runs"
+    return sorted(p for p in runs.glob("*/*") if p.name.startswith(("seed-", ".seed-"))) if runs.is_dir() else []
+
+
+def write_lock(results: str | Path, predictions) -> str | None:
+    """Lock ``predictions`` before the first training job starts; returns a line for the console, or None.
+
+    An existing lock is never rewritten. With runs already begun there is nothing left to preregister: no lock is
+    written and every prediction stays exploratory.
+    """
+    path = Path(results) / LOCK
+    if not predictions or path.exists():
+        return None
+    begun = started_runs(results)
+    if begun:
+        return (
+            f"predictions: not locked, because {len(begun)} training run(s) already exist under "
+            f"{Path(results) / 'runs'}; predictions made after the runs began are exploratory"
+        )
+    files.write_json(
+        path,
+        {
+            "hash": predictions_hash(predictions),
+            "predictions": [asdict(p) for p in predictions],
+            "locked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "git_commit": files.git_commit(),
+        },
+    )
+    return f"predictions: {len(predictions)} locked in {path} before the first training job"
+
+
+def read_lock(path: str | Path) -> dict | None:
+    """The lock at ``path`` (None if absent), checked: its predictions must hash to its recorded hash."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    lock = files.read_json(path, "predictions lock")
+    try:
+        locked = tuple(Prediction(**p) for p in lock["predictions"])
+    except (KeyError, TypeError) as exc:
+        raise AnalysisInputError(f"{path}: not a predictions lock written by the workflow ({exc})") from None
+    if predictions_hash(locked) != lock.get("hash"):
+        raise AnalysisInputError(
+            f"{path}: its predictions do not match its hash: the lock was edited after it was written"
+        )
+    return {**lock, "predictions": locked}
+
+
+def registration(comparisons: pd.DataFrame, lock: dict | None) -> pd.Series:
+    """Per row of the comparisons table: confirmatory when a locked prediction names its (family, arm, measure)."""
+    locked = {(p.family, p.arm, p.summary) for p in (lock or {}).get("predictions", ())}
+    keys = zip(comparisons["family"], comparisons["arm"], comparisons["measure"])
+    return pd.Series(
+        ["confirmatory" if key in locked else "exploratory" for key in keys], index=comparisons.index, dtype=object
+    )
+
+
+def verdict(direction: str, margin: float, row) -> str:
+    """Replicated, contradicted or inconclusive: the rule of the module's table on one comparisons row."""
+    sign = 1.0 if row.higher_is_better else -1.0
+    # in the measure's own sense: positive = better; the interval flips with the sign
+    low, high = sorted((sign * row.eq_low, sign * row.eq_high))
+    diff = sign * row.mean_diff
+    if direction in ("better", "worse"):
+        wanted = 1.0 if direction == "better" else -1.0
+        if row.reject and diff * wanted > 0:
+            return "replicated"
+        if (row.reject and diff * wanted < 0) or (-margin < low and high < margin):
+            return "contradicted"
+        return "inconclusive"
+    if direction == "equivalent":
+        if -margin < low and high < margin:
+            return "replicated"
+        return "contradicted" if low > margin or high < -margin else "inconclusive"
+    if direction == "not_better":
+        return "replicated" if high < margin else "contradicted" if low > margin else "inconclusive"
+    return "replicated" if low > -margin else "contradicted" if high < -margin else "inconclusive"  # not_worse
+
+
+def replication_table(comparisons: pd.DataFrame, predictions, lock: dict | None, source: str) -> pd.DataFrame:
+    """One row per prediction, locked ones (confirmatory) first, then the config's others (exploratory).
+
+    The observed difference and interval are the comparison's own (its first interval method, the test's).
+    A prediction naming a measure the comparisons table lacks is an error naming the prediction.
+    """
+    locked = list((lock or {}).get("predictions", ()))
+    rows = [(p, "confirmatory") for p in locked] + [(p, "exploratory") for p in predictions if p not in locked]
+    tested = comparisons.drop_duplicates(["family", "measure", "arm"]).set_index(["family", "arm", "measure"])
+    out = []
+    for p, status in rows:
+        key = (p.family, p.arm, p.summary)
+        if key not in tested.index:
+            measures = sorted(set(comparisons.loc[comparisons["family"] == p.family, "measure"]))
+            raise AnalysisInputError(
+                f"{source}: predictions ({p.family}, {p.arm}): no comparison of measure {p.summary!r}; "
+                f"the family's measures: {measures}"
+            )
+        row = tested.loc[key]
+        record = {
+            "registration": status,
+            "claim": p.claim,
+            "source": p.source,
+            "family": p.family,
+            "arm": p.arm,
+            "reference": row.reference,
+            "measure": p.summary,
+            "prediction": p.direction,
+            "margin": p.margin,
+            "verdict": verdict(p.direction, p.margin, row),
+            "in_config": p in predictions,
+        }
+        out.append(record | {c: row[c] for c in REPLICATION_COLUMNS if c not in record and c in row.index})
+    return pd.DataFrame(out, columns=REPLICATION_COLUMNS)
