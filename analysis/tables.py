@@ -300,8 +300,8 @@ PREDICTION_WORDS = {
     "better": "better",
     "worse": "worse",
     "equivalent": "within ±{:g} pt",
-    "not_better": "not better by > {:g} pt",
-    "not_worse": "not worse by > {:g} pt",
+    "not_better": "not better by more than {:g} pt",
+    "not_worse": "not worse by more than {:g} pt",
 }
 REPLICATION_NOTE = (
     "Confirmatory: locked before the first training job (predictions/lock.json); exploratory: added or changed "
@@ -331,7 +331,7 @@ def replication_display(table: pd.DataFrame) -> pd.DataFrame:
             "comparison": table["arm"] + " vs " + table["reference"] + " (" + table["measure"] + ")",
             "prediction": prediction,
             "observed": observed,
-            "Holm p": table["p_holm"].map(_p),
+            "Holm p (difference)": table["p_holm"].map(_p),
             "verdict": table["verdict"],
             "registration": table["registration"],
         }
