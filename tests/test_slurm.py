@@ -21,7 +21,7 @@ from conftest import REPO, TINY
 SCRIPT = REPO / "ci" / "slurm_single_node.sh"
 SLURM_CONF = Path("/etc/slurm/slurm.conf")
 PARTITION = "debug"  # the partition the script's cluster defines
-RUN_TIMEOUT_S = 300
+RUN_TIMEOUT_S = 600  # the tiny runs share the cluster with the sequential one (see sequential_on_slurm)
 SLURM_FLAGS = [
     "--slurm-no-account",
     "--slurm-status-command",
@@ -58,7 +58,10 @@ def _slurm_profile(tmp_path: Path) -> Path:
     return profile
 
 
-def _snakemake(workdir: Path, *extra: str, configfile: Path = TINY, timeout_s: int = RUN_TIMEOUT_S) -> subprocess.Popen:
+def _snakemake(
+    workdir: Path, *extra: str, configfile: Path = TINY, timeout_s: int = RUN_TIMEOUT_S, log: Path | None = None
+) -> subprocess.Popen:
+    """Snakemake in ``workdir``; its output is piped, or written to ``log`` for a run nobody reads until it ends."""
     snakemake_bin = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
     workdir.mkdir()
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
@@ -78,7 +81,7 @@ def _snakemake(workdir: Path, *extra: str, configfile: Path = TINY, timeout_s: i
         ],
         cwd=workdir,
         env=env,
-        stdout=subprocess.PIPE,
+        stdout=log.open("w") if log else subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
@@ -96,7 +99,34 @@ def slurm_cluster():
         subprocess.run([str(SCRIPT), "stop"], timeout=120)
 
 
-def test_slurm_run_equals_local_run(slurm_cluster, tmp_path):
+def _completed_rules(workdir: Path) -> list[str]:
+    """The rule of every job of the workflow in ``workdir`` that SLURM completed (the plugin's comment names the
+    rule; sbatch -D, the workflow's directory, tells two workflows on one cluster apart)."""
+    jobs = subprocess.run(["squeue", "-h", "-t", "all", "-o", "%k|%T|%Z"], capture_output=True, text=True).stdout
+    rows = [line.split("|") for line in jobs.splitlines() if line.count("|") == 2]
+    return [rule for rule, state, where in rows if state == "COMPLETED" and Path(where) == workdir]
+
+
+@pytest.fixture(scope="module")
+def sequential_on_slurm(slurm_cluster, tmp_path_factory):
+    """The waves of tests/fixtures/tiny_sequential.yaml (see tests/test_sequential_workflow.py) through sbatch, cut
+    to two looks (at most 3 seeds). It starts with the first test and runs beside it: most of a SLURM run is
+    waiting between status checks, so the two overlap instead of adding up."""
+    root = tmp_path_factory.mktemp("sequential_slurm")
+    config = root / "tiny_sequential.yaml"
+    fixture = (REPO / "tests" / "fixtures" / "tiny_sequential.yaml").read_text()
+    assert "max: 4," in fixture
+    config.write_text(fixture.replace("max: 4,", "max: 3,"))
+    workdir, log = root / "slurm", root / "slurm.log"
+    proc = _snakemake(
+        workdir, "--profile", str(_slurm_profile(root)), *SLURM_FLAGS, configfile=config, timeout_s=900, log=log
+    )
+    yield proc, workdir, log
+    if proc.poll() is None:
+        proc.kill()
+
+
+def test_slurm_run_equals_local_run(slurm_cluster, sequential_on_slurm, tmp_path):
     start = time.perf_counter()
     # the local run shares the two cores with the cluster's jobs: results do not depend on timing
     local = _snakemake(tmp_path / "local", "--profile", str(REPO / "profiles" / "default"))
@@ -106,13 +136,10 @@ def test_slurm_run_equals_local_run(slurm_cluster, tmp_path):
     assert slurm.returncode == 0, f"SLURM run failed (rc {slurm.returncode}, -9 = timeout):\n{slurm_log[-4000:]}"
     assert local.returncode == 0, f"local run failed:\n{local_log[-4000:]}"
 
-    # every training and evaluation job went through sbatch (the plugin's comment names the rule)
-    jobs = subprocess.run(["squeue", "-h", "-t", "all", "-o", "%k %T"], capture_output=True, text=True).stdout.split(
-        "\n"
-    )
-    completed = [line.split()[0] for line in jobs if line.endswith(" COMPLETED")]
-    assert sum(c.startswith("rule_train_") for c in completed) == 4, jobs
-    assert sum(c.startswith("rule_evaluate_") for c in completed) == 5, jobs
+    # every training and evaluation job went through sbatch
+    completed = _completed_rules(tmp_path / "slurm")
+    assert sum(c.startswith("rule_train_") for c in completed) == 4, completed
+    assert sum(c.startswith("rule_evaluate_") for c in completed) == 5, completed
 
     scores = {
         name: pd.read_parquet(tmp_path / name / "results" / "tiny" / "scores.parquet") for name in ("local", "slurm")
@@ -121,23 +148,15 @@ def test_slurm_run_equals_local_run(slurm_cluster, tmp_path):
     print(f"SLURM end-to-end: {wall:.0f} s wall (local run alongside), {len(scores['slurm'])} identical score rows")
 
 
-def test_a_sequential_design_runs_its_waves_on_slurm(slurm_cluster, tmp_path):
-    """The waves of tests/fixtures/tiny_sequential.yaml (see tests/test_sequential_workflow.py) through sbatch, cut
-    to two looks (at most 3 seeds): the second wave's jobs are submitted only once the first look has decided."""
+def test_a_sequential_design_runs_its_waves_on_slurm(sequential_on_slurm):
+    """The second wave's jobs are submitted only once the first look has decided (sequential_on_slurm)."""
     import json
 
-    config = tmp_path / "tiny_sequential.yaml"
-    fixture = (REPO / "tests" / "fixtures" / "tiny_sequential.yaml").read_text()
-    assert "max: 4," in fixture
-    config.write_text(fixture.replace("max: 4,", "max: 3,"))
-    slurm = _snakemake(
-        tmp_path / "slurm", "--profile", str(_slurm_profile(tmp_path)), *SLURM_FLAGS, configfile=config, timeout_s=600
-    )
-    log = slurm.communicate()[0]
-    assert slurm.returncode == 0, f"SLURM run failed (rc {slurm.returncode}, -9 = timeout):\n{log[-4000:]}"
-    ledger = tmp_path / "slurm" / "results" / "tiny_sequential" / "sequential" / "looks.jsonl"
+    slurm, workdir, log = sequential_on_slurm
+    slurm.wait()
+    assert slurm.returncode == 0, f"SLURM run failed (rc {slurm.returncode}, -9 = timeout):\n{log.read_text()[-4000:]}"
+    ledger = workdir / "results" / "tiny_sequential" / "sequential" / "looks.jsonl"
     looks = [json.loads(line) for line in ledger.read_text().splitlines()]
     assert [r["runs_evaluated"] for r in looks] == [6, 9]  # grpo_copy equivalent at look 2, as in the local run
     assert looks[-1]["done"] and looks[-1]["runs_fixed"] == 9
-    jobs = subprocess.run(["squeue", "-h", "-t", "all", "-o", "%k %T"], capture_output=True, text=True).stdout
-    assert sum(line.startswith("rule_look_") and line.endswith(" COMPLETED") for line in jobs.split("\n")) == 2, jobs
+    assert sum(rule.startswith("rule_look_") for rule in _completed_rules(workdir)) == 2
