@@ -33,6 +33,8 @@ from training.tasks import TASKS
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflows" / "schemas" / "config.schema.yaml"
 BASE_ARM = "base"
+# data policies that do not read rewards as 0/1 pass rates, so they run with a length bonus
+SHAPING_DATA_POLICIES = ("uniform", "static")
 # the recipe and config sizes a `limits:` key caps (see armlab.configfile.DEFAULT_LIMITS)
 LIMITED_SIZES = {
     "recipe.steps": "steps",
@@ -156,6 +158,13 @@ def validate_config(config: dict, source: str = "config") -> dict:
                 f"{source}: {key}: {recipe['group_size']} rollout per prompt; estimator "
                 f"{recipe['estimator']['name']!r} is group-relative (its baseline comes from the other "
                 f"rollouts of the same prompt) and needs group_size >= 2"
+            )
+        if recipe["length_bonus"] and recipe["data_policy"]["name"] not in SHAPING_DATA_POLICIES:
+            key = f"arms.{arm}.length_bonus" if "length_bonus" in config["arms"][arm] else "recipe.length_bonus"
+            raise ConfigError(
+                f"{source}: {key}: a length bonus makes rewards more than a 0/1 verdict, and data policy "
+                f"{recipe['data_policy']['name']!r} reads them as pass rates; it runs with "
+                f"{list(SHAPING_DATA_POLICIES)}"
             )
         for field, registry in (("estimator", ESTIMATORS), ("data_policy", DATA_POLICIES)):
             spec = recipe[field]

@@ -44,7 +44,20 @@ def noisy_verdict(reward: float, noise: float, seed: int, item_id: str, response
     return 1.0 - reward if u < noise else reward
 
 
-def score(task: str, answer: str, item_id: str, completion: str, noise: float, seed: int) -> float:
-    """The reward of one completion: the verifier's verdict on its text before EOS, flipped w.p. ``noise``."""
+def length_bonus(response: str, coef: float, max_new: int) -> float:
+    """A dense auxiliary reward earned without solving the task: ``coef`` × the response's share of the length cap.
+
+    The "Dark Room in the reward channel" probe: a group whose rollouts all fail differs only in this bonus, so
+    std-normalised GRPO's z-scored advantages there do not depend on ``coef`` (docs/methods.md, Rewards).
+    """
+    return coef * min(len(response), max_new) / max_new
+
+
+def score(task: str, answer: str, item_id: str, completion: str, recipe: dict, seed: int) -> float:
+    """The reward of one completion: the verifier's verdict on its text before EOS, flipped w.p. ``reward_noise``,
+    plus the recipe's ``length_bonus``."""
     response = completion.split(EOS)[0]
-    return noisy_verdict(verify(task, answer, response), noise, seed, item_id, response)
+    verdict = noisy_verdict(verify(task, answer, response), recipe["reward_noise"], seed, item_id, response)
+    if not recipe["length_bonus"]:
+        return verdict
+    return verdict + length_bonus(response, recipe["length_bonus"], recipe["max_new_tokens"])

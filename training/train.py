@@ -221,7 +221,7 @@ def roll_out(run: Run, items: list[dict], step: int, attempt: int) -> Rollouts:
         decode(t for t, m in zip(row, row_mask) if m) for row, row_mask in zip(tokens.tolist(), mask.tolist())
     ]
     rewards = [
-        score(item["task"], item["answer"], item["id"], completion, recipe["reward_noise"], run.seed)
+        score(item["task"], item["answer"], item["id"], completion, recipe, run.seed)
         for item, completion in zip(prompts, completions)
     ]
     return Rollouts(items, tokens, mask, torch.tensor(rewards).view(len(items), G))

@@ -276,7 +276,7 @@ def make_reward(recipe: dict, seed: int, sampler: StepSampler | None = None):
     from training.rollouts import score
 
     def verifier_reward(prompts, completions, answer, task, id, log_metric=None, **_):
-        rewards = [score(t, a, i, c, recipe["reward_noise"], seed) for t, a, i, c in zip(task, answer, id, completions)]
+        rewards = [score(t, a, i, c, recipe, seed) for t, a, i, c in zip(task, answer, id, completions)]
         if sampler is not None and sampler.live:
             for name, value in sampler.feedback(id, rewards).items():
                 if log_metric is not None:
