@@ -229,8 +229,9 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
 def _measures(settings: Settings, benchmarks: dict[str, str]) -> list[str]:
     """The measures the comparisons table will hold: summaries, statistics, pass@k (k > 1), benchmarks."""
     from analysis.sampled import measure_name
+    from analysis.summaries import BUILT_IN
 
-    measures = ["domain_balanced", "flat", *settings.subsets, *settings.statistics]
+    measures = [*BUILT_IN, *settings.subsets, *settings.statistics]
     measures += [measure_name(k) for k in settings.pass_k if k > 1]  # pass@1 is the primary summary itself
     return measures + (list(benchmarks) if settings.per_benchmark else [])
 
@@ -367,12 +368,14 @@ def _parse_pass_k(value: list[int] | None, source: str) -> tuple[int, ...]:
 
 
 def _parse_subsets(value: dict, source: str) -> dict[str, dict[str, float]]:
+    from analysis.summaries import BUILT_IN  # lazily: summaries imports analysis.io, which imports this module
+
     if not isinstance(value, dict):
         raise AnalysisInputError(f"{source}: analysis.subsets: expected a mapping name -> benchmarks")
     out = {}
     for name, spec in value.items():
         where = f"{source}: analysis.subsets.{name}"
-        if name in ("domain_balanced", "flat"):
+        if name in BUILT_IN:
             raise AnalysisInputError(f"{where}: the name is reserved for a built-in summary")
         weights = dict.fromkeys(spec, 1.0) if isinstance(spec, list) else spec
         if (

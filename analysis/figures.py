@@ -39,6 +39,7 @@ from matplotlib.lines import Line2D
 from analysis import power
 from analysis.resampling import min_sign_flip_pvalue
 from analysis.tables import higher_is_better, verdicts
+from armlab.contract import BASE_ARM
 
 if TYPE_CHECKING:
     from analysis.config import Settings
@@ -441,7 +442,7 @@ def pass_at_k_plot(
     )
     fig = Figure(figsize=(9.0, 3.4), layout="constrained")
     left, right = fig.subplots(1, 2)
-    base = curves[curves["arm"] == "base"].groupby("k")["value"].mean()
+    base = curves[curves["arm"] == BASE_ARM].groupby("k")["value"].mean()
     if len(base):
         left.plot(base.index, 100 * base, color="#777777", ls="--", marker="s", ms=3, label="base policy")
     for arm in arms:

@@ -36,10 +36,10 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.errors import AnalysisInputError
+from analysis.summaries import PRIMARY
 from armlab import files
 
 LOCK = "predictions/lock.json"
-PRIMARY = "domain_balanced"  # the primary summary (analysis.summaries.summary_weights: always the first)
 DIRECTIONS = ("better", "worse", "equivalent", "not_better", "not_worse")
 KEYS = ("family", "arm", "summary", "direction", "margin", "source", "claim")
 # replications.csv: its text columns, then its numbers and the in_config flag

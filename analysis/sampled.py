@@ -25,10 +25,9 @@ from scipy import stats
 
 from analysis import sampling
 from analysis.errors import AnalysisInputError
-from armlab.contract import PER_BENCHMARK_ITEM, RUN
+from armlab.contract import BASE_ARM, PER_BENCHMARK_ITEM, RUN
 from armlab.files import BadFile, read_json, verify_file
 
-BASE_ARM = "base"  # the untrained base policy's arm in the scores (training.config.BASE_ARM)
 COMPONENTS = ("training", "items", "sampling")
 COMPONENT_COLUMNS = [
     "family", "arm", "reference", "measure", "n_seeds", "n_items", "samples", "mean_diff",

@@ -18,6 +18,9 @@ import pandas as pd
 from analysis.errors import AnalysisInputError
 from analysis.io import RUN
 
+PRIMARY, FLAT = "domain_balanced", "flat"  # the primary summary (the first row of every weight matrix), the flat mean
+BUILT_IN = (PRIMARY, FLAT)  # the summaries every analysis computes; config subsets cannot take these names
+
 
 def benchmark_accuracy(scores: pd.DataFrame) -> pd.DataFrame:
     """Accuracy per run and benchmark: mean item score; index (arm, seed), one column per benchmark."""
@@ -39,8 +42,8 @@ def summary_weights(domains: pd.Series, subsets: dict[str, dict[str, float]] | N
     benchmarks = list(domains.index)
     per_domain = domains.map(domains.value_counts())
     rows = {
-        "domain_balanced": (1.0 / per_domain / domains.nunique()).to_numpy(),
-        "flat": np.full(len(benchmarks), 1.0 / len(benchmarks)),
+        PRIMARY: (1.0 / per_domain / domains.nunique()).to_numpy(),
+        FLAT: np.full(len(benchmarks), 1.0 / len(benchmarks)),
     }
     for name, weights in (subsets or {}).items():
         unknown = sorted(set(weights) - set(benchmarks))

@@ -25,6 +25,7 @@ from armlab.configfile import (
     limits_of,
     parse_comparisons,
 )
+from armlab.contract import BASE_ARM
 from training.backends import BACKENDS
 from training.data_policies import DATA_POLICIES
 from training.estimators import ESTIMATORS
@@ -32,7 +33,6 @@ from training.recipe import method_spec, resolve_arm
 from training.tasks import TASKS
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflows" / "schemas" / "config.schema.yaml"
-BASE_ARM = "base"
 # data policies that do not read rewards as 0/1 pass rates, so they run with a length bonus
 SHAPING_DATA_POLICIES = ("uniform", "static")
 # the recipe and config sizes a `limits:` key caps (see armlab.configfile.DEFAULT_LIMITS)
