@@ -64,6 +64,86 @@ def test_estimator_arms_map_onto_grpo_config(tmp_path):
     assert (args.epsilon, args.beta, args.max_completion_length) == (0.2, 0.0, 5)
 
 
+def test_policy_losses_and_batch_scaling_map_onto_grpo_config(tmp_path):
+    arms = {
+        "grpo": {},
+        "ppo_clip": {"policy_loss": "ppo_clip"},
+        "clip_higher": {"policy_loss": {"name": "clip_higher", "clip_high": 0.28}},
+        "dual_clip": {"policy_loss": "dual_clip", "loss_agg": "seq-mean-token-mean"},
+        "cispo": {"policy_loss": {"name": "cispo", "clip_high": 4.0}},
+        "sapo": {"policy_loss": {"name": "sapo", "tau_neg": 1.1}, "loss_agg": "seq-mean-token-mean"},
+        "batch": {"estimator": "grpo_batch_std"},
+        "gspo_higher": {"policy_loss": "clip_higher", "ratio_level": "sequence", "clip": 0.0003},
+    }
+    config = load_config([_trl_config(tmp_path, arms)])
+    kwargs = {
+        arm: trl_backend.grpo_config_kwargs(resolve_arm(config, arm), "tiny", 1, str(tmp_path), 1) for arm in arms
+    }
+
+    def loss_keys(arm):
+        keys = ("loss_type", "epsilon", "epsilon_high", "delta", "sapo_temperature_pos", "sapo_temperature_neg")
+        return {k: kwargs[arm][k] for k in keys if k in kwargs[arm]}
+
+    # the default recipe's arguments are those of before the policy_loss key: no epsilon_high, no delta
+    assert loss_keys("grpo") == loss_keys("ppo_clip") == {"loss_type": "dapo", "epsilon": 0.2}
+    assert loss_keys("clip_higher") == {"loss_type": "dapo", "epsilon": 0.2, "epsilon_high": 0.28}
+    assert loss_keys("dual_clip") == {"loss_type": "grpo", "epsilon": 0.2, "delta": 3.0}
+    # TRL's cispo clamps the weight at epsilon_high itself (ScaleRL's ε_max, recommended 5.0) = 1 + clip_high
+    assert loss_keys("cispo") == {"loss_type": "cispo", "epsilon": 0.2, "epsilon_high": 5.0}
+    assert loss_keys("sapo") == {
+        "loss_type": "sapo",
+        "epsilon": 0.2,
+        "sapo_temperature_pos": 1.0,
+        "sapo_temperature_neg": 1.1,
+    }
+    assert kwargs["batch"]["scale_rewards"] == "batch" and kwargs["grpo"]["scale_rewards"] == "group"
+    assert kwargs["gspo_higher"]["importance_sampling_level"] == "sequence"
+    for arm in arms:  # every mapping is accepted by TRL's own config
+        args = GRPOConfig(**kwargs[arm])
+        assert args.loss_type == kwargs[arm]["loss_type"]
+    assert GRPOConfig(**kwargs["dual_clip"]).delta == 3.0
+
+
+def test_the_sampler_feeds_batch_scaled_advantages_to_adaptive_policies(tmp_path):
+    import torch
+
+    config = load_config([_trl_config(tmp_path, {"batch": {"estimator": "grpo_batch_std", "data_policy": "exp3"}})])
+    recipe = resolve_arm(config, "batch")
+    seen = {}
+    sampler = trl_backend.StepSampler(["math"] * 40 + ["logic"] * 40, recipe, "tiny", 1)
+    block = sampler.step_rows(1)
+    sampler.policy.observe = lambda step, domains, rewards, advantages, prompt_ids: seen.update(a=advantages)
+    rewards = [float(i % 3 == 0) for i in range(len(block) * 4)]
+    sampler.feedback([], rewards)
+    r = torch.tensor(rewards).view(len(block), 4)
+    torch.testing.assert_close(seen["a"], (r - r.mean(1, keepdim=True)) / (r.std() + 1e-4))
+
+
+@pytest.mark.parametrize(
+    "arm, message",
+    [
+        (
+            {"policy_loss": "gmpo", "loss_agg": "seq-mean-token-mean"},
+            r"arms\.bad\.policy_loss: 'gmpo' is not implemented",
+        ),
+        ({"policy_loss": "clip_cov"}, r"arms\.bad\.policy_loss: 'clip_cov' is not implemented by TRL"),
+        ({"policy_loss": "kl_cov"}, r"arms\.bad\.policy_loss: 'kl_cov' is not implemented by TRL"),
+        ({"policy_loss": "gpg"}, r"arms\.bad\.policy_loss: 'gpg' is not implemented by TRL"),
+        ({"policy_loss": "cispo", "loss_agg": "seq-mean-token-mean"}, r"arms\.bad\.loss_agg: TRL's 'cispo' loss"),
+        ({"policy_loss": "sapo"}, r"arms\.bad\.loss_agg: TRL's 'sapo' loss aggregates seq-mean-token-mean only"),
+        ({"policy_loss": {"name": "cispo", "clip_low": 0.2}}, r"arms\.bad\.policy_loss: TRL's cispo loss has no lower"),
+        ({"policy_loss": {"name": "dual_clip", "clip_c": 1.1}}, r"arms\.bad\.policy_loss: dual_clip's clip_c 1\.1"),
+        ({"loss_agg": "token-sum"}, r"arms\.bad\.loss_agg: 'token-sum' has no TRL loss_type"),
+        ({"loss_agg": "seq-mean-token-sum"}, r"arms\.bad\.loss_agg: 'seq-mean-token-sum' has no TRL loss_type"),
+        ({"estimator": {"name": "grpo_batch_std", "eps": 1e-6}}, r"arms\.bad\.estimator: estimator .* cannot be"),
+    ],
+)
+def test_policy_losses_trl_cannot_express_are_rejected(tmp_path, arm, message):
+    with pytest.raises(ConfigError, match=message) as err:
+        load_config([_trl_config(tmp_path, {"grpo": {}, "bad": arm})])
+    assert "\n" not in str(err.value)
+
+
 @pytest.mark.parametrize(
     "arm, message",
     [

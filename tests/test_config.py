@@ -145,6 +145,7 @@ def test_armlab_arms_lists_exactly_what_configs_accept(capsys, raw):
     from armlab_cli import main
     from training.data_policies import DATA_POLICIES
     from training.estimators import ESTIMATORS
+    from training.losses import POLICY_LOSSES, REQUIRED_AGGREGATION
 
     assert main(["arms"]) == 0
     out = capsys.readouterr().out
@@ -153,11 +154,15 @@ def test_armlab_arms_lists_exactly_what_configs_accept(capsys, raw):
         for line in out.splitlines()
         if line.startswith("  ") and not line.strip().startswith("parameters")
     }
-    assert listed == set(ESTIMATORS) | set(DATA_POLICIES)
+    assert listed == set(ESTIMATORS) | set(DATA_POLICIES) | set(POLICY_LOSSES)
     for name in listed:  # every listed name validates as an arm; an unlisted one does not
-        field = "estimator" if name in ESTIMATORS else "data_policy"
-        validate_config({**raw, "arms": {**raw["arms"], "probe": {field: name}}}, source="probe")
+        field = "estimator" if name in ESTIMATORS else "policy_loss" if name in POLICY_LOSSES else "data_policy"
+        probe = {field: name}
+        if name in REQUIRED_AGGREGATION:  # gmpo is a mean over sequences
+            probe["loss_agg"] = REQUIRED_AGGREGATION[name]
+        validate_config({**raw, "arms": {**raw["arms"], "probe": probe}}, source="probe")
     _rejects({**raw, "arms": {"probe": {"data_policy": "not_listed"}}}, "unknown data policy")
+    _rejects({**raw, "arms": {"probe": {"policy_loss": "not_listed"}}}, "unknown policy loss")
 
 
 @pytest.mark.parametrize(

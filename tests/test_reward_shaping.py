@@ -16,7 +16,7 @@ from training.train import train
 
 
 def _recipe(**fields):
-    return {"reward_noise": 0.0, "length_bonus": 0.0, "max_new_tokens": 6, **fields}
+    return {"reward_noise": 0.0, "max_new_tokens": 6, **fields}
 
 
 def test_the_bonus_is_the_coefficient_times_the_responses_share_of_the_length_cap():

@@ -2,19 +2,24 @@
 
 
 def arms(subparsers):
-    """``armlab arms``: every registered advantage estimator and data policy, with its parameters."""
+    """``armlab arms``: every registered advantage estimator, data policy and policy loss, with its parameters."""
     parser = subparsers.add_parser(
         "arms",
-        help="list the estimators and data policies a config may name",
-        description="List every registered estimator and data policy with its "
+        help="list the estimators, data policies and policy losses a config may name",
+        description="List every registered estimator, data policy and policy loss with its "
         "one-line description and parameters (defaults).",
     )
 
     def run(args):
         from training.data_policies import list_policies
         from training.estimators import list_estimators
+        from training.losses import list_policy_losses
 
-        for title, listing in (("estimators", list_estimators()), ("data policies", list_policies())):
+        for title, listing in (
+            ("estimators", list_estimators()),
+            ("data policies", list_policies()),
+            ("policy losses", list_policy_losses()),
+        ):
             print(f"{title} ({len(listing)}):")
             for entry in listing:
                 params = ", ".join(f"{k}={v!r}" for k, v in entry["params"].items()) or "no parameters"

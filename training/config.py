@@ -29,6 +29,7 @@ from armlab.contract import BASE_ARM
 from training.backends import BACKENDS
 from training.data_policies import DATA_POLICIES
 from training.estimators import ESTIMATORS
+from training.losses import POLICY_LOSSES, SKIP, check_policy_loss, loss_spec
 from training.recipe import method_spec, resolve_arm
 from training.tasks import TASKS
 
@@ -45,6 +46,12 @@ LIMITED_SIZES = {
     "base.steps": "base_steps",
     "data.pool_per_benchmark": "pool_per_benchmark",
     "eval.samples": "samples",
+}
+# the recipe's methods: registry, what an error calls one, how many inputs precede the parameters
+METHODS = {
+    "estimator": (ESTIMATORS, "estimator", 2),
+    "data_policy": (DATA_POLICIES, "data policy", 2),
+    "policy_loss": (POLICY_LOSSES, "policy loss", SKIP),
 }
 __all__ = ["ConfigError", "BASE_ARM", "validate_config", "load_config", "resolve_arm", "stage_config"]
 
@@ -129,13 +136,13 @@ def validate_config(config: dict, source: str = "config") -> dict:
                 f"{source}: {key}: {err.message} (arm overrides take the recipe's keys: "
                 f"{sorted(recipe_schema['properties'])})"
             )
-    _check_method(source, "recipe.estimator", config["recipe"]["estimator"], ESTIMATORS, "estimator")
-    _check_method(source, "recipe.data_policy", config["recipe"]["data_policy"], DATA_POLICIES, "data policy")
+    for field, (registry, kind, _) in METHODS.items():
+        if field in config["recipe"]:  # policy_loss has no schema default
+            _check_method(source, f"recipe.{field}", config["recipe"][field], registry, kind)
     for arm, overrides in config["arms"].items():
-        if "estimator" in overrides:
-            _check_method(source, f"arms.{arm}.estimator", overrides["estimator"], ESTIMATORS, "estimator")
-        if "data_policy" in overrides:
-            _check_method(source, f"arms.{arm}.data_policy", overrides["data_policy"], DATA_POLICIES, "data policy")
+        for field, (registry, kind, _) in METHODS.items():
+            if field in overrides:
+                _check_method(source, f"arms.{arm}.{field}", overrides[field], registry, kind)
 
     if config["comparisons"]:  # none is a valid workflow (no analysis to run); the analysis stage refuses it
         parse_comparisons(source, config["comparisons"], arms=config["arms"])
@@ -159,21 +166,22 @@ def validate_config(config: dict, source: str = "config") -> dict:
                 f"{recipe['estimator']['name']!r} is group-relative (its baseline comes from the other "
                 f"rollouts of the same prompt) and needs group_size >= 2"
             )
-        if recipe["length_bonus"] and recipe["data_policy"]["name"] not in SHAPING_DATA_POLICIES:
+        if recipe.get("length_bonus") and recipe["data_policy"]["name"] not in SHAPING_DATA_POLICIES:
             key = f"arms.{arm}.length_bonus" if "length_bonus" in config["arms"][arm] else "recipe.length_bonus"
             raise ConfigError(
                 f"{source}: {key}: a length bonus makes rewards more than a 0/1 verdict, and data policy "
                 f"{recipe['data_policy']['name']!r} reads them as pass rates; it runs with "
                 f"{list(SHAPING_DATA_POLICIES)}"
             )
-        for field, registry in (("estimator", ESTIMATORS), ("data_policy", DATA_POLICIES)):
-            spec = recipe[field]
+        for field, (registry, _, skip) in METHODS.items():
+            spec = loss_spec(recipe) if field == "policy_loss" else recipe[field]
             method = registry[spec["name"]]
             key = f"arms.{arm}.{field}" if field in config["arms"][arm] else f"recipe.{field}"
             params = {k: v for k, v in spec.items() if k != "name"}
-            check_parameters(f"{source}: {key}", method.__init__ if inspect.isclass(method) else method, params, skip=2)
+            function = method.__init__ if inspect.isclass(method) else method
+            check_parameters(f"{source}: {key}", function, params, skip=skip)
             try:
-                _instantiate_check(field, spec, domains)
+                _instantiate_check(field, spec, domains, recipe)
             except (TypeError, ValueError) as err:
                 raise ConfigError(f"{source}: {key}: {err}") from None
         _check_backend(config, source, arm, recipe)
@@ -322,12 +330,15 @@ def _check_backend(config: dict, source: str, arm: str, recipe: dict) -> None:
         raise ConfigError(f"{source}: {err}") from None
 
 
-def _instantiate_check(field: str, spec: dict, domains: list[str]) -> None:
-    """Build a data policy once so that its range checks fail at validation, not in a job."""
+def _instantiate_check(field: str, spec: dict, domains: list[str], recipe: dict) -> None:
+    """Build a data policy, or run a policy loss on a dummy batch, once, so that their range checks (and the loss's
+    combination with ``ratio_level`` and ``loss_agg``) fail at validation, not in a job."""
     from training.data_policies import make_data_policy
 
     if field == "data_policy":
         make_data_policy(spec, domains)
+    if field == "policy_loss":
+        check_policy_loss(recipe)
 
 
 def _longest_prompt(config: dict) -> int:

@@ -27,11 +27,12 @@ Adding a policy is one class and one entry. Rules and sources: ``docs/methods.md
 
 from __future__ import annotations
 
-import inspect
 from collections import deque
 
 import numpy as np
 import torch
+
+from training.recipe import list_methods
 
 
 def _number(policy: str, name: str, value, low=None, high=None, low_open=False, high_open=False, integer=False):
@@ -635,11 +636,7 @@ def make_data_policy(spec: dict, domains: list[str]) -> Uniform:
 
 def list_policies() -> list[dict]:
     """Name, one-line description and parameters (with defaults) of every registered policy."""
-    listing = []
-    for name, cls in DATA_POLICIES.items():
-        params = {p.name: p.default for p in list(inspect.signature(cls.__init__).parameters.values())[2:]}
-        listing.append({"name": name, "description": cls.__doc__.splitlines()[0], "params": params})
-    return listing
+    return list_methods(DATA_POLICIES, 2)
 
 
 def domain_counts(shares: np.ndarray, total: int) -> np.ndarray:

@@ -8,9 +8,9 @@ estimator is one function and one ``ESTIMATORS`` entry. Rules, sources and test 
 
 from __future__ import annotations
 
-import inspect
-
 import torch
+
+from training.recipe import list_methods
 
 GRPO_EPS = 1e-6
 
@@ -80,6 +80,15 @@ def grpo_passk(rewards, lengths=None, norm_std: bool = False, eps: float = GRPO_
     return advantages
 
 
+def grpo_batch_std(rewards, lengths=None, eps: float = 1e-4):
+    """Batch-std GRPO: (r − μ_group)/(σ_batch + ε), unbiased σ of all rewards — TRL scale_rewards="batch"."""
+    # TRL GRPOTrainer: std of the whole generation batch's rewards (Bessel-corrected), eps 1e-4; PPO-Lite's
+    # "group mean, batch std" (arXiv 2508.08221)
+    mean = rewards.mean(1, keepdim=True)
+    std = rewards.std(unbiased=True) if rewards.numel() > 1 else torch.zeros(())
+    return (rewards - mean) / (std + eps)
+
+
 ESTIMATORS = {
     "grpo": grpo,
     "dr_grpo": dr_grpo,
@@ -89,19 +98,13 @@ ESTIMATORS = {
     "maxrl": maxrl,
     "opo": opo,
     "grpo_passk": grpo_passk,
+    "grpo_batch_std": grpo_batch_std,
 }
 
 
 def list_estimators() -> list[dict]:
     """Name, one-line description and parameters (with defaults) of every registered estimator."""
-    return [
-        {
-            "name": name,
-            "description": fn.__doc__.splitlines()[0],
-            "params": {p.name: p.default for p in list(inspect.signature(fn).parameters.values())[2:]},
-        }
-        for name, fn in ESTIMATORS.items()
-    ]
+    return list_methods(ESTIMATORS, 2)
 
 
 def compute_advantages(spec: dict, rewards: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 
 def method_spec(value) -> dict:
     """Normalise ``"name"`` or ``{"name": ..., **params}`` to the dict form."""
@@ -9,8 +11,28 @@ def method_spec(value) -> dict:
 
 
 def resolve_arm(config: dict, arm: str) -> dict:
-    """The recipe of ``arm``: the common recipe with the arm's overrides, methods in dict form."""
+    """The recipe of ``arm``: the common recipe with the arm's overrides, methods in dict form.
+
+    ``policy_loss`` has no schema default (absent means ``ppo_clip``, training/losses.py ``loss_spec``), so that a
+    config without it stages, hashes and records its recipe exactly as before the key existed.
+    """
     recipe = {**config["recipe"], **(config["arms"][arm] or {})}
     recipe["estimator"] = method_spec(recipe["estimator"])
     recipe["data_policy"] = method_spec(recipe["data_policy"])
+    if "policy_loss" in recipe:
+        recipe["policy_loss"] = method_spec(recipe["policy_loss"])
     return recipe
+
+
+def list_methods(registry: dict, skip: int) -> list[dict]:
+    """Name, one-line description and parameters (with defaults) of every method of ``registry``.
+
+    A method is a function whose first ``skip`` parameters are its inputs, or a class whose ``__init__`` takes
+    ``self`` and ``skip - 1`` inputs; its docstring's first line is its description.
+    """
+    listing = []
+    for name, method in registry.items():
+        function = method.__init__ if inspect.isclass(method) else method
+        params = {p.name: p.default for p in list(inspect.signature(function).parameters.values())[skip:]}
+        listing.append({"name": name, "description": method.__doc__.splitlines()[0], "params": params})
+    return listing

@@ -58,6 +58,5 @@ def score(task: str, answer: str, item_id: str, completion: str, recipe: dict, s
     plus the recipe's ``length_bonus``."""
     response = completion.split(EOS)[0]
     verdict = noisy_verdict(verify(task, answer, response), recipe["reward_noise"], seed, item_id, response)
-    if not recipe["length_bonus"]:
-        return verdict
-    return verdict + length_bonus(response, recipe["length_bonus"], recipe["max_new_tokens"])
+    coef = recipe.get("length_bonus", 0.0)  # no schema default: a recipe without it stages exactly as before
+    return verdict + length_bonus(response, coef, recipe["max_new_tokens"]) if coef else verdict

@@ -4,8 +4,9 @@
 :func:`sample_batch` has the data policy pick prompts (domain mixture, optional pre-rollout choice among
 candidates), samples G rollouts per prompt with the KV cache and scores them with the verifier (policies that
 refill roll out further prompt batches until their kept groups fill the batch); :func:`weigh` turns group rewards
-into advantages (the estimator) and rollout weights (the data policy); :func:`update` minimises a clipped
-policy-gradient loss with AdamW; :func:`record_step` writes the step's row of the log.
+into advantages (the estimator) and rollout weights (the data policy); :func:`update` minimises the recipe's
+policy-gradient loss (training/losses.py, default PPO clip) with AdamW; :func:`record_step` writes the step's row
+of the log.
 
 Random streams are derived from (experiment, seed, purpose, step[, refill try]) — not from the arm — so arms that
 share a seed see the same prompts and sampling noise (training/rollouts.py, shared with the TRL backend). An arm
@@ -30,6 +31,7 @@ from armlab.files import one_line_errors, verify_file
 from training.data import load_pools
 from training.data_policies import Uniform, make_data_policy
 from training.estimators import compute_advantages
+from training.losses import POLICY_LOSSES, loss_spec
 from training.policy import CharTransformer, completion_logprobs, decode, left_pad, load_model, save_model
 from training.recipe import resolve_arm
 from training.rollouts import draw_prompts, score, step_seed, stream_key
@@ -291,18 +293,20 @@ def policy_loss(
     mask: torch.Tensor,
     recipe: dict,
 ) -> tuple[torch.Tensor, float, torch.Tensor | None]:
-    """Clipped policy-gradient loss (token or GSPO sequence ratio) plus the optional k3 KL penalty.
+    """The recipe's policy loss (training/losses.py; token or GSPO sequence ratio) plus the optional k3 KL penalty.
 
-    Without ``base_logp`` (only allowed with ``kl_coef`` 0) there is no KL term and no KL (None).
+    The loss (``recipe.policy_loss``, default ``ppo_clip``) gives the per-token loss and its clipped tokens; the
+    KL term is added per token, then ``aggregate`` reduces. Without ``base_logp`` (only allowed with ``kl_coef``
+    0) there is no KL term and no KL (None).
     """
     log_ratio = logp - old_logp
     if recipe["ratio_level"] == "sequence":
         seq = (log_ratio * mask).sum(1) / mask.sum(1).clamp(min=1)
         log_ratio = seq[:, None].expand_as(logp)
-    ratio = torch.exp(log_ratio)
-    clip = recipe["clip"]
-    adv = advantages[:, None]
-    pg = -torch.min(ratio * adv, ratio.clamp(1 - clip, 1 + clip) * adv)
+    spec = loss_spec(recipe)
+    params = {k: v for k, v in spec.items() if k != "name"}
+    counted = mask & ((weights[:, None] if weights.dim() == 1 else weights) > 0)  # what the losses' statistics see
+    pg, clipped = POLICY_LOSSES[spec["name"]](log_ratio, logp, advantages[:, None], counted, recipe["clip"], **params)
     if base_logp is None:
         if recipe["kl_coef"] != 0:
             raise ValueError("policy_loss: a KL penalty (kl_coef > 0) needs the reference log-probabilities")
@@ -312,7 +316,7 @@ def policy_loss(
         kl = torch.exp(log_base_ratio) - log_base_ratio - 1
         per_token = pg + recipe["kl_coef"] * kl
     loss = aggregate(per_token, weights, mask, recipe["loss_agg"], recipe["max_new_tokens"])
-    clipped = ((ratio - 1).abs() > clip) & mask
+    clipped = clipped & mask
     return loss, float(clipped.sum() / mask.sum().clamp(min=1)), kl
 
 
@@ -333,6 +337,10 @@ def aggregate(
         return (weighted.sum(1) / mask.sum(1).clamp(min=1)).sum() / n_seqs
     if mode == "seq-mean-token-sum-norm":
         return (weighted.sum(1) / max_new).sum() / n_seqs
+    if mode == "token-sum":
+        return weighted.sum()
+    if mode == "seq-mean-token-sum":
+        return weighted.sum(1).sum() / n_seqs
     raise ValueError(f"unknown loss aggregation {mode!r}")
 
 

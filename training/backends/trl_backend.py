@@ -8,8 +8,15 @@ same verifiers as the builtin trainer (training/rollouts.py ``score``: training/
 * estimators: ``grpo`` (``scale_rewards="group"``), ``grpo`` with ``norm_std: false`` and ``dr_grpo``
   (``scale_rewards="none"`` — ``loss_type="dr_grpo"`` alone keeps the std division). TRL's GRPOTrainer has no
   leave-one-out, median, pass@k or length-weighted baselines.
+* ``grpo_batch_std`` → ``scale_rewards="batch"`` (group mean, std of the whole batch + 1e-4).
 * ``loss_agg`` → ``loss_type``: token-mean → ``dapo``, seq-mean-token-mean → ``grpo``,
-  seq-mean-token-sum-norm → ``dr_grpo`` (TRL docs, "Loss types").
+  seq-mean-token-sum-norm → ``dr_grpo`` (TRL docs, "Loss types"; ``bnpo`` equals ``dapo`` here, with one
+  optimizer step per generation batch); token-sum and seq-mean-token-sum have no TRL loss_type.
+* policy losses (:func:`loss_kwargs`): ``ppo_clip`` → ``epsilon``; ``clip_higher`` → ``epsilon_high``;
+  ``dual_clip`` → ``delta`` = clip_c (TRL's INTELLECT-2 cap equals the dual clip for clip_c ≥ 1 + clip);
+  ``cispo`` → ``loss_type="cispo"``, ``epsilon_high`` = 1 + clip_high (with token-mean, no lower bound);
+  ``sapo`` → ``loss_type="sapo"`` with ``sapo_temperature_pos/neg`` (with seq-mean-token-mean); ``gmpo``,
+  ``clip_cov``, ``kl_cov`` and ``gpg`` are not in GRPOTrainer. ``ratio_level`` → ``importance_sampling_level``.
 * data policies: ``uniform``, the fixed domain mixture ``static`` and the adaptive domain mixtures
   ``reward_gap``, ``dump_ucb``, ``tscl`` and ``exp3``, through TRL's sampler extension point
   (``GRPOTrainer._get_train_sampler``): :class:`StepSampler` draws each step's prompts exactly as the builtin
@@ -41,7 +48,9 @@ from pathlib import Path
 from training.recipe import resolve_arm
 from training.utils import atomic_path, config_hash, derive_seed, environment_record, run_arguments, write_manifest
 
+# loss_agg → the loss_type of TRL's ratio-clip losses (bnpo is dapo here: one optimizer step per generation batch)
 LOSS_TYPES = {"token-mean": "dapo", "seq-mean-token-mean": "grpo", "seq-mean-token-sum-norm": "dr_grpo"}
+FIXED_AGGREGATION = {"cispo": "token-mean", "sapo": "seq-mean-token-mean"}  # TRL fixes their aggregation
 ADAPTIVE_DATA_POLICIES = ("reward_gap", "dump_ucb", "tscl", "exp3")  # domain mixtures fed back TRL's rewards
 SUPPORTED_DATA_POLICIES = ("uniform", "static", *ADAPTIVE_DATA_POLICIES)
 TRL_STD_EPS = 1e-4  # GRPOTrainer: advantages = (r - group mean) / (group std + 1e-4) with scale_rewards="group"
@@ -55,9 +64,61 @@ def scale_rewards(estimator: dict) -> str:
         return "group" if params.get("norm_std", True) else "none"
     if name == "dr_grpo" and not params:
         return "none"
+    if name == "grpo_batch_std" and set(params) <= {"eps"} and params.get("eps", TRL_STD_EPS) == TRL_STD_EPS:
+        return "batch"
     raise ValueError(
         f"estimator {estimator} cannot be expressed by TRL's GRPOTrainer (it has group-mean baselines "
-        f"with group std scaling or none); supported: grpo, grpo with norm_std: false, dr_grpo"
+        f"with group std, batch std (eps 1e-4) or no scaling); supported: grpo, grpo with norm_std: false, "
+        f"dr_grpo, grpo_batch_std"
+    )
+
+
+def loss_kwargs(recipe: dict) -> dict:
+    """``GRPOConfig``'s loss arguments (``loss_type``, clip bounds, SAPO temperatures) for the recipe's policy loss
+    and ``loss_agg``; ``ValueError`` naming the recipe key when GRPOTrainer has no such loss."""
+    from training.losses import loss_params, loss_spec
+
+    spec = loss_spec(recipe)
+    name, params, agg, clip = spec["name"], loss_params(spec), recipe["loss_agg"], recipe["clip"]
+    if name in FIXED_AGGREGATION and agg != FIXED_AGGREGATION[name]:
+        raise ValueError(
+            f"loss_agg: TRL's {name!r} loss aggregates {FIXED_AGGREGATION[name]} only (got {agg}); set loss_agg: "
+            f"{FIXED_AGGREGATION[name]} for a {name} arm"
+        )
+    if name in ("ppo_clip", "clip_higher", "dual_clip"):
+        if agg not in LOSS_TYPES:
+            raise ValueError(f"loss_agg: {agg!r} has no TRL loss_type (supported: {list(LOSS_TYPES)})")
+        kwargs = {"loss_type": LOSS_TYPES[agg], "epsilon": clip}
+        if name == "clip_higher":
+            kwargs["epsilon_high"] = params["clip_high"]
+        if name == "dual_clip":
+            # TRL's delta caps ρ before the min: −A·max(min(ρ, δ), clip(ρ)) for A < 0, which is the dual clip
+            # −A·min(c, max(ρ, clip(ρ))) exactly when δ = c ≥ 1 + ε
+            if params["clip_c"] < 1 + clip:
+                raise ValueError(
+                    f"policy_loss: dual_clip's clip_c {params['clip_c']} is below 1 + clip ({1 + clip}); TRL's delta "
+                    f"equals the dual clip only for clip_c >= 1 + clip"
+                )
+            kwargs["delta"] = params["clip_c"]
+        return kwargs
+    if name == "cispo":
+        if params["clip_low"] < 1:
+            raise ValueError(
+                f"policy_loss: TRL's cispo loss has no lower bound on the weight; clip_low must be 1.0 "
+                f"(got {params['clip_low']})"
+            )
+        # TRL's epsilon_high is, for cispo, the absolute cap ε_max of the weight: 1 + clip_high
+        return {"loss_type": "cispo", "epsilon": clip, "epsilon_high": 1 + params["clip_high"]}
+    if name == "sapo":
+        return {
+            "loss_type": "sapo",
+            "epsilon": clip,
+            "sapo_temperature_pos": params["tau_pos"],
+            "sapo_temperature_neg": params["tau_neg"],
+        }
+    raise ValueError(
+        f"policy_loss: {name!r} is not implemented by TRL's GRPOTrainer "
+        f"(supported: ppo_clip, clip_higher, dual_clip, cispo, sapo)"
     )
 
 
@@ -67,6 +128,7 @@ def check_recipe(recipe: dict) -> None:
         scale_rewards(recipe["estimator"])
     except ValueError as err:
         raise ValueError(f"estimator: {err}") from None
+    loss_kwargs(recipe)
     if recipe.get("stream"):
         raise ValueError("stream: the TRL backend draws TRL's own streams from (experiment, seed); only stream 0")
     if recipe["data_policy"]["name"] not in SUPPORTED_DATA_POLICIES:
@@ -92,9 +154,8 @@ def grpo_config_kwargs(recipe: dict, experiment: str, seed: int, output_dir: str
         "lr_scheduler_type": "constant",
         "warmup_steps": 0,
         "max_grad_norm": recipe["grad_clip"],
-        "epsilon": recipe["clip"],
         "beta": recipe["kl_coef"],
-        "loss_type": LOSS_TYPES[recipe["loss_agg"]],
+        **loss_kwargs(recipe),  # loss_type, epsilon (and epsilon_high, delta, SAPO's temperatures)
         "scale_rewards": scale_rewards(recipe["estimator"]),
         "importance_sampling_level": recipe["ratio_level"],
         "temperature": recipe["temperature"],
@@ -201,8 +262,11 @@ class StepSampler:
             )
         r = torch.tensor(rewards, dtype=torch.float32).view(len(block), G)
         advantages = r - r.mean(1, keepdim=True)
-        if scale_rewards(self.recipe["estimator"]) == "group":
+        scaling = scale_rewards(self.recipe["estimator"])
+        if scaling == "group":
             advantages = advantages / (r.std(1, keepdim=True) + TRL_STD_EPS)
+        if scaling == "batch":
+            advantages = advantages / (r.std() + TRL_STD_EPS)
         group_domains = [self.row_domains[i] for i in block]
         prompt_ids = None if self.ids is None else [self.ids[i] for i in block]
         self.policy.observe(step, group_domains, r, advantages=advantages, prompt_ids=prompt_ids)
