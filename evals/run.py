@@ -161,6 +161,8 @@ def _builtin_model_args(config: dict, checkpoint: Path, stream: str) -> dict:
 def _hf_model_args(config: dict, checkpoint: Path, stream: str) -> dict:
     import torch
 
+    import training.backends.hf_char  # noqa: F401 (registers armlab_char, the exported builtin policy, with transformers)
+
     torch.set_num_threads(config["threads"])
     # the task configs carry max_gen_toks and the stop strings
     return {

@@ -31,13 +31,18 @@ def config_hash(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def run_arguments(description: str, *path_args: str, argv=None) -> tuple[dict, argparse.Namespace]:
-    """Parse what every training backend's command line takes: --config --arm --seed, ``path_args`` and --out."""
+def run_arguments(
+    description: str, *path_args: str, argv=None, optional: tuple[str, ...] = ()
+) -> tuple[dict, argparse.Namespace]:
+    """Parse what every training backend's command line takes: --config --arm --seed, ``path_args`` and --out
+    (and the paths ``optional``, None when not given)."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--config", required=True)
     parser.add_argument("--arm", required=True)
     parser.add_argument("--seed", required=True, type=int)
     for name in (*path_args, "out"):
         parser.add_argument(f"--{name}", required=True, type=Path)
+    for name in optional:
+        parser.add_argument(f"--{name}", type=Path)
     args = parser.parse_args(argv)
     return read_json(args.config, "config"), args

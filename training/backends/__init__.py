@@ -26,6 +26,9 @@ class Backend:
     check: Callable[[dict, dict, str], None] = lambda config, recipe, arm: None  # raise ValueError("key: why")
     section: str | None = None  # the config section with its settings (gpus, eval_gpus, mem_mb, runtime, ...)
     base_checkpoint: Callable[[dict], str | None] = lambda config: None  # a HF checkpoint evaluated as arm "base"
+    # the workflow trains the builtin base policy, exports it to a HF checkpoint (rule export_base), the trainer
+    # starts from it (read "hf_base") and arm "base" is that checkpoint, scored by lm_eval_model
+    exports_base: Callable[[dict], bool] = lambda config: False
     directories: tuple[str, ...] = ()  # the outputs that are directories (a Hugging Face checkpoint)
     step_logs: bool = False  # its steps.parquet has the builtin trainer's columns (the report's training curves)
     train_resources: dict = field(default_factory=lambda: {"mem_mb": 2000, "runtime": 120})
@@ -36,10 +39,35 @@ class Backend:
         """The workflow trains the base policy for this backend (rule base_policy) and evaluates it as arm base."""
         return "base" in self.reads
 
+    def reads_for(self, config: dict) -> tuple[str, ...]:
+        """The workflow inputs of a training job under ``config``: ``reads``, and "hf_base" when it exports the base."""
+        return self.reads + (("hf_base",) if self.exports_base(config) else ())
+
+
+def _trl_builtin_base(config: dict) -> bool:
+    from training.backends.hf_export import BUILTIN_BASE
+
+    return config["trl"].get("model") == BUILTIN_BASE
+
+
+def _check_trl_model(config: dict) -> None:
+    """``trl.model`` is ``builtin_base`` or a local Hugging Face checkpoint; nothing is fetched from a hub."""
+    from pathlib import Path
+
+    from training.backends.hf_export import BUILTIN_BASE
+
+    model = config["trl"].get("model")
+    if model is not None and model != BUILTIN_BASE and not (Path(model) / "config.json").is_file():
+        raise ValueError(
+            f"trl.model: {model!r} is neither {BUILTIN_BASE!r} (the builtin base policy, exported) nor a local "
+            f"Hugging Face checkpoint (a directory with config.json); nothing is fetched from a hub"
+        )
+
 
 def _check_trl(config: dict, recipe: dict, arm: str) -> None:
     from training.backends.trl_backend import check_recipe
 
+    _check_trl_model(config)
     try:
         check_recipe(recipe)
     except ValueError as err:
@@ -77,7 +105,8 @@ BACKENDS: dict[str, Backend] = {
         checkpoint=None,
         check=_check_trl,
         section="trl",
-        base_checkpoint=lambda config: config["trl"].get("model"),
+        base_checkpoint=lambda config: None if _trl_builtin_base(config) else config["trl"].get("model"),
+        exports_base=_trl_builtin_base,
     ),
     # a user's trainer (verl, OpenRLHF, ...) run from a command template (training/backends/command.py)
     "command": Backend(

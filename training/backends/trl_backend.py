@@ -350,20 +350,31 @@ def make_reward(recipe: dict, seed: int, sampler: StepSampler | None = None):
     return verifier_reward
 
 
-def load_start(config: dict, seed_for_init: int):
-    """The model and tokenizer a run starts from: ``trl.model`` (a local HF checkpoint) or a tiny random Qwen2."""
+def load_start(config: dict, seed_for_init: int, hf_base: Path | None = None):
+    """The model and tokenizer a run starts from: ``trl.model`` (a local HF checkpoint), the exported builtin base
+    policy ``hf_base`` when ``trl.model: builtin_base`` (training/backends/hf_export.py), or a tiny random Qwen2."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from training.backends.hf_export import char_tokenizer, tiny_model
+    import training.backends.hf_char  # noqa: F401 (registers the armlab_char model type of exported policies)
+    from training.backends.hf_export import BUILTIN_BASE, char_tokenizer, tiny_model
 
     path = config["trl"].get("model")
+    if path == BUILTIN_BASE:
+        if hf_base is None:
+            raise ValueError(
+                f"trl.model: {BUILTIN_BASE} needs the exported base policy (--hf_base, the model/ directory "
+                f"written by python -m training.backends.hf_export)"
+            )
+        path = hf_base
     if path:
         return AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
     return tiny_model(config["model"], seed_for_init), char_tokenizer()
 
 
-def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path) -> None:
-    """Train one (arm, seed) with ``GRPOTrainer``; write the HF checkpoint, the step log and the manifest."""
+def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path, hf_base: Path | None = None) -> None:
+    """Train one (arm, seed) with ``GRPOTrainer``; write the HF checkpoint, the step log and the manifest.
+
+    ``hf_base``: the exported builtin base policy, the start when ``trl.model: builtin_base``."""
     import datasets
     import pandas as pd
     import torch
@@ -378,7 +389,7 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path) -> N
     dataset = datasets.Dataset.from_list(
         [{k: item[k] for k in ("prompt", "answer", "task", "domain", "id")} for item in items]
     )
-    model, tokenizer = load_start(config, config["base"]["seed"])
+    model, tokenizer = load_start(config, config["base"]["seed"], hf_base)
     start = time.perf_counter()
     with atomic_path(out_dir) as tmp:
         args = GRPOConfig(**grpo_config_kwargs(recipe, experiment, seed, str(tmp / "trainer"), threads))
@@ -412,6 +423,7 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path) -> N
                 "recipe": recipe,
                 "grpo_config": args.to_dict(),
                 "checkpoint": str((out_dir / CHECKPOINT_DIR).resolve()),
+                "start": str(Path(hf_base).resolve()) if hf_base else config["trl"].get("model"),
                 "config_hash": config_hash(config),
                 "config": config,
                 "seconds": time.perf_counter() - start,
@@ -424,8 +436,8 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path) -> N
 
 
 def main(argv=None) -> None:
-    config, args = run_arguments(__doc__.splitlines()[0], "data", argv=argv)
-    train(config, args.arm, args.seed, args.data, args.out)
+    config, args = run_arguments(__doc__.splitlines()[0], "data", argv=argv, optional=("hf_base",))
+    train(config, args.arm, args.seed, args.data, args.out, args.hf_base)
 
 
 if __name__ == "__main__":

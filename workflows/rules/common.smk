@@ -23,7 +23,13 @@ BACKEND = backend_of(config)
 # the base policy is evaluated once, with the eval settings (greedy or k samples), as arm "base" with seed 0: the builtin backend
 # trains it; the others have one only when their section names a Hugging Face checkpoint (trl.model, ...)
 HF_BASE = BACKEND.base_checkpoint(config)
-HAS_BASE = BACKEND.trains_base or HF_BASE is not None
+# trl.model: builtin_base: the builtin base policy is trained, exported to a Hugging Face checkpoint (rule export_base),
+# every run starts from that export and arm base is the export, evaluated by the backend's lm-eval model
+EXPORTS_BASE = BACKEND.exports_base(config)
+HAS_BASE = BACKEND.trains_base or EXPORTS_BASE or HF_BASE is not None
+# what a training job reads besides its config (the train rule's inputs, passed as --<name>)
+READS = BACKEND.reads_for(config)
+READ_PATHS = {"data": f"{OUT}/data", "base": f"{OUT}/base/policy.pt", "hf_base": f"{OUT}/base_hf/model"}
 BASE_RUNS = [(BASE_ARM, 0)] if HAS_BASE else []
 # torch threads of one training/evaluation job; the scheduler reserves as many cores
 JOB_THREADS = config["threads"]
@@ -50,6 +56,8 @@ def run_outputs(run_dir):
 def checkpoint_of(wildcards):
     """What the evaluation of (arm, seed) reads: the checkpoint file, or the run's manifest naming its checkpoint."""
     if wildcards.arm == BASE_ARM:
+        if EXPORTS_BASE:
+            return f"{OUT}/base_hf/manifest.json"
         return f"{OUT}/base/policy.pt" if BACKEND.trains_base else []
     run_dir = f"{OUT}/runs/{wildcards.arm}/seed-{wildcards.seed}"
     return f"{run_dir}/{BACKEND.checkpoint}" if BACKEND.checkpoint else f"{run_dir}/manifest.json"
@@ -58,6 +66,8 @@ def checkpoint_of(wildcards):
 def checkpoint_args(wildcards, input):
     """The evaluation's command-line flags naming the lm-eval model and the checkpoint (see evals/run.py)."""
     model = f"--model {BACKEND.lm_eval_model}"
+    if EXPORTS_BASE and wildcards.arm == BASE_ARM:
+        return f"{model} --run-manifest {input.checkpoint}"
     if wildcards.arm == BASE_ARM and not BACKEND.trains_base:
         return f"{model} --hf-checkpoint {shlex.quote(HF_BASE)}"
     return f"{model} --{'checkpoint' if BACKEND.checkpoint else 'run-manifest'} {input.checkpoint}"
@@ -84,11 +94,11 @@ def remove_results_built_on(job_dir):
     evaluation and the merged table gone, the targets lead Snakemake back through the evaluation to the job.
     """
     job = Path(job_dir).relative_to(OUT).parts
-    if job[0] not in ("base", "runs", "evals"):
+    if job[0] not in ("base", "base_hf", "runs", "evals"):
         return
     stale = [Path(OUT) / "scores.parquet"]
     if job[0] != "evals":
-        arm, seed = (BASE_ARM, 0) if job[0] == "base" else (job[1], job[2].removeprefix("seed-"))
+        arm, seed = (BASE_ARM, 0) if job[0] in ("base", "base_hf") else (job[1], job[2].removeprefix("seed-"))
         stale += [Path(OUT) / "evals" / arm / f"seed-{seed}" / name for name in ("scores.parquet", "manifest.json")]
     for path in stale:
         if path.is_file():
