@@ -274,7 +274,7 @@ def test_a_short_trl_run_from_the_exported_base_learns(tmp_path):
             )
         texts = tokenizer.batch_decode(out[:, encoded.input_ids.shape[1] :], skip_special_tokens=True)
         rewards = [
-            score(items[k // samples]["task"], items[k // samples]["answer"], "", text, 0.0, 1)
+            score(items[k // samples]["task"], items[k // samples]["answer"], "", text, {"reward_noise": 0.0}, 1)
             for k, text in enumerate(texts)
         ]
         return sum(rewards) / len(rewards)
