@@ -149,6 +149,7 @@ def write_lock(results: str | Path, predictions) -> str | None:
             "predictions": [asdict(p) for p in predictions],
             "locked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "git_commit": files.git_commit(),
+            "git_dirty": files.git_dirty(),
         },
     )
     return f"predictions: {len(predictions)} locked in {path} before the first training job"

@@ -433,6 +433,7 @@ def provenance(manifests: list[dict]) -> tuple[dict[str, str], pd.DataFrame]:
 
     columns = {
         "git commit": "git_commit",
+        "uncommitted changes": "git_dirty",
         "python": "python",
         "platform": "platform",
         "threads": "threads",
@@ -455,7 +456,9 @@ def runs_summary(runs: Runs | None) -> str:
     if timing:
         text += f", {seconds.sum() / 60:.1f} min of training ({timing} s per run)"
     commits = sorted({str(m["git_commit"]) for m in runs.manifests if m.get("git_commit")})
-    return text + f"; commit {', '.join(commits) or 'not recorded'}"
+    dirty = sum(bool(m.get("git_dirty")) for m in runs.manifests)
+    changes = f" ({dirty} run(s) with uncommitted changes to tracked files)" if dirty else ""
+    return text + f"; commit {', '.join(commits) or 'not recorded'}{changes}"
 
 
 # ----------------------------------------------------------------------------- sections

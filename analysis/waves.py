@@ -123,6 +123,7 @@ def write_lock(results: str | Path, config: dict) -> None:
             "config": locked_part(config),
             "locked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "git_commit": files.git_commit(),
+            "git_dirty": files.git_dirty(),
         },
     )
 

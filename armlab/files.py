@@ -429,21 +429,29 @@ def one_line_errors(main):
 MANIFEST_PACKAGES = ("torch", "numpy", "pandas", "pyarrow", "datasets", "lm_eval", "snakemake", "scipy", "statsmodels")
 
 
-def git_commit() -> str | None:
-    """The checkout's commit, or None outside a git checkout."""
+def _git(args: list[str], where: Path | None) -> str | None:
+    """The output of ``git args`` in the checkout holding ``where`` (default: this code's), or None outside one."""
     import subprocess
 
     try:
         out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=Path(__file__).resolve().parent,
+            ["git", *args], capture_output=True, text=True, check=True, cwd=where or Path(__file__).resolve().parent
         )
         return out.stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
+
+
+def git_commit(where: Path | None = None) -> str | None:
+    """The checkout's commit, or None outside a git checkout."""
+    return _git(["rev-parse", "HEAD"], where)
+
+
+def git_dirty(where: Path | None = None) -> bool | None:
+    """Whether tracked files differ from the checkout's commit (so the commit alone does not name the code that
+    ran), or None outside a git checkout; untracked files (results, logs) do not count."""
+    status = _git(["status", "--porcelain", "--untracked-files=no"], where)
+    return None if status is None else bool(status)
 
 
 def environment_record(threads: int) -> dict:
@@ -463,4 +471,5 @@ def environment_record(threads: int) -> dict:
         "threads": threads,
         "packages": versions,
         "git_commit": git_commit(),
+        "git_dirty": git_dirty(),
     }

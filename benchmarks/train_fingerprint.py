@@ -28,7 +28,8 @@ from training.utils import file_sha256
 
 TINY = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "tiny.yaml"
 TIMING_COLUMNS = ["seconds", "tokens_per_s"]  # wall-clock, never reproducible
-VOLATILE_MANIFEST_KEYS = ["seconds", "ms_per_step", "files", "git_commit"]  # timings (files: the timed log's sha256)
+# timings (files: the timed log's sha256) and the checkout's state
+VOLATILE_MANIFEST_KEYS = ["seconds", "ms_per_step", "files", "git_commit", "git_dirty"]
 ARMS = {
     "grpo": {},
     "difffilter": {"data_policy": "difffilter"},

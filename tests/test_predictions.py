@@ -14,6 +14,7 @@ from analysis import paired, pipeline, predictions, report, resampling
 from analysis.config import Comparison, parse_config
 from analysis.errors import AnalysisInputError
 from analysis.synthetic import mc_error, synthetic_scores
+from armlab import files
 
 BENCHMARKS = {"b0": "math", "b1": "math", "b2": "logic"}
 ALPHA = 0.05
@@ -218,7 +219,7 @@ def test_the_lock_is_written_before_runs_only_and_never_rewritten(tmp_path):
     assert predictions.write_lock(tmp_path, config.predictions).startswith("predictions: 1 locked")
     lock = json.loads((tmp_path / predictions.LOCK).read_text())
     assert lock["hash"] == predictions.predictions_hash(config.predictions) and lock["locked_at"]
-    assert "git_commit" in lock
+    assert lock["git_commit"] == files.git_commit() and lock["git_dirty"] == files.git_dirty()
     before = (tmp_path / predictions.LOCK).read_bytes()
     assert predictions.write_lock(tmp_path, parse_config(_raw([NULL_EQUIVALENT])).predictions) is None
     assert (tmp_path / predictions.LOCK).read_bytes() == before
