@@ -26,11 +26,11 @@ from armlab.configfile import (
     parse_comparisons,
 )
 from armlab.contract import BASE_ARM
-from training.backends import BACKENDS
+from training.backends import BACKENDS, PER_ARM_BACKENDS, arm_backend, backends_used
 from training.data_policies import DATA_POLICIES
 from training.estimators import ESTIMATORS
 from training.losses import POLICY_LOSSES, SKIP, check_policy_loss, loss_spec
-from training.recipe import method_spec, resolve_arm
+from training.recipe import ARM_KEYS, method_spec, resolve_arm
 from training.tasks import TASKS
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflows" / "schemas" / "config.schema.yaml"
@@ -128,14 +128,16 @@ def validate_config(config: dict, source: str = "config") -> dict:
         raise ConfigError(f"{source}: arms.{BASE_ARM}: the name {BASE_ARM!r} is reserved for the base policy")
     for arm, overrides in config["arms"].items():
         config["arms"][arm] = overrides = overrides or {}
-        errors = list(jsonschema.Draft202012Validator(recipe_schema).iter_errors(overrides))
+        recipe_overrides = {k: v for k, v in overrides.items() if k not in ARM_KEYS}
+        errors = list(jsonschema.Draft202012Validator(recipe_schema).iter_errors(recipe_overrides))
         if errors:
             err = jsonschema.exceptions.best_match(errors)
             key = ".".join(["arms", arm, *map(str, err.absolute_path)])
             raise ConfigError(
                 f"{source}: {key}: {err.message} (arm overrides take the recipe's keys: "
-                f"{sorted(recipe_schema['properties'])})"
+                f"{sorted(recipe_schema['properties'])}, and backend)"
             )
+    _check_arm_backends(source, config)
     for field, (registry, kind, _) in METHODS.items():
         if field in config["recipe"]:  # policy_loss has no schema default
             _check_method(source, f"recipe.{field}", config["recipe"][field], registry, kind)
@@ -316,11 +318,44 @@ def _check_items_exist(source: str, config: dict) -> None:
             raise ConfigError(f"{source}: {err}") from None
 
 
+def _check_arm_backends(source: str, config: dict) -> None:
+    """An arm's own ``backend:`` (training/backends/__init__.py ``arm_backend``): builtin or trl, beside a builtin or
+    trl experiment, and a TRL arm beside builtin arms starts from the builtin base (``trl.model: builtin_base``), so
+    that every arm trains the same base policy; the command backend runs whole experiments only."""
+    from training.backends.hf_export import BUILTIN_BASE
+
+    if config["backend"] not in BACKENDS:
+        raise ConfigError(
+            f"{source}: backend: unknown backend {config['backend']!r}; expected one of {sorted(BACKENDS)}"
+        )
+    own = {arm: spec["backend"] for arm, spec in config["arms"].items() if "backend" in spec}
+    for arm, name in own.items():
+        if not isinstance(name, str) or name not in BACKENDS:
+            raise ConfigError(
+                f"{source}: arms.{arm}.backend: unknown backend {name!r}; expected one of {sorted(BACKENDS)}"
+            )
+        if name not in PER_ARM_BACKENDS or config["backend"] not in PER_ARM_BACKENDS:
+            raise ConfigError(
+                f"{source}: arms.{arm}.backend: an arm's own backend is one of {list(PER_ARM_BACKENDS)} in an "
+                f"experiment whose backend is one of them (got {name!r} in a {config['backend']!r} experiment); the "
+                f"command backend runs whole experiments: set the top-level backend instead"
+            )
+    used = backends_used(config)
+    if "trl" in used and "builtin" in used:
+        model = config.get("trl", {}).get("model")
+        if model != BUILTIN_BASE:
+            trl_arm = next(arm for arm in config["arms"] if arm_backend(config, arm) == "trl")
+            key = f"arms.{trl_arm}.backend" if trl_arm in own else "trl.model"
+            raise ConfigError(
+                f"{source}: {key}: TRL arm {trl_arm!r} beside builtin arms must start from the builtin arms' base "
+                f"policy: set trl.model: {BUILTIN_BASE} (got {model!r})"
+            )
+
+
 def _check_backend(config: dict, source: str, arm: str, recipe: dict) -> None:
-    """Reject an arm the configured backend cannot express, naming the key (never ignore it silently)."""
-    backend = config["backend"]
-    if backend not in BACKENDS:
-        raise ConfigError(f"{source}: backend: unknown backend {backend!r}; expected one of {sorted(BACKENDS)}")
+    """Reject an arm its backend (the arm's own, else the experiment's) cannot express, naming the key (never ignore
+    it silently)."""
+    backend = arm_backend(config, arm)
     section = BACKENDS[backend].section
     if section and section not in config:
         raise ConfigError(f"{source}: {section}: backend {backend!r} needs a {section!r} section")
@@ -365,14 +400,17 @@ STAGE_KEYS = {
 def stage_config(config: dict, stage: str, arm: str | None = None) -> dict:
     """The part of ``config`` one stage reads, so that editing one section reruns only the jobs it affects.
 
-    A training view holds the common recipe and the overrides of its own arm only.
+    A training view holds the common recipe and the overrides of its own arm only, and the section of the backend
+    that trains the arm (an arm's own ``backend: trl`` brings the ``trl`` section into its view alone).
     """
     view = {key: config[key] for key in STAGE_KEYS[stage]}
     if stage == "train":
         view["arms"] = {arm: config["arms"][arm]}
-    section = BACKENDS[config["backend"]].section
+    # the backend that trains the arm (its own backend: key, else the experiment's); the evaluation's, the experiment's
+    backend = arm_backend(config, arm) if stage == "train" else config["backend"]
+    section = BACKENDS[backend].section
     if stage in ("train", "eval") and section:  # the builtin backend has no section: its views stay as they were
-        view["backend"] = config["backend"]
+        view["backend"] = backend
         view[section] = config[section]
     # canonical key order: reordering a YAML file is not a change that should rerun anything
     return json.loads(json.dumps(view, sort_keys=True))

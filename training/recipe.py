@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import inspect
 
+# keys of an arm that are not recipe overrides: ``backend`` (training/backends/__init__.py ``arm_backend``) says which
+# backend trains the arm, not how; the recipe every backend reads never holds it
+ARM_KEYS = ("backend",)
+
 
 def method_spec(value) -> dict:
     """Normalise ``"name"`` or ``{"name": ..., **params}`` to the dict form."""
@@ -11,12 +15,12 @@ def method_spec(value) -> dict:
 
 
 def resolve_arm(config: dict, arm: str) -> dict:
-    """The recipe of ``arm``: the common recipe with the arm's overrides, methods in dict form.
+    """The recipe of ``arm``: the common recipe with the arm's overrides (not its ``backend``), methods in dict form.
 
     ``policy_loss`` has no schema default (absent means ``ppo_clip``, training/losses.py ``loss_spec``), so that a
     config without it stages, hashes and records its recipe exactly as before the key existed.
     """
-    recipe = {**config["recipe"], **(config["arms"][arm] or {})}
+    recipe = {**config["recipe"], **{k: v for k, v in (config["arms"][arm] or {}).items() if k not in ARM_KEYS}}
     recipe["estimator"] = method_spec(recipe["estimator"])
     recipe["data_policy"] = method_spec(recipe["data_policy"])
     if "policy_loss" in recipe:

@@ -122,14 +122,29 @@ BACKENDS: dict[str, Backend] = {
 }
 
 
-def backend_of(config: dict) -> Backend:
-    """The configured backend's registry entry."""
-    return BACKENDS[config["backend"]]
+# the backends an arm may name in its own ``backend:`` key (arm_backend), beside the experiment's
+PER_ARM_BACKENDS = ("builtin", "trl")
 
 
-def job_resources(config: dict, stage: str) -> dict:
-    """``mem_mb``, ``runtime`` (minutes) and ``gpu`` of one training (``stage="train"``) or evaluation job."""
-    backend = backend_of(config)
+def arm_backend(config: dict, arm: str) -> str:
+    """The backend's name that trains ``arm``: its own ``backend:`` key, else the experiment's ``backend``."""
+    return (config["arms"][arm] or {}).get("backend", config["backend"])
+
+
+def backends_used(config: dict) -> list[str]:
+    """The backends that train the experiment's arms, each once, in arm order (the experiment's when it has none)."""
+    return list(dict.fromkeys(arm_backend(config, arm) for arm in config["arms"])) or [config["backend"]]
+
+
+def backend_of(config: dict, arm: str | None = None) -> Backend:
+    """The registry entry of the experiment's backend, or, with ``arm``, of the backend that trains that arm."""
+    return BACKENDS[config["backend"] if arm is None else arm_backend(config, arm)]
+
+
+def job_resources(config: dict, stage: str, backend_name: str | None = None) -> dict:
+    """``mem_mb``, ``runtime`` (minutes) and ``gpu`` of one training (``stage="train"``) or evaluation job of the
+    experiment's backend, or of ``backend_name`` (an arm's backend)."""
+    backend = BACKENDS[backend_name or config["backend"]]
     resources = dict(backend.train_resources if stage == "train" else backend.eval_resources)
     settings = config[backend.section] if backend.section else {}
     if stage == "train":

@@ -14,9 +14,9 @@ rule evaluate:
         checkpoint=checkpoint_args,
     threads: JOB_THREADS
     resources:
-        mem_mb=EVAL_RESOURCES["mem_mb"],
-        runtime=EVAL_RESOURCES["runtime"],
-        gpu=EVAL_RESOURCES["gpu"],
+        mem_mb=eval_resource("mem_mb"),
+        runtime=eval_resource("runtime"),
+        gpu=eval_resource("gpu"),
     conda:
         "../../environment.yml"
     shell:

@@ -8,8 +8,12 @@ rule report:
         comparisons=f"{OUT}/analysis/comparisons.csv",
         summaries=f"{OUT}/analysis/summaries.csv",
         sensitivity=f"{OUT}/analysis/sensitivity.csv",
-        # per-step logs in the builtin trainer's columns, for the report's training curves
-        steps=per_run(f"{OUT}/runs/{{arm}}/seed-{{seed}}/steps.parquet") if BACKEND.step_logs else [],
+        # per-step logs in the builtin trainer's columns (of the arms whose backend writes them), for the report's
+        # training curves
+        steps=per_run(
+            f"{OUT}/runs/{{arm}}/seed-{{seed}}/steps.parquet",
+            backends=[name for name in USED_BACKENDS if BACKENDS[name].step_logs],
+        ),
         manifests=per_run(f"{OUT}/runs/{{arm}}/seed-{{seed}}/manifest.json"),
     output:
         html=report(

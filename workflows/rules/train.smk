@@ -42,26 +42,36 @@ rule export_base:
         "python -m training.backends.hf_export --policy {input.policy} --out {params.out} > {log} 2>&1"
 
 
-# one `train` rule for every backend: its trainer, inputs and outputs come from the backend registry
-rule train:
-    input:
-        config=f"{OUT}/config/train/{{arm}}.json",
-        **{name: READ_PATHS[name] for name in READS},
-    output:
-        **run_outputs(f"{OUT}/runs/{{arm}}/seed-{{seed}}"),
-    log:
-        f"{OUT}/logs/train/{{arm}}/seed-{{seed}}.log",
-    params:
-        module=BACKEND.train_module,
-        reads=lambda wildcards, input: " ".join(f"--{name} {input[name]}" for name in READS),
-        out=lambda wildcards, output: os.path.dirname(output.manifest),
-    threads: JOB_THREADS
-    resources:
-        mem_mb=TRAIN_RESOURCES["mem_mb"],
-        runtime=TRAIN_RESOURCES["runtime"],
-        gpu=TRAIN_RESOURCES["gpu"],
-    conda:
-        "../../environment.yml"
-    shell:
-        "python -m {params.module} --config {input.config} --arm {wildcards.arm} --seed {wildcards.seed}"
-        " {params.reads} --out {params.out} > {log} 2>&1"
+# one train rule per backend that trains some arm: its trainer, inputs and outputs come from the backend registry.
+# With one backend (the experiment's) it is `train`, for every arm; an experiment whose arms name their own backends
+# (arms.<arm>.backend) has `train` for the experiment's backend and `train_<backend>` for the others, each
+# constrained to the arms of its backend
+for _name in USED_BACKENDS:
+    _backend = BACKENDS[_name]
+
+    rule:
+        name:
+            "train" if _name == config["backend"] or len(USED_BACKENDS) == 1 else f"train_{_name}"
+        input:
+            config=f"{OUT}/config/train/{{arm}}.json",
+            **{read: READ_PATHS[read] for read in READS[_name]},
+        output:
+            **run_outputs(_backend, f"{OUT}/runs/{{arm}}/seed-{{seed}}"),
+        log:
+            f"{OUT}/logs/train/{{arm}}/seed-{{seed}}.log",
+        wildcard_constraints:
+            **({"arm": arms_pattern(_name)} if len(USED_BACKENDS) > 1 else {}),
+        params:
+            module=_backend.train_module,
+            reads=lambda wildcards, input, _reads=READS[_name]: " ".join(f"--{read} {input[read]}" for read in _reads),
+            out=lambda wildcards, output: os.path.dirname(output.manifest),
+        threads: JOB_THREADS
+        resources:
+            mem_mb=TRAIN_RESOURCES[_name]["mem_mb"],
+            runtime=TRAIN_RESOURCES[_name]["runtime"],
+            gpu=TRAIN_RESOURCES[_name]["gpu"],
+        conda:
+            "../../environment.yml"
+        shell:
+            "python -m {params.module} --config {input.config} --arm {wildcards.arm} --seed {wildcards.seed}"
+            " {params.reads} --out {params.out} > {log} 2>&1"
