@@ -52,6 +52,20 @@ def copy_of_the_repository(destination: Path) -> Path:
     return destination
 
 
+def snakemake_dry_run(snakemake_bin, workdir: Path, configfile: Path, *targets: str) -> subprocess.CompletedProcess:
+    """``snakemake -n -p`` of ``configfile`` in ``workdir`` (the repository's Snakefile); asserts that it succeeded."""
+    dry = subprocess.run(
+        [snakemake_bin, "-s", str(REPO / "Snakefile"), "--configfile", str(configfile), "--replace-workflow-config"]
+        + ["--cores", "2", "-n", "-p", "--workflow-profile", "none", *targets],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]
+    return dry
+
+
 def start_and_kill_when(snakemake_bin, workdir: Path, configfile: Path, fault_point, timeout: float = 600) -> None:
     """Start the README's command, SIGKILL its whole process group as soon as ``fault_point(workdir)`` holds."""
     proc = subprocess.Popen(

@@ -5,12 +5,11 @@ logits through every call path TRL and lm-eval use, the same greedy answers, an 
 import json
 import os
 import re
-import subprocess
 
 import pytest
 import torch
 import yaml
-from conftest import REPO, TINY
+from conftest import TINY, snakemake_dry_run
 
 from training.config import ConfigError, load_config
 
@@ -223,18 +222,10 @@ def test_the_trl_model_switch(tmp_path, exported):
 
 
 def test_snakemake_dag_of_trl_from_the_builtin_base(tmp_path, snakemake_bin):
-    dry = subprocess.run(
-        [snakemake_bin, "-s", str(REPO / "Snakefile"), "--configfile", str(_trl_config(tmp_path, model=BUILTIN_BASE))]
-        + ["--replace-workflow-config", "--cores", "2", "-n", "-p", "--workflow-profile", "none"]
-        + ["results/tiny/scores.parquet"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]
     from test_pipeline_e2e import _job_counts
 
+    config = _trl_config(tmp_path, model=BUILTIN_BASE)
+    dry = snakemake_dry_run(snakemake_bin, tmp_path, config, "results/tiny/scores.parquet")
     counts = _job_counts(dry.stdout + dry.stderr)
     assert (counts["base_policy"], counts["export_base"], counts["train"], counts["evaluate"]) == (1, 1, 4, 5)
     assert "--policy results/tiny/base/policy.pt --out results/tiny/base_hf" in dry.stdout

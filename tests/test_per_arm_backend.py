@@ -11,7 +11,7 @@ import subprocess
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, TINY, copy_of_the_repository
+from conftest import REPO, TINY, copy_of_the_repository, snakemake_dry_run
 from test_pipeline_e2e import _job_counts
 
 from training.backends import arm_backend, backend_of, backends_used, job_resources
@@ -125,15 +125,7 @@ def test_configs_without_per_arm_backends_stage_exactly_as_before():
 
 
 def _dry_run(snakemake_bin, workdir, configfile):
-    dry = subprocess.run(
-        [snakemake_bin, "-s", str(REPO / "Snakefile"), "--configfile", str(configfile), "--replace-workflow-config"]
-        + ["--cores", "2", "-n", "-p", "--workflow-profile", "none"],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]
+    dry = snakemake_dry_run(snakemake_bin, workdir, configfile)
     return dry.stdout + dry.stderr
 
 
