@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from analysis.config import parse_config as parse_analysis_config
-from training.backends import BACKENDS, arm_backend, backend_of, backends_used, job_resources
+from training.backends import BACKENDS, arm_backend, backends_used, job_resources
 from training.config import BASE_ARM, stage_config
 
 # Jobs run `python` from PATH: the driver's own interpreter (its folder goes first on PATH here), or, under
@@ -18,9 +18,8 @@ OUT = f"results/{EXP}"
 ANALYSIS_CONFIG = parse_analysis_config(config)
 SEQUENTIAL = ANALYSIS_CONFIG.design is not None
 FIXED_RUNS = [] if SEQUENTIAL else [(arm, seed) for arm in config["arms"] for seed in config["seeds"]]
-# the backend's registry entry (training/backends/__init__.py): its trainer, outputs, resources, lm-eval model
-BACKEND = backend_of(config)
-# the backend that trains each arm: the arm's own `backend:` key, else the experiment's; one train rule per backend
+# the backend that trains each arm (its registry entry, training/backends/__init__.py: trainer, outputs, resources,
+# lm-eval model): the arm's own `backend:` key, else the experiment's; one train rule per backend
 ARM_BACKENDS = {arm: arm_backend(config, arm) for arm in config["arms"]}
 USED_BACKENDS = backends_used(config)
 # the base policy is evaluated once, with the eval settings (greedy or k samples), as arm "base" with seed 0: the builtin backend
