@@ -53,6 +53,7 @@ include: "workflows/rules/sequential.smk"
 include: "workflows/rules/data.smk"
 include: "workflows/rules/train.smk"
 include: "workflows/rules/eval.smk"
+include: "workflows/rules/curves.smk"
 include: "workflows/rules/analysis.smk"
 include: "workflows/rules/report.smk"
 

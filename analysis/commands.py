@@ -15,6 +15,12 @@ if TYPE_CHECKING:
     import argparse
 
 
+def add_out_argument(parser: argparse.ArgumentParser, command: str, what: str = "output directory") -> None:
+    """``--out``: a directory the subcommand replaces as a whole (armlab.files.check_output_directory)."""
+    help_text = f"{what}, replaced as a whole: new, empty, or an earlier output of `armlab {command}`"
+    parser.add_argument("--out", required=True, help=help_text)
+
+
 def analyze(subparsers: argparse._SubParsersAction) -> None:
     """``armlab analyze CONFIG --out DIR``: the whole statistical analysis."""
     parser = subparsers.add_parser(
@@ -23,11 +29,7 @@ def analyze(subparsers: argparse._SubParsersAction) -> None:
         description="Run the analysis of a config (YAML or JSON) and write its tables to --out.",
     )
     parser.add_argument("config", help="experiment config, YAML or JSON")
-    parser.add_argument(
-        "--out",
-        required=True,
-        help="output directory, replaced as a whole: new, empty, or an earlier output of `armlab analyze`",
-    )
+    add_out_argument(parser, "analyze")
     parser.add_argument("--scores", help="tidy scores file (parquet or CSV); replaces the config's input section")
     parser.add_argument(
         "--jobs",
@@ -72,11 +74,7 @@ def report(subparsers: argparse._SubParsersAction) -> None:
         help="runs directory (<arm>/seed-<seed>/steps.parquet and manifest.json); "
         "omit for results converted from elsewhere",
     )
-    parser.add_argument(
-        "--out",
-        required=True,
-        help="report directory (index.html), replaced as a whole: new, empty, or an earlier output of `armlab report`",
-    )
+    add_out_argument(parser, "report", "report directory (index.html)")
     parser.add_argument(
         "--figures", help="also write every figure as SVG and PNG to this directory (replaced as a whole, like --out)"
     )
@@ -91,4 +89,40 @@ def report(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-SUBCOMMANDS = [analyze, report]
+def curves(subparsers: argparse._SubParsersAction) -> None:
+    """``armlab curves --curves DIR [--scores FILE] --out DIR``: accuracy over training, table and figure."""
+    parser = subparsers.add_parser(
+        "curves",
+        help="accuracy over training from checkpoint evaluations (evals/curves.py)",
+        description="Write OUT/curves.csv (arm, seed, step, summary, value) and OUT/accuracy_curves.svg/.png from "
+        "the checkpoint evaluations --curves names; the base policy's rows of --scores are every run's step 0.",
+    )
+    parser.add_argument(
+        "--curves",
+        required=True,
+        nargs="+",
+        help="checkpoint evaluations: their manifest.json files, or a directory of <arm>/seed-<seed>/ ones",
+    )
+    parser.add_argument("--scores", help="the experiment's scores.parquet (its arm base is step 0)")
+    add_out_argument(parser, "curves")
+
+    def run(args: argparse.Namespace) -> int:
+        from analysis import curves as accuracy_curves
+        from analysis.figures import accuracy_curves as plot
+        from analysis.figures import render, save
+        from armlab.files import output_directory
+
+        check_output_directory(args.out, "curves")
+        table = accuracy_curves.curve_summaries(
+            accuracy_curves.read_curves(args.curves), accuracy_curves.base_rows(args.scores)
+        )
+        with output_directory(args.out, "curves") as tmp:
+            table.to_csv(tmp / "curves.csv", index=False)
+            save(render(plot(table)), tmp, "accuracy_curves")
+        print(f"armlab curves: wrote {args.out} ({table.step.nunique()} steps, {len(table)} rows)")
+        return 0
+
+    parser.set_defaults(run=run)
+
+
+SUBCOMMANDS = [analyze, report, curves]

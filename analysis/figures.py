@@ -244,6 +244,21 @@ def smooth_steps(steps: pd.DataFrame, metrics: list[str], window: int) -> pd.Dat
     return ordered[["arm", "seed", "step"]].join(rolled)
 
 
+def seed_band(ax, runs: pd.DataFrame, column: str, label: str, style: Mapping[str, str], scale=1.0, **line) -> None:
+    """One arm's ``column`` per step: the mean over seeds as a line, a band from the lowest to the highest seed."""
+    over_seeds = scale * runs.groupby("step")[column].agg(["mean", "min", "max"])
+    ax.fill_between(over_seeds.index, over_seeds["min"], over_seeds["max"], color=style["color"], alpha=0.18, lw=0)
+    ax.plot(over_seeds.index, over_seeds["mean"], label=label, **style, **line)
+
+
+def seed_legend(fig: Figure, axes, runs: pd.DataFrame, title: str, note: str = "") -> None:
+    """The arms' legend under the panels, and a title saying what the lines and bands of :func:`seed_band` are."""
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 6))
+    n_seeds = runs.groupby("arm")["seed"].nunique().max()
+    fig.suptitle(f"{title}: mean over seeds, band from lowest to highest of {n_seeds} seeds{note}", fontsize=10)
+
+
 @styled
 def training_curves(
     steps: pd.DataFrame,
@@ -265,22 +280,32 @@ def training_curves(
     for ax, metric in zip(axes, metrics):
         for arm in [a for a in styles if a in set(smoothed["arm"])]:
             group = smoothed[smoothed["arm"] == arm]
-            over_seeds = group.groupby("step")[metric].agg(["mean", "min", "max"])
-            style = styles[arm]
-            ax.fill_between(
-                over_seeds.index, over_seeds["min"], over_seeds["max"], color=style["color"], alpha=0.18, lw=0
-            )
-            ax.plot(over_seeds.index, over_seeds["mean"], label=arm, **style)
+            seed_band(ax, group, metric, arm, styles[arm])
         ax.set_title(CURVES.get(metric, metric))
         ax.set_xlabel("training step")
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 6))
-    n_seeds = steps.groupby("arm")["seed"].nunique().max()
-    fig.suptitle(
-        f"Training dynamics: mean over seeds, band from lowest to highest of {n_seeds} seeds "
-        f"(rolling mean over {window} steps)",
-        fontsize=10,
-    )
+    seed_legend(fig, axes, steps, "Training dynamics", f" (rolling mean over {window} steps)")
+    return fig
+
+
+@styled
+def accuracy_curves(summaries: pd.DataFrame, styles: Mapping[str, Mapping[str, str]] | None = None) -> Figure:
+    """Accuracy over training per arm, one panel per summary: mean over seeds, band from lowest to highest seed.
+
+    ``summaries`` is long (arm, seed, step, summary, value in [0, 1]), as :func:`analysis.curves.curve_summaries`
+    gives it; panels follow the order of first appearance of the summaries.
+    """
+    names = list(pd.unique(summaries["summary"]))
+    styles = styles or arm_styles(pd.unique(summaries["arm"]))
+    fig = Figure(figsize=(3.2 * len(names), 3.0), layout="constrained")
+    axes = fig.subplots(1, len(names), squeeze=False)[0]
+    for ax, name in zip(axes, names):
+        panel = summaries[summaries["summary"] == name]
+        for arm in [a for a in styles if a in set(panel["arm"])]:
+            seed_band(ax, panel[panel["arm"] == arm], "value", arm, styles[arm], scale=100, marker="o", markersize=2.5)
+        ax.set_title(name)
+        ax.set_xlabel("training step")
+    axes[0].set_ylabel("accuracy (%)")
+    seed_legend(fig, axes, summaries, "Accuracy over training (every kept checkpoint; step 0 = the base policy)")
     return fig
 
 

@@ -71,16 +71,21 @@ def to_long(frame: pd.DataFrame, name: str) -> pd.DataFrame:
     return frame.rename_axis(columns=name).stack().rename("value").reset_index()
 
 
+def domain_summaries(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per run (index arm, seed): each domain's mean benchmark accuracy and the primary summary, as fractions."""
+    accuracy = benchmark_accuracy(scores)
+    domains = benchmark_domains(scores)
+    per_domain = accuracy.T.groupby(domains.loc[accuracy.columns].to_numpy(), sort=False).mean().T
+    return per_domain.assign(**{PRIMARY: summarize(accuracy, summary_weights(domains))[PRIMARY]})
+
+
 def accuracy_table(scores: pd.DataFrame) -> pd.DataFrame:
     """Accuracy (%) per arm: each domain, the primary summary and its sd over seeds, mean over seeds.
 
     The domain columns and ``domain_balanced`` are the analysis's own summaries (means of
     benchmark accuracies), so the table printed at the end of a run agrees with the analysis.
     """
-    accuracy = benchmark_accuracy(scores)
-    domains = benchmark_domains(scores)
-    per_domain = accuracy.T.groupby(domains.loc[accuracy.columns].to_numpy(), sort=False).mean().T
-    per_run = per_domain.assign(domain_balanced=summarize(accuracy, summary_weights(domains))["domain_balanced"])
+    per_run = domain_summaries(scores)
     table = per_run.groupby(level="arm", sort=False).mean()
     table["domain_balanced_sd"] = per_run.groupby(level="arm", sort=False)["domain_balanced"].std()
     return (100 * table).round(1)

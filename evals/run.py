@@ -199,13 +199,13 @@ def load_model(config: dict, checkpoint: Path, model: str, stream: str = ""):
     return get_model(model)(**model_args(config, checkpoint, stream))
 
 
-def evaluate(
-    config: dict, tasks_dir: Path, checkpoint: Path, arm: str, seed: int, out_dir: Path, model: str = "armlab-builtin"
-) -> pd.DataFrame:
+def score_checkpoint(
+    config: dict, tasks_dir: Path, checkpoint: Path, arm: str, seed: int, model: str = "armlab-builtin"
+) -> tuple[dict, dict, pd.DataFrame]:
+    """lm-eval's results, its logged samples per task and the tidy scores of ``checkpoint`` on the benchmarks."""
     import lm_eval
     from lm_eval.tasks import TaskManager
 
-    start = time.perf_counter()
     stream = evaluation_stream(config, seed)
     lm = load_model(config, checkpoint, model, stream)
     extra = config["eval"].get("lm_eval_tasks", {})
@@ -223,7 +223,16 @@ def evaluate(
         torch_random_seed=torch_seed(stream),
     )
     samples = results.pop("samples")
-    scores = samples_to_scores(samples, config["experiment"], arm, seed, extra)
+    return results, samples, samples_to_scores(samples, config["experiment"], arm, seed, extra)
+
+
+def evaluate(
+    config: dict, tasks_dir: Path, checkpoint: Path, arm: str, seed: int, out_dir: Path, model: str = "armlab-builtin"
+) -> pd.DataFrame:
+    """Score ``checkpoint`` (:func:`score_checkpoint`) and write its results, samples, scores and manifest."""
+    start = time.perf_counter()
+    stream = evaluation_stream(config, seed)
+    results, samples, scores = score_checkpoint(config, tasks_dir, checkpoint, arm, seed, model)
     with atomic_path(out_dir) as tmp:
         tmp.mkdir(parents=True)
         (tmp / "results.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
@@ -262,17 +271,19 @@ def checkpoint_to_evaluate(args: argparse.Namespace) -> Path:
         return verify_file(args.checkpoint)
     if args.hf_checkpoint:
         return args.hf_checkpoint
-    manifest = verify_manifest(args.run_manifest)
-    run_dir = args.run_manifest.parent.resolve()
+    return named_checkpoint(args.run_manifest, verify_manifest(args.run_manifest))
+
+
+def named_checkpoint(run_manifest: Path, manifest: dict) -> Path:
+    """The checkpoint a (verified) run manifest names: a path inside the run's directory with a recorded sha256."""
+    run_dir = run_manifest.parent.resolve()
     named = manifest.get("checkpoint")
     checkpoint = Path(named).resolve() if isinstance(named, str) else None
     if checkpoint is None or not checkpoint.is_relative_to(run_dir):
-        raise BadFile(
-            f"{args.run_manifest}: checkpoint: expected the path of a checkpoint inside {run_dir}, got {named!r}"
-        )
+        raise BadFile(f"{run_manifest}: checkpoint: expected the path of a checkpoint inside {run_dir}, got {named!r}")
     relative = checkpoint.relative_to(run_dir).as_posix()
     if not any(name == relative or name.startswith(f"{relative}/") for name in manifest["files"]):
-        raise BadFile(f"{args.run_manifest}: checkpoint {relative} has no sha256 in 'files', so it cannot be checked")
+        raise BadFile(f"{run_manifest}: checkpoint {relative} has no sha256 in 'files', so it cannot be checked")
     return checkpoint
 
 

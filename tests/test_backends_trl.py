@@ -176,12 +176,49 @@ def test_tiny_trl_run_is_evaluated_by_lm_eval_hf(tmp_path):
     assert manifest["grpo_config"]["num_generations"] == 4 and manifest["grpo_config"]["use_cpu"]
     steps = pd.read_parquet(tmp_path / "run" / "steps.parquet")
     assert list(steps.step) == [2, 4] and steps.reward.between(0, 1).all()
-
     view = stage_config(config, "eval")
     write_task_configs(view, tmp_path / "data", tmp_path / "tasks")
     scores = evaluate(view, tmp_path / "tasks", tmp_path / "run" / "model", "grpo", 1, tmp_path / "eval", model="hf")
     assert list(scores.columns) == COLUMNS and len(scores) == 4 * 20
     assert scores.score.between(0, 1).all()
+
+
+def test_trl_keeps_intermediate_checkpoints_as_the_builtin_does(tmp_path):
+    """checkpoint_every: 2 of 4 steps keeps the step-2 model (checkpoints/step-000002, HF format): the model a
+    2-step run of the same seed ends with, not the 4-step one."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from training import data
+    from training.config import stage_config
+
+    # reward noise flips verdicts by a hash, so the random tiny model's groups have advantages and it learns
+    configs = {
+        steps: load_config([_trl_config(tmp_path, {"grpo": {"reward_noise": 0.3}}, steps=steps)]) for steps in (4, 2)
+    }
+    data.write(configs[4], tmp_path / "data")
+    for steps, config in configs.items():
+        trl_backend.train(stage_config(config, "train", "grpo"), "grpo", 1, tmp_path / "data", tmp_path / f"run{steps}")
+    run = tmp_path / "run4"
+    assert sorted(p.name for p in run.iterdir()) == [
+        "checkpoints",
+        "manifest.json",
+        "mixture.parquet",
+        "model",
+        "steps.parquet",
+    ]
+    assert [p.name for p in (run / "checkpoints").iterdir()] == ["step-000002"]
+    assert not (tmp_path / "run2" / "checkpoints").exists()  # the last step's model is model/, as policy.pt
+    manifest = yaml.safe_load((run / "manifest.json").read_text())
+    assert {"checkpoints/step-000002/model.safetensors", "checkpoints/step-000002/tokenizer_config.json"} <= set(
+        manifest["files"]
+    )
+    middle, two_steps, four_steps = (
+        AutoModelForCausalLM.from_pretrained(path)
+        for path in (run / "checkpoints" / "step-000002", tmp_path / "run2" / "model", run / "model")
+    )
+    assert all(torch.equal(a, b) for a, b in zip(middle.parameters(), two_steps.parameters()))
+    assert not all(torch.equal(a, b) for a, b in zip(middle.parameters(), four_steps.parameters()))
 
 
 def test_snakemake_dag_of_the_trl_backend(tmp_path, snakemake_bin):

@@ -210,6 +210,30 @@ def test_a_tiny_mixed_run_from_the_repository_root(tmp_path, snakemake_bin):
     assert (results / "runs" / "builtin" / "seed-1" / "policy.pt").is_file()
     assert (results / "report" / "index.html").is_file()
 
+    # accuracy over training: every kept model of both backends (checkpoint_every 2 of 4 steps), base at step 0
+    proc = subprocess.run(
+        [snakemake_bin, "--configfile", str(config), "--replace-workflow-config", "--cores", "2", "learning_curves"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    curves = pd.read_csv(results / "curves_summary" / "curves.csv")
+    assert (results / "curves_summary" / "accuracy_curves.png").stat().st_size > 10_000
+    assert set(curves.summary) == {"logic", "math", "science", "domain_balanced"}
+    assert curves.groupby(["arm", "seed"]).step.agg(lambda steps: sorted(set(steps))).tolist() == [[0, 2, 4]] * 4
+    # the last step is the run's evaluation, step 0 the base's: each domain's mean benchmark accuracy, and their mean
+    benchmark = scores.groupby(["arm", "seed", "domain", "benchmark"]).score.mean()
+    domain = benchmark.groupby(["arm", "seed", "domain"]).mean().unstack("domain")
+    domain["domain_balanced"] = domain.mean(axis=1)
+    expected = domain.stack().rename("value").rename_axis(["arm", "seed", "summary"]).reset_index()
+    final = curves[curves.step == 4].merge(expected, on=["arm", "seed", "summary"], suffixes=("", "_eval"))
+    assert len(final) == 16 and (final.value - final.value_eval).abs().max() < 1e-12
+    base = expected[expected.arm == "base"].set_index("summary").value
+    start = curves[curves.step == 0]
+    assert len(start) == 16 and (start.value - start.summary.map(base)).abs().max() < 1e-12
+
 
 def test_the_report_reads_builtin_and_trl_step_logs_side_by_side(tmp_path):
     """A TRL log lacks the builtin's columns; its fraction of zero-variance groups is read as frac_zero_var."""

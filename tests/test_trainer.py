@@ -12,14 +12,24 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-import torch.nn.functional as F
 from conftest import REPO, TINY
 
 import training.train as trainer
 from armlab.configfile import load_mapping
 from training.config import ConfigError, validate_config
 from training.data_policies import DATA_POLICIES
-from training.policy import PAD_ID, VOCAB, Block, CharTransformer, PolicyConfig, completion_logprobs, encode, left_pad
+from training.policy import (
+    PAD_ID,
+    VOCAB,
+    Block,
+    CharTransformer,
+    PolicyConfig,
+    attention,
+    completion_logprobs,
+    encode,
+    group_logprobs,
+    left_pad,
+)
 from training.rollouts import noisy_verdict, step_seed
 from training.train import AdamW, aggregate, train
 from training.utils import derive_seed, file_sha256
@@ -256,9 +266,9 @@ def _steps(config, root, monkeypatch, n_steps, log_kl):
 
     def counted(model, *args):
         calls["reference" if model is run.reference else "policy"] += 1
-        return completion_logprobs(model, *args)
+        return group_logprobs(model, *args)
 
-    monkeypatch.setattr(trainer, "completion_logprobs", counted)
+    monkeypatch.setattr(trainer, "group_logprobs", counted)
     run = trainer.start_run(config, "grpo", 1, root / "data", root / "base" / "policy.pt")
     stats = []
     for step in range(1, n_steps + 1):
@@ -340,13 +350,13 @@ def test_left_pad_is_the_per_row_construction():
     assert 10 < sum(outcome[0] == "error" for outcome in outcomes) < 400
 
 
-def _permuted_block_forward(self, x, mask, cache=None):
+def _permuted_block_forward(self, x, mask, cache=None, written_out_attention=False):
     """Block.forward as it was: q, k and v as one view + permute of the qkv projection."""
     B, T, C = x.shape
     q, k, v = self.qkv(self.ln1(x)).view(B, T, 3, self.n_head, C // self.n_head).permute(2, 0, 3, 1, 4)
     if cache is not None:
         k, v = torch.cat([cache[0], k], dim=2), torch.cat([cache[1], v], dim=2)
-    y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask[:, None])
+    y = attention(q, k, v, mask[:, None], written_out_attention)
     x = x + self.proj(y.transpose(1, 2).reshape(B, T, C))
     return x + self.mlp(self.ln2(x)), (k, v)
 
@@ -400,3 +410,81 @@ def test_completion_logprobs_gives_the_log_softmax_of_the_logits_it_used():
     logp, log_probs = completion_logprobs(model, prompt_ids, prompt_valid, tokens, token_mask)
     assert torch.equal(log_probs, torch.log_softmax(logits, dim=-1))
     assert torch.equal(logp, torch.log_softmax(logits, dim=-1).gather(-1, tokens[..., None]).squeeze(-1))
+
+
+def test_attention_is_torchs_scaled_dot_product_attention_forward_and_backward():
+    """The written-out attention against F.scaled_dot_product_attention with the same boolean mask; by default it is
+    torch's kernel itself (base policies and evaluations bit for bit as before the written-out form existed)."""
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    for B, T_q, T_k in [(1, 1, 1), (7, 1, 13), (5, 9, 9), (64, 6, 17)]:
+        q, k, v = (torch.randn(B, 3, T, 8, dtype=torch.float64, requires_grad=True) for T in (T_q, T_k, T_k))
+        mask = torch.rand(B, 1, T_q, T_k) < 0.6
+        mask[..., -1] = True  # every query keeps a key (the policy's: itself)
+        grad = torch.randn(B, 3, T_q, 8, dtype=torch.float64)
+        ours = attention(q, k, v, mask, written_out=True)
+        theirs = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        assert torch.allclose(ours, theirs, atol=1e-12) and torch.equal(attention(q, k, v, mask), theirs)
+        ours_grads = torch.autograd.grad(ours, (q, k, v), grad)
+        theirs_grads = torch.autograd.grad(theirs, (q, k, v), grad)
+        assert all(torch.allclose(a, b, atol=1e-12) for a, b in zip(ours_grads, theirs_grads))
+
+
+def _peaked_model() -> CharTransformer:
+    """A small float64 policy with weights large enough that positions and attention change every output."""
+    model = CharTransformer(PolicyConfig(d_model=24, n_layer=2, n_head=3, max_len=24)).double()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0, 0.3)
+    return model
+
+
+def _grouped_batch(seed: int, n_prompts: int, group_size: int):
+    """``n_prompts`` left-padded prompts and ``group_size`` completions each, prompt-major, and the prompts repeated."""
+    rng = random.Random(seed)
+    prompts = ["".join(rng.choices(VOCAB[2:], k=rng.randint(1, 12))) for _ in range(n_prompts)]
+    n_new = 6
+    lengths = torch.tensor([rng.randint(1, n_new) for _ in range(n_prompts * group_size)])
+    token_mask = torch.arange(n_new) < lengths[:, None]
+    tokens = torch.randint(0, len(VOCAB), (len(lengths), n_new)).masked_fill(~token_mask, PAD_ID)
+    repeated = left_pad([p for p in prompts for _ in range(group_size)])
+    return left_pad(prompts), repeated, tokens, token_mask
+
+
+@pytest.mark.parametrize("written_out_attention", [False, True])
+@pytest.mark.parametrize("group_size", [1, 4])
+def test_group_logprobs_are_completion_logprobs_over_the_repeated_prompts(group_size, written_out_attention):
+    """The shared-prefix pass computes the same log-probabilities and gradients as the pass over every row."""
+    torch.manual_seed(group_size)
+    model = _peaked_model()
+    model.written_out_attention = written_out_attention
+    prompts, repeated, tokens, token_mask = _grouped_batch(group_size, 7, group_size)
+    weights = torch.randn(tokens.shape, dtype=torch.float64)
+
+    def outputs(logprobs, prompt_batch, *group):
+        model.zero_grad()
+        logp, log_probs = logprobs(model, *prompt_batch, tokens, token_mask, *group)
+        (logp * weights * token_mask).sum().backward()
+        return [logp[token_mask], log_probs[token_mask], *(p.grad.clone() for p in model.parameters())]
+
+    shared = outputs(group_logprobs, prompts, group_size)
+    per_row = outputs(completion_logprobs, repeated)
+    assert all(torch.allclose(a, b, rtol=0, atol=1e-10) for a, b in zip(shared, per_row))
+    assert shared[0].std() > 0.5 and all(g.abs().max() > 1e-3 for g in shared[2:])  # far from uniform, all learning
+
+
+def test_generate_with_a_group_size_samples_as_over_the_repeated_prompts():
+    """One prompt pass shared by the group gives the completions the pass per row gives, row for row."""
+    torch.manual_seed(0)
+    model = _peaked_model()
+    prompts, repeated, _, _ = _grouped_batch(0, 9, 5)
+    uniforms = torch.rand(45, 6)
+    for how in [{"greedy": True}, {"uniforms": uniforms, "temperature": 0.8}, {"generator": "seeded"}]:
+        tokens = []
+        for prompt_batch, group in ((prompts, 5), (repeated, 1)):
+            options = {**how, "generator": torch.Generator().manual_seed(3)} if "generator" in how else how
+            tokens.append(model.generate(*prompt_batch, 6, group_size=group, **options))
+        (shared, shared_mask), (per_row, per_row_mask) = tokens
+        assert torch.equal(shared, per_row) and torch.equal(shared_mask, per_row_mask)
+    assert len({tuple(row) for row in shared.tolist()}) > 20  # sampled, varied completions

@@ -64,6 +64,21 @@ class PolicyConfig:
     vocab_size: int = len(VOCAB)
 
 
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor, written_out: bool = False):
+    """Scaled dot-product attention, keys where ``mask`` is False excluded: torch's kernel, or written out.
+
+    torch's ``F.scaled_dot_product_attention`` is the default, so that base policies and evaluations stay bit for
+    bit those of earlier commits (base training amplifies any rounding difference into another base policy). The RL
+    trainer asks for the written-out softmax(q kᵀ / √d) v: the same function up to float rounding, and at the
+    policy's sizes (head size ~12, ≤ 48 positions) about 3× faster forward and backward than torch's CPU kernel
+    (benchmarks/trainer_bench.py). Every query attends at least to itself, so no row is all excluded.
+    """
+    if not written_out:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    scores = (q @ k.transpose(-2, -1)) * q.shape[-1] ** -0.5
+    return scores.masked_fill(~mask, float("-inf")).softmax(-1) @ v
+
+
 class Block(nn.Module):
     def __init__(self, cfg: PolicyConfig):
         super().__init__()
@@ -75,7 +90,7 @@ class Block(nn.Module):
             nn.Linear(cfg.d_model, 4 * cfg.d_model), nn.GELU(), nn.Linear(4 * cfg.d_model, cfg.d_model)
         )
 
-    def forward(self, x, mask, cache=None):
+    def forward(self, x, mask, cache=None, written_out_attention=False):
         B, T, C = x.shape
         # (B, n_head, T, head size) views of the same memory as one view + permute, but the backward joins their
         # gradients with one concatenation, not a stack and a strided copy
@@ -84,7 +99,7 @@ class Block(nn.Module):
         )
         if cache is not None:
             k, v = torch.cat([cache[0], k], dim=2), torch.cat([cache[1], v], dim=2)
-        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask[:, None])
+        y = attention(q, k, v, mask[:, None], written_out_attention)
         x = x + self.proj(y.transpose(1, 2).reshape(B, T, C))
         return x + self.mlp(self.ln2(x)), (k, v)
 
@@ -99,6 +114,7 @@ class CharTransformer(nn.Module):
         self.ln_f = nn.LayerNorm(cfg.d_model)
         self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
         self.apply(self._init)
+        self.written_out_attention = False  # the RL trainer's choice (see attention); not saved with the weights
 
     @staticmethod
     def _init(module):
@@ -109,22 +125,33 @@ class CharTransformer(nn.Module):
 
     def forward(self, ids: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
         """Logits (B, T, V) for a full left-padded sequence."""
+        x, _ = self.prefill(ids, valid)
+        return self.head(self.ln_f(x))
+
+    def prefill(self, ids: torch.Tensor, valid: torch.Tensor) -> tuple[torch.Tensor, list]:
+        """Hidden states (B, T, C) of a full left-padded sequence, and each block's keys and values (its KV cache)."""
         T = ids.shape[1]
         positions = (valid.long().cumsum(1) - 1).clamp(min=0)
         causal = torch.ones(T, T, dtype=torch.bool).tril()
         mask = (causal[None] & valid[:, None, :]) | torch.eye(T, dtype=torch.bool)[None]
-        x = self.tok(ids) + self.pos(positions)
-        for block in self.blocks:
-            x, _ = block(x, mask)
-        return self.head(self.ln_f(x))
+        return self._blocks(self.tok(ids) + self.pos(positions), mask, [None] * len(self.blocks))
 
-    def _step(self, ids, positions, mask, caches):
-        x = self.tok(ids) + self.pos(positions)
+    def extend(self, ids: torch.Tensor, valid: torch.Tensor, past_valid: torch.Tensor, caches: list):
+        """Hidden states (B, S, C) of ``ids`` appended after cached tokens (``past_valid`` marks the real ones), and
+        the caches with them added; the same states as :meth:`prefill` over the whole sequence."""
+        S = ids.shape[1]
+        positions = (past_valid.long().sum(1, keepdim=True) + valid.long().cumsum(1) - 1).clamp(min=0)
+        causal = torch.ones(S, S, dtype=torch.bool).tril()
+        own = (causal[None] & valid[:, None, :]) | torch.eye(S, dtype=torch.bool)[None]
+        mask = torch.cat([past_valid[:, None, :].expand(-1, S, -1), own], 2)
+        return self._blocks(self.tok(ids) + self.pos(positions), mask, caches)
+
+    def _blocks(self, x, mask, caches):
         new_caches = []
         for block, cache in zip(self.blocks, caches):
-            x, kv = block(x, mask, cache)
+            x, kv = block(x, mask, cache, self.written_out_attention)
             new_caches.append(kv)
-        return self.head(self.ln_f(x[:, -1])), new_caches
+        return x, new_caches
 
     @torch.no_grad()
     def generate(
@@ -137,21 +164,22 @@ class CharTransformer(nn.Module):
         greedy: bool = False,
         uniforms: torch.Tensor | None = None,
         top_p: float = 1.0,
+        group_size: int = 1,
     ):
-        """Sample completions with a KV cache.
+        """Sample ``group_size`` completions per prompt with a KV cache.
 
         Training samples with ``generator``; evaluation passes ``uniforms`` (B, max_new), one per row and
         position, so that each row's answer depends on its own uniforms only (:func:`pick_tokens`).
-        Returns (tokens (B, max_new), mask (B, max_new) of tokens up to and including EOS).
+        Returns (tokens (B, max_new), mask (B, max_new) of tokens up to and including EOS), B = prompts × group_size,
+        prompt-major: prompt i's completions are rows i·G … i·G + G − 1.
         """
-        B, T = prompt_ids.shape
+        T = prompt_ids.shape[1]
         if T + max_new > self.cfg.max_len:
             raise ValueError(f"prompt of {T} tokens + {max_new} new tokens exceeds max_len {self.cfg.max_len}")
-        positions = (prompt_valid.long().cumsum(1) - 1).clamp(min=0)
-        causal = torch.ones(T, T, dtype=torch.bool).tril()
-        mask = (causal[None] & prompt_valid[:, None, :]) | torch.eye(T, dtype=torch.bool)[None]
-        logits, caches = self._step(prompt_ids, positions, mask, [None] * len(self.blocks))
-        key_valid, next_pos = prompt_valid, positions[:, -1] + 1
+        hidden, caches = self.prefill(prompt_ids, prompt_valid)
+        logits, key_valid = self.head(self.ln_f(hidden[:, -1])), prompt_valid
+        (logits, key_valid), caches = _for_groups(group_size, [logits, key_valid], caches)  # the prompt's pass once
+        B = logits.shape[0]
         tokens = torch.full((B, max_new), PAD_ID, dtype=torch.long)
         active = torch.ones(B, dtype=torch.bool)
         done = torch.zeros(B, dtype=torch.bool)
@@ -170,9 +198,9 @@ class CharTransformer(nn.Module):
             done = done | (token == EOS_ID)
             if bool(done.all()) or t == max_new - 1:
                 break
-            key_valid = torch.cat([key_valid, torch.ones(B, 1, dtype=torch.bool)], dim=1)
-            logits, caches = self._step(tokens[:, t : t + 1], next_pos[:, None], key_valid[:, None, :], caches)
-            next_pos = next_pos + 1
+            new_valid = torch.ones(B, 1, dtype=torch.bool)  # finished rows go on (their tokens are masked out)
+            hidden, caches = self.extend(tokens[:, t : t + 1], new_valid, key_valid, caches)
+            logits, key_valid = self.head(self.ln_f(hidden[:, -1])), torch.cat([key_valid, new_valid], 1)
         return tokens, out_mask
 
 
@@ -198,6 +226,35 @@ def completion_logprobs(model: CharTransformer, prompt_ids, prompt_valid, tokens
     ids = torch.cat([prompt_ids, tokens], dim=1)
     valid = torch.cat([prompt_valid, token_mask], dim=1)
     logits = model(ids[:, :-1], valid[:, :-1])[:, prompt_ids.shape[1] - 1 :]
+    return _token_logprobs(logits, tokens)
+
+
+def group_logprobs(model: CharTransformer, prompt_ids, prompt_valid, tokens, token_mask, group_size: int):
+    """:func:`completion_logprobs` for ``group_size`` completions per prompt (rows prompt-major, as
+    :meth:`CharTransformer.generate` gives them), the prompts' positions computed once per prompt, not per row.
+
+    The same function as :func:`completion_logprobs` over the prompts repeated ``group_size`` times, up to float
+    rounding (tests/test_trainer.py), at 1/G of the prompt positions' cost, forward and backward: a shared prefix
+    whose gradient is summed over its group.
+    """
+    hidden, caches = model.prefill(prompt_ids, prompt_valid)
+    (last, prompt_valid), caches = _for_groups(group_size, [hidden[:, -1:], prompt_valid], caches)
+    completion, _ = model.extend(tokens[:, :-1], token_mask[:, :-1], prompt_valid, caches)
+    return _token_logprobs(model.head(model.ln_f(torch.cat([last, completion], 1))), tokens)
+
+
+def _for_groups(group_size: int, rows: list[torch.Tensor], caches: list) -> tuple[list[torch.Tensor], list]:
+    """Each prompt's rows and KV cache repeated for the ``group_size`` completions of its group."""
+    if group_size == 1:
+        return rows, caches
+
+    def repeat(t: torch.Tensor) -> torch.Tensor:
+        return t.repeat_interleave(group_size, 0)
+
+    return [repeat(t) for t in rows], [tuple(map(repeat, kv)) for kv in caches]
+
+
+def _token_logprobs(logits: torch.Tensor, tokens: torch.Tensor):
     log_probs = torch.log_softmax(logits, dim=-1)
     return log_probs.gather(-1, tokens[..., None]).squeeze(-1), log_probs
 

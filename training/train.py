@@ -32,7 +32,7 @@ from training.data import load_pools
 from training.data_policies import Uniform, make_data_policy
 from training.estimators import compute_advantages
 from training.losses import POLICY_LOSSES, loss_spec
-from training.policy import CharTransformer, completion_logprobs, decode, left_pad, load_model, save_model
+from training.policy import CharTransformer, decode, group_logprobs, left_pad, load_model, save_model
 from training.recipe import resolve_arm
 from training.rollouts import draw_prompts, score, step_seed, stream_key
 from training.utils import atomic_path, config_hash, derive_seed, environment_record, run_arguments, write_manifest
@@ -160,6 +160,7 @@ def start_run(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path
     pools = load_pools(data_dir)
     model, reference = load_model(base_path), load_model(base_path)
     reference.requires_grad_(False)
+    model.written_out_attention = reference.written_out_attention = True  # faster here (policy.attention)
     data_policy = make_data_policy(recipe["data_policy"], sorted(pools))
     optimizer = AdamW(model.parameters(), lr=recipe["lr"], weight_decay=recipe["weight_decay"])
     print(
@@ -214,11 +215,11 @@ def roll_out(run: Run, items: list[dict], step: int, attempt: int) -> Rollouts:
     recipe, G = run.recipe, run.recipe["group_size"]
     streams = stream_key(run.config["experiment"], recipe)
     generator = torch.Generator().manual_seed(step_seed(streams, run.seed, "rollouts", step, attempt))
-    prompts = [item for item in items for _ in range(G)]
-    prompt_ids, prompt_valid = left_pad([item["prompt"] for item in prompts])
+    prompt_ids, prompt_valid = left_pad([item["prompt"] for item in items])
     tokens, mask = run.model.generate(
-        prompt_ids, prompt_valid, recipe["max_new_tokens"], recipe["temperature"], generator
+        prompt_ids, prompt_valid, recipe["max_new_tokens"], recipe["temperature"], generator, group_size=G
     )
+    prompts = [item for item in items for _ in range(G)]
     completions = [
         decode(t for t, m in zip(row, row_mask) if m) for row, row_mask in zip(tokens.tolist(), mask.tolist())
     ]
@@ -255,15 +256,15 @@ def update(
     ``kl_coef`` 0 the penalty adds nothing, so skipping the pass leaves the update bit for bit as it was.
     """
     recipe, G, mask = run.recipe, run.recipe["group_size"], batch.mask
-    prompt_ids, prompt_valid = left_pad([item["prompt"] for item in batch.items for _ in range(G)])
+    prompts = left_pad([item["prompt"] for item in batch.items])
     base_logp = None
     if recipe["kl_coef"] != 0 or log_kl:
         with torch.no_grad():
-            base_logp, _ = completion_logprobs(run.reference, prompt_ids, prompt_valid, batch.tokens, mask)
+            base_logp, _ = group_logprobs(run.reference, *prompts, batch.tokens, mask, G)
     old_logp, learn = None, bool((weights > 0).any())
     # a batch without weight takes no step, but one pass still gives its loss, KL and entropy to the log
     for _ in range(recipe["updates_per_batch"] if learn else 1):
-        logp, log_probs = completion_logprobs(run.model, prompt_ids, prompt_valid, batch.tokens, mask)
+        logp, log_probs = group_logprobs(run.model, *prompts, batch.tokens, mask, G)
         if old_logp is None:  # the sampling policy; token-level policies (ar) weight tokens by it
             old_logp = logp.detach()
             loss_weights = run.data_policy.loss_weights(weights, old_logp, mask)

@@ -31,6 +31,7 @@ class Backend:
     exports_base: Callable[[dict], bool] = lambda config: False
     directories: tuple[str, ...] = ()  # the outputs that are directories (a Hugging Face checkpoint)
     step_logs: bool = False  # its steps.parquet has the builtin trainer's columns (the report's training curves)
+    keeps_checkpoints: bool = False  # checkpoints/step-NNNNNN[.pt] every recipe.checkpoint_every (evals/curves.py)
     train_resources: dict = field(default_factory=lambda: {"mem_mb": 2000, "runtime": 120})
     eval_resources: dict = field(default_factory=lambda: {"mem_mb": 16000, "runtime": 240})
 
@@ -93,6 +94,7 @@ BACKENDS: dict[str, Backend] = {
         lm_eval_model="armlab-builtin",
         checkpoint="policy.pt",
         step_logs=True,
+        keeps_checkpoints=True,
         eval_resources={"mem_mb": 2000, "runtime": 30},
     ),
     # TRL's GRPOTrainer on a Hugging Face causal LM (training/backends/trl_backend.py)
@@ -107,6 +109,7 @@ BACKENDS: dict[str, Backend] = {
         section="trl",
         base_checkpoint=lambda config: None if _trl_builtin_base(config) else config["trl"].get("model"),
         exports_base=_trl_builtin_base,
+        keeps_checkpoints=True,
     ),
     # a user's trainer (verl, OpenRLHF, ...) run from a command template (training/backends/command.py)
     "command": Backend(

@@ -55,6 +55,8 @@ ADAPTIVE_DATA_POLICIES = ("reward_gap", "dump_ucb", "tscl", "exp3")  # domain mi
 SUPPORTED_DATA_POLICIES = ("uniform", "static", *ADAPTIVE_DATA_POLICIES)
 TRL_STD_EPS = 1e-4  # GRPOTrainer: advantages = (r - group mean) / (group std + 1e-4) with scale_rewards="group"
 CHECKPOINT_DIR = "model"
+CHECKPOINTS_DIR = "checkpoints"  # intermediate ones, step-NNNNNN/ (HF format), as the builtin's step-NNNNNN.pt
+TRAINER_STATE = ("trainer_state.json", "training_args.bin", "rng_state")  # what a kept checkpoint leaves of TRL's
 
 
 def scale_rewards(estimator: dict) -> str:
@@ -161,7 +163,10 @@ def grpo_config_kwargs(recipe: dict, experiment: str, seed: int, output_dir: str
         "temperature": recipe["temperature"],
         "max_completion_length": recipe["max_new_tokens"],
         "logging_steps": recipe["log_every"],
-        "save_strategy": "no",
+        # the builtin's checkpoints: every checkpoint_every rollout batches before the last (moved to checkpoints/)
+        "save_strategy": "steps" if recipe["checkpoint_every"] < recipe["steps"] else "no",
+        "save_steps": recipe["checkpoint_every"] * recipe["updates_per_batch"],
+        "save_only_model": True,
         "report_to": "none",
         "bf16": False,
         "use_cpu": True,
@@ -407,6 +412,7 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path, hf_b
         trainer.train()
         trainer.save_model(str(tmp / CHECKPOINT_DIR))
         tokenizer.save_pretrained(str(tmp / CHECKPOINT_DIR))
+        checkpoints = keep_checkpoints(tmp / "trainer", tmp / CHECKPOINTS_DIR, recipe, tokenizer)
         steps = pd.DataFrame([row for row in trainer.state.log_history if "reward" in row])
         steps.insert(0, "seed", seed)
         steps.insert(0, "arm", arm)
@@ -430,9 +436,31 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path, hf_b
                 **environment_record(threads),
             },
             CHECKPOINT_DIR,
+            *checkpoints,
             "steps.parquet",
             "mixture.parquet",
         )
+
+
+def keep_checkpoints(trainer_dir: Path, out: Path, recipe: dict, tokenizer) -> list[str]:
+    """TRL's intermediate checkpoints (``checkpoint-<optimizer step>``) as the builtin names them: the model and
+    tokenizer of each rollout batch ``checkpoint_every`` × k before the last, in ``out/step-NNNNNN``; then the
+    trainer's directory goes (the final model is ``CHECKPOINT_DIR``). Their paths relative to the run."""
+    import shutil
+
+    kept = []
+    for saved in sorted(trainer_dir.glob("checkpoint-*"), key=lambda path: int(path.name.split("-")[1])):
+        step = int(saved.name.split("-")[1]) // recipe["updates_per_batch"]
+        if step < recipe["steps"]:
+            target = out / f"step-{step:06d}"
+            target.mkdir(parents=True)
+            for path in saved.iterdir():
+                if not path.name.startswith(TRAINER_STATE):
+                    path.rename(target / path.name)
+            tokenizer.save_pretrained(str(target))
+            kept.append(f"{out.name}/{target.name}")
+    shutil.rmtree(trainer_dir, ignore_errors=True)
+    return kept
 
 
 def main(argv=None) -> None:

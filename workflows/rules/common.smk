@@ -131,8 +131,26 @@ def remove_results_built_on(job_dir):
     stale = [Path(OUT) / "scores.parquet"]
     if job[0] != "evals":
         arm, seed = (BASE_ARM, 0) if job[0] in ("base", "base_hf") else (job[1], job[2].removeprefix("seed-"))
-        stale += [Path(OUT) / "evals" / arm / f"seed-{seed}" / name for name in ("scores.parquet", "manifest.json")]
+        stale += [Path(OUT) / stage / arm / f"seed-{seed}" / name
+                  for stage in ("evals", "curves") for name in ("scores.parquet", "manifest.json")]
     for path in stale:
         if path.is_file():
             print(f"armlab: removing {path}, made from the removed outputs of {job_dir}")
             path.unlink()
+
+
+# accuracy over training (workflows/rules/curves.smk)
+def kept_models(arm):
+    """How many models a run of ``arm`` keeps: its checkpoints before the last step, and the final model."""
+    from training.recipe import resolve_arm
+
+    recipe = resolve_arm(config, arm)
+    return len(range(recipe["checkpoint_every"], recipe["steps"], recipe["checkpoint_every"])) + 1
+
+
+def curve_inputs(wildcards):
+    """Every run's checkpoint evaluation; an arm whose backend keeps no checkpoints is refused by name."""
+    for arm, name in ARM_BACKENDS.items():
+        if not BACKENDS[name].keeps_checkpoints:
+            raise WorkflowError(f"arms.{arm}: backend {name} keeps no intermediate checkpoints, so it has no curve")
+    return [f"{OUT}/curves/{arm}/seed-{seed}/manifest.json" for arm, seed in runs()]

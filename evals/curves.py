@@ -1,0 +1,89 @@
+"""Accuracy over training: every model one (arm, seed) run kept, scored as its evaluation scores its final model.
+
+The models are the run's intermediate checkpoints (``checkpoints/step-NNNNNN.pt`` of the builtin trainer,
+``checkpoints/step-NNNNNN/`` of the TRL backend, every ``recipe.checkpoint_every`` steps) and its final model, at
+the recipe's last step; each is checked against the run's manifest first. Each is scored by lm-eval with the
+experiment's eval settings and task configs (:func:`evals.run.score_checkpoint`), so the last step's rows equal the
+run's evaluation. Writes ``scores.parquet`` (the tidy columns plus ``step``) and ``manifest.json`` to ``--out``.
+
+    python -m evals.curves --config results/<exp>/config/eval.json --tasks results/<exp>/lm_eval_tasks \
+        --run-manifest results/<exp>/runs/grpo/seed-1/manifest.json --arm grpo --seed 1 \
+        --out results/<exp>/curves/grpo/seed-1
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from armlab.files import (
+    BadFile,
+    atomic_path,
+    environment_record,
+    one_line_errors,
+    read_json,
+    verify_manifest,
+    write_manifest,
+)
+from evals.run import MODELS, named_checkpoint, score_checkpoint
+
+CHECKPOINT = re.compile(r"checkpoints/(step-(\d+)(?:\.pt)?)(?:/|$)")  # a kept model in a run manifest's files
+
+
+def run_models(run_manifest: Path) -> list[tuple[int, Path]]:
+    """(step, path) of every model a run kept, in step order: its intermediate checkpoints, then the final model
+    (``policy.pt``, or the manifest's ``checkpoint``) at the recipe's last step. Every recorded sha256 is checked."""
+    manifest = verify_manifest(run_manifest)
+    run_dir = run_manifest.parent.resolve()
+    kept = {}
+    for name in manifest["files"]:
+        match = CHECKPOINT.match(name)
+        if match:
+            kept[int(match[2])] = run_dir / "checkpoints" / match[1]
+    if not isinstance(manifest.get("recipe"), dict):
+        raise BadFile(f"{run_manifest}: expected a training run's manifest, with its recipe")
+    final = run_dir / "policy.pt" if "policy.pt" in manifest["files"] else named_checkpoint(run_manifest, manifest)
+    return [*sorted(kept.items()), (manifest["recipe"]["steps"], final)]
+
+
+def learning_curve(config: dict, tasks_dir: Path, run_manifest: Path, arm: str, seed: int, model: str) -> pd.DataFrame:
+    """The scores of every model of the run (:func:`run_models`), with the step it was kept at."""
+    models, parts = run_models(run_manifest), []
+    for number, (step, checkpoint) in enumerate(models, 1):
+        scores = score_checkpoint(config, tasks_dir, checkpoint, arm, seed, model)[2]
+        parts.append(scores.assign(step=step))
+        print(f"[curve {arm} seed {seed}] {number}/{len(models)} step {step}: accuracy {scores.score.mean():.3f}")
+    return pd.concat(parts, ignore_index=True)
+
+
+@one_line_errors
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", required=True)
+    parser.add_argument("--tasks", required=True, type=Path)
+    parser.add_argument("--model", default="armlab-builtin", choices=sorted(MODELS))
+    parser.add_argument("--run-manifest", required=True, type=Path)
+    parser.add_argument("--arm", required=True)
+    parser.add_argument("--seed", required=True, type=int)
+    parser.add_argument("--out", required=True, type=Path)
+    args = parser.parse_args(argv)
+    config, start = read_json(args.config, "config"), time.perf_counter()
+    curve = learning_curve(config, args.tasks, args.run_manifest, args.arm, args.seed, args.model)
+    with atomic_path(args.out) as tmp:
+        tmp.mkdir(parents=True)
+        curve.to_parquet(tmp / "scores.parquet", index=False)
+        record = {"experiment": config["experiment"], "arm": args.arm, "seed": args.seed, "lm_eval_model": args.model}
+        record |= {"run_manifest": str(args.run_manifest), "steps": sorted(curve.step.unique().tolist())}
+        write_manifest(
+            tmp,
+            record | {"seconds": time.perf_counter() - start, **environment_record(config["threads"])},
+            "scores.parquet",
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""Accuracy over training (evals/curves.py, analysis/curves.py, workflows/rules/curves.smk): which models a run
+kept, what is refused. The real workflow run of both backends is in tests/test_per_arm_backend.py."""
+
+import pandas as pd
+import pytest
+from conftest import REPO, snakemake_dry_run
+
+from analysis.curves import curve_summaries, read_curves
+from armlab.files import BadFile, write_manifest
+from evals.curves import run_models
+
+TINY_SEQUENTIAL = REPO / "tests" / "fixtures" / "tiny_sequential.yaml"
+
+
+def _builtin_run(tmp_path):
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    for name in ("checkpoints/step-000010.pt", "checkpoints/step-000020.pt", "policy.pt"):
+        (run / name).write_bytes(name.encode())
+    write_manifest(run, {"recipe": {"steps": 30, "checkpoint_every": 10}}, "checkpoints", "policy.pt")
+    return run
+
+
+def test_a_builtin_run_keeps_its_checkpoints_and_its_final_model(tmp_path):
+    run = _builtin_run(tmp_path)
+    assert run_models(run / "manifest.json") == [
+        (10, run.resolve() / "checkpoints" / "step-000010.pt"),
+        (20, run.resolve() / "checkpoints" / "step-000020.pt"),
+        (30, run.resolve() / "policy.pt"),
+    ]
+
+
+def test_a_trl_run_keeps_checkpoint_directories_and_names_its_final_model(tmp_path):
+    run = tmp_path / "run"
+    for name in ("checkpoints/step-000002/model.safetensors", "checkpoints/step-000002/config.json", "model/x"):
+        (run / name).parent.mkdir(parents=True, exist_ok=True)
+        (run / name).write_text(name)
+    record = {"recipe": {"steps": 4}, "checkpoint": str((run / "model").resolve())}
+    write_manifest(run, record, "checkpoints", "model")
+    assert run_models(run / "manifest.json") == [
+        (2, run.resolve() / "checkpoints" / "step-000002"),
+        (4, (run / "model").resolve()),
+    ]
+
+
+def test_a_final_model_outside_the_run_is_refused(tmp_path):
+    run = tmp_path / "run"
+    (run / "model").mkdir(parents=True)
+    (run / "model" / "x").write_text("x")
+    write_manifest(run, {"recipe": {"steps": 4}, "checkpoint": str(tmp_path / "elsewhere")}, "model")
+    with pytest.raises(BadFile, match="checkpoint: expected the path of a checkpoint inside"):
+        run_models(run / "manifest.json")
+
+
+def test_the_table_reads_the_evaluations_it_is_given_not_leftovers_beside_them(tmp_path):
+    """A renamed arm's old curve folder stays on disk; the workflow passes only the current runs' manifests."""
+    for arm in ("kept", "renamed_away"):
+        scores = pd.DataFrame(dict(arm=arm, seed=1, step=[4], benchmark="a", domain="math", item=0, score=1.0))
+        directory = tmp_path / "curves" / arm / "seed-1"
+        directory.mkdir(parents=True)
+        scores.to_parquet(directory / "scores.parquet", index=False)
+        write_manifest(directory, {}, "scores.parquet")
+    assert set(read_curves([tmp_path / "curves"]).arm) == {"kept", "renamed_away"}  # a directory: all of it
+    assert set(read_curves([tmp_path / "curves" / "kept" / "seed-1" / "manifest.json"]).arm) == {"kept"}
+
+
+def test_learning_curves_build_under_a_sequential_design(tmp_path, snakemake_bin):
+    """The runs are known only after the last look: the target waits for them instead of failing the DAG."""
+    snakemake_dry_run(snakemake_bin, tmp_path, TINY_SEQUENTIAL, "all", "learning_curves")
+
+
+def test_an_altered_checkpoint_is_named_before_anything_is_evaluated(tmp_path):
+    run = _builtin_run(tmp_path)
+    (run / "checkpoints" / "step-000020.pt").write_bytes(b"altered")
+    with pytest.raises(BadFile, match="step-000020.pt"):
+        run_models(run / "manifest.json")
+
+
+def test_curve_summaries_by_hand():
+    """Two benchmarks in math, one in logic; the primary summary is the mean of the domain means."""
+    rows = []
+    for step, right in ((5, {"a": [1, 0], "b": [1, 1], "c": [0, 0]}), (10, {"a": [1, 1], "b": [1, 1], "c": [1, 0]})):
+        for benchmark, scores in right.items():
+            domain = "logic" if benchmark == "c" else "math"
+            for item, score in enumerate(scores):
+                rows.append(
+                    dict(arm="x", seed=1, step=step, benchmark=benchmark, domain=domain, item=item, score=score)
+                )
+    curves = pd.DataFrame(rows)
+    base = curves[curves.step == 5].drop(columns="step").assign(arm="base", seed=0)
+    table = curve_summaries(curves, base).set_index(["step", "summary"]).value
+    assert table[5, "math"] == 0.75 and table[5, "logic"] == 0 and table[5, "domain_balanced"] == 0.375
+    assert table[10, "math"] == 1 and table[10, "logic"] == 0.5 and table[10, "domain_balanced"] == 0.75
+    assert table[0, "domain_balanced"] == 0.375  # the base at step 0
+
+
+def test_an_arm_of_a_backend_without_checkpoints_has_no_curve(tmp_path, snakemake_bin):
+    from test_backends_command import _tiny_command_config
+
+    refusal = r"arms\.\w+: backend command keeps no intermediate checkpoints, so it has no curve"
+    with pytest.raises(AssertionError, match=refusal):
+        snakemake_dry_run(snakemake_bin, tmp_path, _tiny_command_config(tmp_path), "learning_curves")
+    snakemake_dry_run(snakemake_bin, tmp_path, _tiny_command_config(tmp_path))  # its default target is fine

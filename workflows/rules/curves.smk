@@ -1,0 +1,51 @@
+# Accuracy over training, not part of `all`: `snakemake --configfile <exp>.yaml --cores 2 learning_curves`
+# evaluates every model each run kept (recipe.checkpoint_every, and the final one) as the run's evaluation scores
+# its final model (evals/curves.py), then tabulates and plots each domain and the primary summary per step
+# (analysis/curves.py), the base policy at step 0.
+
+
+rule evaluate_checkpoints:
+    input:
+        config=f"{OUT}/config/eval.json",
+        tasks=f"{OUT}/lm_eval_tasks",
+        manifest=f"{OUT}/runs/{{arm}}/seed-{{seed}}/manifest.json",
+    output:
+        scores=f"{OUT}/curves/{{arm}}/seed-{{seed}}/scores.parquet",
+        manifest=f"{OUT}/curves/{{arm}}/seed-{{seed}}/manifest.json",
+    log:
+        f"{OUT}/logs/curves/{{arm}}/seed-{{seed}}.log",
+    params:
+        out=lambda wildcards, output: os.path.dirname(output.scores),
+        model=lambda wildcards: BACKENDS[ARM_BACKENDS[wildcards.arm]].lm_eval_model,
+    threads: JOB_THREADS
+    resources:
+        mem_mb=lambda wildcards: EVAL_RESOURCES[ARM_BACKENDS[wildcards.arm]]["mem_mb"],
+        runtime=lambda wildcards: EVAL_RESOURCES[ARM_BACKENDS[wildcards.arm]]["runtime"] * kept_models(wildcards.arm),
+        gpu=lambda wildcards: EVAL_RESOURCES[ARM_BACKENDS[wildcards.arm]]["gpu"],
+    conda:
+        "../../environment.yml"
+    shell:
+        "python -m evals.curves --config {input.config} --tasks {input.tasks} --model {params.model}"
+        " --run-manifest {input.manifest} --arm {wildcards.arm} --seed {wildcards.seed} --out {params.out}"
+        " > {log} 2>&1"
+
+
+rule learning_curves:
+    input:
+        curves=curve_inputs,
+        scores=f"{OUT}/scores.parquet",
+    output:
+        table=f"{OUT}/curves_summary/curves.csv",
+        figure=f"{OUT}/curves_summary/accuracy_curves.png",
+    log:
+        f"{OUT}/logs/learning_curves.log",
+    params:
+        out=lambda wildcards, output: os.path.dirname(output.table),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        "../../environment.yml"
+    shell:
+        "python -m armlab_cli curves --curves {input.curves} --scores {input.scores} --out {params.out} > {log} 2>&1"
