@@ -25,6 +25,11 @@ from training.tasks import TASKS, verify
         ("boolexpr", "T", "TT", 0.0),
         ("sort", "0156", "0156", 1.0),
         ("sort", "0156", "156", 0.0),
+        ("decimal", "0.40", "0.40", 1.0),
+        ("decimal", "0.40", "0.4", 0.0),
+        ("decimal", "0.40", ".40", 0.0),
+        ("round", "350", "350", 1.0),
+        ("round", "350", "35", 0.0),
     ],
 )
 def test_verifier_hand_cases(task, answer, response, expected):
@@ -73,6 +78,24 @@ def _independent_answer(task, prompt):
     if task == "speed":
         d, t = (int(part.split("=")[1]) for part in body.split()[1:])
         return str(d // t)
+    if task == "round":
+        from decimal import ROUND_HALF_UP, Decimal
+
+        return str(int(Decimal(body.split()[1]).scaleb(-1).quantize(Decimal(1), ROUND_HALF_UP).scaleb(1)))
+    if task == "floordiv":
+        return str(eval(body))  # Python's // on non-negative integers
+    if task == "sci":
+        return str(int(float(body)))  # "34e2" is a Python float literal
+    if task == "decimal":
+        from decimal import Decimal
+
+        mantissa, exponent = body.split("e-")
+        return f"{Decimal(mantissa).scaleb(-int(exponent)):.{exponent}f}"
+    if task == "element":
+        import re
+
+        element, formula = body.split(" in ")
+        return str({e: int(n or 1) for e, n in re.findall(r"([A-Z][a-z]?)(\d*)", formula)}[element])
     raise AssertionError(f"no independent check for {task}")
 
 

@@ -54,9 +54,21 @@ def gen_sub(rng, digits: int = 2):
     return f"{a}-{b}=", str(a - b)
 
 
+def gen_round(rng, digits: int = 3):
+    """A ``digits``-digit number rounded to the nearest ten, halves up."""
+    n = _digits(rng, digits)
+    return f"round {n}=", str((n + 5) // 10 * 10)
+
+
 def gen_mul(rng, digits: int = 2):
     a, b = int(rng.integers(2, 10)), _digits(rng, digits)
     return f"{a}*{b}=", str(a * b)
+
+
+def gen_floordiv(rng, digits: int = 4, max_power: int = 2):
+    """A ``digits``-digit number divided by 10^k, 1 <= k <= ``max_power``, rounded down."""
+    n, k = _digits(rng, digits), int(rng.integers(1, max_power + 1))
+    return f"{n}//{10**k}=", str(n // 10**k)
 
 
 def gen_sum3(rng, digits: int = 1):
@@ -139,6 +151,27 @@ def gen_atoms(rng, elements: int = 2, max_count: int = 4):
     return f"atoms {formula}=", str(int(counts.sum()))
 
 
+def gen_element(rng, elements: int = 3, max_count: int = 9):
+    """How many atoms of one named element a formula such as ``C2H6O`` holds."""
+    picked = rng.choice(ELEMENTS, size=elements, replace=False)
+    counts = rng.integers(1, max_count + 1, size=elements)
+    formula = "".join(e + (str(c) if c > 1 else "") for e, c in zip(picked, counts))
+    asked = int(rng.integers(0, elements))
+    return f"{picked[asked]} in {formula}=", str(int(counts[asked]))
+
+
+def gen_sci(rng, digits: int = 3, max_exponent: int = 2):
+    """Scientific notation written out: ``34e2`` is 3400 (a ``digits``-digit mantissa, exponent 0 … ``max_exponent``)."""
+    m, e = _digits(rng, digits), int(rng.integers(0, max_exponent + 1))
+    return f"{m}e{e}=", str(m * 10**e)
+
+
+def gen_decimal(rng, digits: int = 4, max_exponent: int = 2):
+    """A number times 10^-k written as a decimal with k places: ``47e-2`` is 0.47 (1 <= k <= ``max_exponent``)."""
+    m, k = _digits(rng, digits), int(rng.integers(1, max_exponent + 1))
+    return f"{m}e-{k}=", f"{m // 10**k}.{m % 10**k:0{k}d}"
+
+
 def gen_ohm(rng, max_current: int = 9, max_resistance: int = 99):
     """Ohm's law: V = I * R."""
     i, r = int(rng.integers(1, max_current + 1)), int(rng.integers(1, max_resistance + 1))
@@ -170,7 +203,9 @@ def gen_speed(rng, max_speed: int = 50, max_time: int = 9):
 TASKS: dict[str, TaskFamily] = {
     "add": TaskFamily("math", gen_add, verify_integer, "a+b with `digits`-digit operands"),
     "sub": TaskFamily("math", gen_sub, verify_integer, "a-b, a>=b, `digits`-digit operands"),
+    "round": TaskFamily("math", gen_round, verify_integer, "a `digits`-digit number rounded to tens"),
     "mul": TaskFamily("math", gen_mul, verify_integer, "one-digit times `digits`-digit"),
+    "floordiv": TaskFamily("math", gen_floordiv, verify_integer, "a `digits`-digit number floor-divided by 10^k"),
     "sum3": TaskFamily("math", gen_sum3, verify_integer, "a+b+c with `digits`-digit operands"),
     "mod": TaskFamily("math", gen_mod, verify_integer, "`digits`-digit a modulo one-digit b"),
     "boolexpr": TaskFamily(
@@ -183,6 +218,9 @@ TASKS: dict[str, TaskFamily] = {
     "second": TaskFamily("logic", gen_second, verify_exact, "second-largest distinct digit of `length` digits"),
     "parity": TaskFamily("logic", gen_parity, verify_exact, "parity of a `length`-bit string"),
     "atoms": TaskFamily("science", gen_atoms, verify_integer, "atoms in a formula of `elements` elements"),
+    "element": TaskFamily("science", gen_element, verify_integer, "atoms of one element in a formula"),
+    "sci": TaskFamily("science", gen_sci, verify_integer, "a number in scientific notation written out"),
+    "decimal": TaskFamily("science", gen_decimal, verify_exact, "a number times 10^-k written as a decimal"),
     "ohm": TaskFamily("science", gen_ohm, verify_integer, "V = I*R, I <= `max_current`, R <= `max_resistance`"),
     "units": TaskFamily("science", gen_units, verify_integer, "unit conversion of a `digits`-digit value"),
     "force": TaskFamily("science", gen_force, verify_integer, "signed sum of `terms` forces up to `max_value`"),
