@@ -3,6 +3,7 @@ randomly initialised Qwen2 with a locally built tokenizer, and its evaluation th
 
 import os
 import subprocess
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -58,6 +59,9 @@ def test_estimator_arms_map_onto_grpo_config(tmp_path):
         2,
     )
     assert kwargs["grpo"]["per_device_train_batch_size"] == 8 * 4 and kwargs["grpo"]["num_generations"] == 4
+    # checkpoints every checkpoint_every rollout batches: TRL counts optimizer steps, mu of them per batch
+    every = config["recipe"]["checkpoint_every"]
+    assert (kwargs["grpo"]["save_steps"], kwargs["reuse"]["save_steps"]) == (every, 2 * every)
     # arms sharing a seed share TRL's seed (prompt order); all arguments are accepted by GRPOConfig
     assert len({k["seed"] for k in kwargs.values()}) == 1
     args = GRPOConfig(**kwargs["dr_grpo"])
@@ -219,6 +223,32 @@ def test_trl_keeps_intermediate_checkpoints_as_the_builtin_does(tmp_path):
     )
     assert all(torch.equal(a, b) for a, b in zip(middle.parameters(), two_steps.parameters()))
     assert not all(torch.equal(a, b) for a, b in zip(middle.parameters(), four_steps.parameters()))
+
+
+def test_kept_checkpoints_are_named_by_rollout_batch_not_optimizer_step(tmp_path):
+    """With two updates per batch TRL's checkpoint-4, -8 and -12 are batches 2, 4 and 6 (the last, whose model is
+    model/, is dropped); TRL's optimizer and RNG state is left out, and the trainer's directory removed."""
+
+    class Tokenizer:
+        def save_pretrained(self, path):
+            (Path(path) / "tokenizer.json").write_text("{}")
+
+    trainer = tmp_path / "trainer"
+    for step in (4, 8, 12):
+        saved = trainer / f"checkpoint-{step}"
+        saved.mkdir(parents=True)
+        for name in ("model.safetensors", "config.json", "trainer_state.json", "rng_state.pth"):
+            (saved / name).write_text(f"{step}")
+    recipe = {"steps": 6, "updates_per_batch": 2, "checkpoint_every": 2}
+    kept = trl_backend.keep_checkpoints(trainer, tmp_path / "checkpoints", recipe, Tokenizer())
+    assert kept == ["checkpoints/step-000002", "checkpoints/step-000004"]
+    assert sorted(p.name for p in (tmp_path / "checkpoints" / "step-000004").iterdir()) == [
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+    ]
+    assert (tmp_path / "checkpoints" / "step-000004" / "model.safetensors").read_text() == "8"
+    assert not trainer.exists()
 
 
 def test_snakemake_dag_of_the_trl_backend(tmp_path, snakemake_bin):

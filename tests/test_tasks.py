@@ -83,7 +83,8 @@ def _independent_answer(task, prompt):
 
         return str(int(Decimal(body.split()[1]).scaleb(-1).quantize(Decimal(1), ROUND_HALF_UP).scaleb(1)))
     if task == "floordiv":
-        return str(eval(body))  # Python's // on non-negative integers
+        number, divisor = body.split("//")
+        return number[: len(number) - (len(divisor) - 1)] or "0"  # dropping k digits divides by 10^k
     if task == "sci":
         return str(int(float(body)))  # "34e2" is a Python float literal
     if task == "decimal":

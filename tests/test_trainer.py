@@ -412,6 +412,23 @@ def test_completion_logprobs_gives_the_log_softmax_of_the_logits_it_used():
     assert torch.equal(logp, torch.log_softmax(logits, dim=-1).gather(-1, tokens[..., None]).squeeze(-1))
 
 
+def test_only_the_rl_trainer_writes_attention_out(tmp_path):
+    """Base training, evaluation and the HF export keep torch's kernel (their results bit for bit as before): a loaded
+    or new policy uses it, and the only place in the package that switches to the written-out form is the trainer."""
+    from training.policy import load_model, save_model
+
+    save_model(CharTransformer(PolicyConfig()), tmp_path / "policy.pt")
+    assert load_model(tmp_path / "policy.pt").written_out_attention is False
+    assert CharTransformer(PolicyConfig()).written_out_attention is False
+    switched = [
+        path.relative_to(REPO).as_posix()
+        for folder in ("training", "evals", "analysis", "armlab")
+        for path in (REPO / folder).rglob("*.py")
+        if "written_out_attention = True" in path.read_text() or "written_out_attention=True" in path.read_text()
+    ]
+    assert switched == ["training/train.py"]
+
+
 def test_attention_is_torchs_scaled_dot_product_attention_forward_and_backward():
     """The written-out attention against F.scaled_dot_product_attention with the same boolean mask; by default it is
     torch's kernel itself (base policies and evaluations bit for bit as before the written-out form existed)."""

@@ -70,7 +70,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Ten
     torch's ``F.scaled_dot_product_attention`` is the default, so that base policies and evaluations stay bit for
     bit those of earlier commits (base training amplifies any rounding difference into another base policy). The RL
     trainer asks for the written-out softmax(q kᵀ / √d) v: the same function up to float rounding, and at the
-    policy's sizes (head size ~12, ≤ 48 positions) about 3× faster forward and backward than torch's CPU kernel
+    policy's sizes (head size 16, ≤ 48 positions) about 3× faster forward and backward than torch's CPU kernel
     (benchmarks/trainer_bench.py). Every query attends at least to itself, so no row is all excluded.
     """
     if not written_out:

@@ -55,7 +55,7 @@ def gen_sub(rng, digits: int = 2):
 
 
 def gen_round(rng, digits: int = 3):
-    """A ``digits``-digit number rounded to the nearest ten, halves up."""
+    """A number of at most ``digits`` digits rounded to the nearest ten, halves up."""
     n = _digits(rng, digits)
     return f"round {n}=", str((n + 5) // 10 * 10)
 
@@ -66,7 +66,7 @@ def gen_mul(rng, digits: int = 2):
 
 
 def gen_floordiv(rng, digits: int = 4, max_power: int = 2):
-    """A ``digits``-digit number divided by 10^k, 1 <= k <= ``max_power``, rounded down."""
+    """A number of at most ``digits`` digits divided by 10^k, 1 <= k <= ``max_power``, rounded down."""
     n, k = _digits(rng, digits), int(rng.integers(1, max_power + 1))
     return f"{n}//{10**k}=", str(n // 10**k)
 
@@ -161,7 +161,7 @@ def gen_element(rng, elements: int = 3, max_count: int = 9):
 
 
 def gen_sci(rng, digits: int = 3, max_exponent: int = 2):
-    """Scientific notation written out: ``34e2`` is 3400 (a ``digits``-digit mantissa, exponent 0 … ``max_exponent``)."""
+    """Scientific notation written out: ``34e2`` is 3400 (≤ ``digits`` mantissa digits, exponent ≤ ``max_exponent``)."""
     m, e = _digits(rng, digits), int(rng.integers(0, max_exponent + 1))
     return f"{m}e{e}=", str(m * 10**e)
 
@@ -203,9 +203,9 @@ def gen_speed(rng, max_speed: int = 50, max_time: int = 9):
 TASKS: dict[str, TaskFamily] = {
     "add": TaskFamily("math", gen_add, verify_integer, "a+b with `digits`-digit operands"),
     "sub": TaskFamily("math", gen_sub, verify_integer, "a-b, a>=b, `digits`-digit operands"),
-    "round": TaskFamily("math", gen_round, verify_integer, "a `digits`-digit number rounded to tens"),
+    "round": TaskFamily("math", gen_round, verify_integer, "a number of at most `digits` digits rounded to tens"),
     "mul": TaskFamily("math", gen_mul, verify_integer, "one-digit times `digits`-digit"),
-    "floordiv": TaskFamily("math", gen_floordiv, verify_integer, "a `digits`-digit number floor-divided by 10^k"),
+    "floordiv": TaskFamily("math", gen_floordiv, verify_integer, "at most `digits` digits floor-divided by 10^k"),
     "sum3": TaskFamily("math", gen_sum3, verify_integer, "a+b+c with `digits`-digit operands"),
     "mod": TaskFamily("math", gen_mod, verify_integer, "`digits`-digit a modulo one-digit b"),
     "boolexpr": TaskFamily(
