@@ -28,6 +28,12 @@ def resolve_arm(config: dict, arm: str) -> dict:
     return recipe
 
 
+def kept_checkpoint_steps(recipe: dict) -> range:
+    """The steps at which a run keeps an intermediate checkpoint: every ``checkpoint_every`` before the last (the last
+    step's model is the run's final one), in every backend."""
+    return range(recipe["checkpoint_every"], recipe["steps"], recipe["checkpoint_every"])
+
+
 def list_methods(registry: dict, skip: int) -> list[dict]:
     """Name, one-line description and parameters (with defaults) of every method of ``registry``.
 

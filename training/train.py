@@ -33,7 +33,7 @@ from training.data_policies import Uniform, make_data_policy
 from training.estimators import compute_advantages
 from training.losses import POLICY_LOSSES, loss_spec
 from training.policy import CharTransformer, decode, group_logprobs, left_pad, load_model, save_model
-from training.recipe import resolve_arm
+from training.recipe import kept_checkpoint_steps, resolve_arm
 from training.rollouts import draw_prompts, score, step_seed, stream_key
 from training.utils import atomic_path, config_hash, derive_seed, environment_record, run_arguments, write_manifest
 
@@ -133,7 +133,7 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path, ou
     """Train ``arm`` with ``seed`` from the base model; write policy.pt, checkpoints/, steps.parquet, manifest.json."""
     verify_file(base_path)  # a truncated base model is named here, not by an opaque error from torch.load
     run = start_run(config, arm, seed, data_dir, base_path)
-    n_steps, rows = run.recipe["steps"], []
+    n_steps, rows, checkpoint_steps = run.recipe["steps"], [], kept_checkpoint_steps(run.recipe)
     with atomic_path(out_dir) as tmp:
         for step in range(1, n_steps + 1):
             t0 = time.perf_counter()
@@ -147,7 +147,7 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path, ou
             )
             if step % run.recipe["log_every"] == 0 or step == n_steps:
                 print_progress(run, rows)
-            if step % run.recipe["checkpoint_every"] == 0 and step < n_steps:  # the last step's model is policy.pt
+            if step in checkpoint_steps:  # the last step's model is policy.pt
                 save_model(run.model, tmp / "checkpoints" / f"step-{step:06d}.pt")
         write_outputs(run, rows, tmp)
 

@@ -45,7 +45,7 @@ import time
 from collections import deque
 from pathlib import Path
 
-from training.recipe import resolve_arm
+from training.recipe import kept_checkpoint_steps, resolve_arm
 from training.utils import atomic_path, config_hash, derive_seed, environment_record, run_arguments, write_manifest
 
 # loss_agg → the loss_type of TRL's ratio-clip losses (bnpo is dapo here: one optimizer step per generation batch)
@@ -164,7 +164,7 @@ def grpo_config_kwargs(recipe: dict, experiment: str, seed: int, output_dir: str
         "max_completion_length": recipe["max_new_tokens"],
         "logging_steps": recipe["log_every"],
         # the builtin's checkpoints: every checkpoint_every rollout batches before the last (moved to checkpoints/)
-        "save_strategy": "steps" if recipe["checkpoint_every"] < recipe["steps"] else "no",
+        "save_strategy": "steps" if kept_checkpoint_steps(recipe) else "no",
         "save_steps": recipe["checkpoint_every"] * recipe["updates_per_batch"],
         "save_only_model": True,
         "report_to": "none",
@@ -451,7 +451,7 @@ def keep_checkpoints(trainer_dir: Path, out: Path, recipe: dict, tokenizer) -> l
     kept = []
     for saved in sorted(trainer_dir.glob("checkpoint-*"), key=lambda path: int(path.name.split("-")[1])):
         step = int(saved.name.split("-")[1]) // recipe["updates_per_batch"]
-        if step < recipe["steps"]:
+        if step in kept_checkpoint_steps(recipe):
             target = out / f"step-{step:06d}"
             target.mkdir(parents=True)
             for path in saved.iterdir():

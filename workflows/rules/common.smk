@@ -142,10 +142,9 @@ def remove_results_built_on(job_dir):
 # accuracy over training (workflows/rules/curves.smk)
 def kept_models(arm):
     """How many models a run of ``arm`` keeps: its checkpoints before the last step, and the final model."""
-    from training.recipe import resolve_arm
+    from training.recipe import kept_checkpoint_steps, resolve_arm
 
-    recipe = resolve_arm(config, arm)
-    return len(range(recipe["checkpoint_every"], recipe["steps"], recipe["checkpoint_every"])) + 1
+    return len(kept_checkpoint_steps(resolve_arm(config, arm))) + 1
 
 
 def curve_inputs(wildcards):
