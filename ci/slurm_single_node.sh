@@ -2,7 +2,8 @@
 # A one-node SLURM cluster on this host, without systemd, for the SLURM end-to-end test.
 #
 #   ci/slurm_single_node.sh install   # apt-get install slurmctld slurmd slurm-client munge (Debian 12: slurm 22.05)
-#   ci/slurm_single_node.sh start     # write the config, start munged, slurmctld and slurmd; wait until the node is idle
+#   ci/slurm_single_node.sh start     # write the config, clear what a dead earlier cluster left, start munged,
+#                                     # slurmctld and slurmd; wait until the node is idle
 #   ci/slurm_single_node.sh stop      # cancel all jobs and stop the daemons this script started
 #
 # No accounting daemon: the Snakemake SLURM executor must poll with `--slurm-status-command squeue`,
@@ -79,6 +80,16 @@ wait_idle() {
     return 1
 }
 
+clear_dead_cluster() {
+    # A cluster of this script whose daemons died (a killed run never calls stop) leaves job state behind: slurmd
+    # would report its job steps, the node would stay allocated. Its step daemons go too: this host's slurm.conf
+    # is ours (write_config checked), so every slurmstepd here belongs to it.
+    pkill -9 -x slurmstepd 2>/dev/null || true
+    stop_pidfile "$STATE/slurmd.pid"
+    rm -rf "$STATE/ctld" "$STATE/d"
+    mkdir -p "$STATE/ctld" "$STATE/d"
+}
+
 start() {
     [ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
     if [ -s "$STATE/slurmctld.pid" ] && kill -0 "$(cat "$STATE/slurmctld.pid")" 2>/dev/null; then
@@ -87,8 +98,9 @@ start() {
     fi
     install
     write_config
+    clear_dead_cluster
     start_munge
-    slurmctld -i   # -i: ignore state left by an earlier cluster
+    slurmctld -c   # -c: clear jobs and node states saved by an earlier cluster (-i only ignores read errors)
     slurmd
     wait_idle
     echo "slurm is up: $(sinfo -h -o '%P %D %c cpus %m MB %T')"

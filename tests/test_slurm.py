@@ -87,15 +87,66 @@ def _snakemake(
     )
 
 
-@pytest.fixture(scope="module")
-def slurm_cluster():
+def _skip_unless_possible() -> None:
     reason = _why_not_here()
     if reason and os.environ.get("CI") != "true":
         pytest.skip(f"SLURM end-to-end test skipped: {reason}")
+
+
+def _wait_for(condition, timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out after {timeout_s:.0f} s waiting for {what}"
+        time.sleep(0.5)
+
+
+def _squeue(*fields: str) -> str:
+    return subprocess.run(["squeue", "-h", *fields], capture_output=True, text=True, check=True).stdout
+
+
+def test_a_cluster_killed_with_a_job_running_restarts_idle():
+    """A run killed while its cluster had a job running (CI's run after a killed one) never calls stop: the
+    daemons die and the saved job state stays. The next start must begin clean; recovering the dead job kept the
+    node allocated and failed the start, and with it every SLURM test."""
+    _skip_unless_possible()
+    state = Path(os.environ.get("SLURM_CI_STATE", "/run/armlab-slurm"))
     subprocess.run([str(SCRIPT), "start"], check=True, timeout=600)
     try:
-        yield
+        # exec -a names the job's process, so that only it is killed below
+        sbatch = ["sbatch", "--parsable", "-p", PARTITION, "-o", "/dev/null"]
+        job = subprocess.run(
+            [*sbatch, "--wrap", "bash -c 'exec -a armlab-dead-job sleep 600'"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        _wait_for(lambda: _squeue("-j", job, "-o", "%T").strip() == "RUNNING", 60, f"job {job} to run")
+        running_since = time.time()
+        saved = state / "ctld" / "job_state"
+        # slurmctld saves its state a few seconds after a change: kill it once the running job is on disk
+        _wait_for(lambda: saved.exists() and saved.stat().st_mtime > running_since, 60, "the saved job state")
+        daemons = [int((state / f"{daemon}.pid").read_text()) for daemon in ("slurmctld", "slurmd")]
+        for pid in daemons:
+            os.kill(pid, 9)
+        subprocess.run(["pkill", "-9", "-x", "slurmstepd"])
+        subprocess.run(["pkill", "-9", "-f", "armlab-dead-job"])
+        _wait_for(lambda: not any(Path(f"/proc/{pid}").exists() for pid in daemons), 30, "the daemons to die")
+
+        started = subprocess.run([str(SCRIPT), "start"], capture_output=True, text=True, timeout=600)
+        assert started.returncode == 0, started.stdout + started.stderr
+        assert _squeue("-o", "%i %T") == "", "the dead cluster's job came back"
+        assert subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True).stdout.split() == ["idle"]
     finally:
+        subprocess.run([str(SCRIPT), "stop"], timeout=120)
+
+
+@pytest.fixture(scope="module")
+def slurm_cluster():
+    _skip_unless_possible()
+    try:
+        subprocess.run([str(SCRIPT), "start"], check=True, timeout=600)
+        yield
+    finally:  # a failed start stops what it started: nothing stale for the next run
         subprocess.run([str(SCRIPT), "stop"], timeout=120)
 
 
