@@ -153,8 +153,7 @@ def slurm_cluster():
 def _completed_rules(workdir: Path) -> list[str]:
     """The rule of every job of the workflow in ``workdir`` that SLURM completed (the plugin's comment names the
     rule; sbatch -D, the workflow's directory, tells two workflows on one cluster apart)."""
-    jobs = subprocess.run(["squeue", "-h", "-t", "all", "-o", "%k|%T|%Z"], capture_output=True, text=True).stdout
-    rows = [line.split("|") for line in jobs.splitlines() if line.count("|") == 2]
+    rows = [line.split("|") for line in _squeue("-t", "all", "-o", "%k|%T|%Z").splitlines() if line.count("|") == 2]
     return [rule for rule, state, where in rows if state == "COMPLETED" and Path(where) == workdir]
 
 

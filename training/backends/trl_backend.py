@@ -448,10 +448,10 @@ def keep_checkpoints(trainer_dir: Path, out: Path, recipe: dict, tokenizer) -> l
     trainer's directory goes (the final model is ``CHECKPOINT_DIR``). Their paths relative to the run."""
     import shutil
 
-    kept = []
+    kept, kept_steps = [], kept_checkpoint_steps(recipe)
     for saved in sorted(trainer_dir.glob("checkpoint-*"), key=lambda path: int(path.name.split("-")[1])):
         step = int(saved.name.split("-")[1]) // recipe["updates_per_batch"]
-        if step in kept_checkpoint_steps(recipe):
+        if step in kept_steps:
             target = out / f"step-{step:06d}"
             target.mkdir(parents=True)
             for path in saved.iterdir():
