@@ -15,7 +15,7 @@ export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: setup demo test dry-run lint reanalyze-dataflex report-dataflex clean-demo
+.PHONY: setup demo test check dry-run lint reanalyze-dataflex report-dataflex clean-demo
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,8 +38,19 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/snakemake --lint
 
+# the suite over all cores (pytest-xdist), a whole module to a worker: a module's fixtures are made once and its
+# tests keep their order; modules go out in the order tests/conftest.py sorts them (longest first). One worker more
+# than cores: the SLURM module's worker spends most of its time waiting for the cluster's status checks.
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
+PYTEST_PARALLEL := -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
+
+# everything: `make test` is the one command that runs every test
 test: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(PYTEST_PARALLEL)
+
+# the inner loop: everything but the end-to-end workflow, SLURM, browser and notebook tests (pytest markers)
+check: $(STAMP)
+	$(BIN)/pytest -q -n auto --dist loadscope --no-loadscope-reorder -m "not (workflow or slurm or browser or notebook)"
 
 # the DataFlex-RL released table (results/all_runs_171.csv of the DataFlex-RL repository);
 # point DATAFLEX_CSV at your copy

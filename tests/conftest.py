@@ -1,17 +1,107 @@
+import json
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "fixtures" / "tiny.yaml"
+
+
+# Modules whose tests take minutes start first, longest first, so that the two workers of `make test` end together
+# instead of one of them starting a long run at the end: pytest-xdist (--dist loadscope --no-loadscope-reorder)
+# hands out whole modules, in collection order.
+LONGEST_FIRST = [
+    "tests/test_slurm.py",
+    "tests/test_sequential_workflow.py",
+    "tests/test_sequential_resume.py",
+    "tests/test_per_arm_backend.py",
+    "tests/test_pipeline_e2e.py",
+    "tests/test_configured_is_what_runs.py",
+    "tests/test_notebooks.py",
+]
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item):
+        path = item.nodeid.split("::")[0]
+        return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: the order within a module and among the other modules stays as written
+
+
+def session_folder(tmp_path_factory) -> Path:
+    """A folder every worker of this test session shares (the session's own base folder without pytest-xdist)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def build_once(tmp_path_factory, name: str, build) -> dict:
+    """``build(folder)`` once per test session, by whichever worker asks first; the others wait and share it.
+
+    ``build`` fills ``folder`` and returns a JSON-able record, which every caller gets. A build that failed is not
+    retried by the next worker: that one fails at once with the first one's message.
+    """
+    root = session_folder(tmp_path_factory)
+    folder, record, failed = root / name, root / f"{name}.json", root / f"{name}.failed"
+    with FileLock(str(root / f"{name}.lock")):
+        if failed.exists():
+            pytest.fail(f"{name} failed in another worker of this session:\n{failed.read_text()}")
+        if not record.exists():
+            try:
+                result = build(folder)
+            except BaseException as error:
+                failed.write_text(f"{type(error).__name__}: {error}")
+                raise
+            record.write_text(json.dumps(result))
+    return json.loads(record.read_text())
+
+
+def snakemake_command() -> str:
+    """The Snakemake of the environment that runs the tests."""
+    return shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
+
+
+def readme_run(
+    workdir: Path, *extra: str, configfile: Path = TINY, timeout: float = 900
+) -> subprocess.CompletedProcess:
+    """The README's command for one's own experiment, from ``workdir`` (a copy of the repository root)."""
+    return subprocess.run(
+        [snakemake_command(), "--configfile", str(configfile), "--replace-workflow-config", "--cores", "2", *extra],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory):
+    """tests/fixtures/tiny.yaml run to the end with the README's command from a copy of the repository, once per
+    test session (the end-to-end tests read it; the SLURM test compares its cluster's run with it).
+
+    Returns the checkout and the dry run before it (``stdout``, ``stderr``, ``returncode``). Tests that change
+    files copy the checkout first.
+    """
+
+    def build(folder):
+        workdir = copy_of_the_repository(folder / "checkout")
+        dry = readme_run(workdir, "-n")
+        proc = readme_run(workdir)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        return {"workdir": str(workdir), "dry": {k: getattr(dry, k) for k in ("stdout", "stderr", "returncode")}}
+
+    run = build_once(tmp_path_factory, "tiny_run", build)
+    return Path(run["workdir"]), run["dry"]
 
 
 @pytest.fixture(scope="session")
@@ -34,8 +124,7 @@ def tiny_experiment(tiny_config, tmp_path_factory):
 
 @pytest.fixture
 def snakemake_bin():
-    path = shutil.which("snakemake") or str(Path(os.sys.executable).parent / "snakemake")
-    return path
+    return snakemake_command()
 
 
 def copy_of_the_repository(destination: Path) -> Path:

@@ -127,6 +127,7 @@ def test_a_missing_checkpoint_fails_the_job(tmp_path):
         command.run(config, "grpo", 1, tmp_path / "run")
 
 
+@pytest.mark.workflow
 def test_snakemake_trains_every_arm_and_seed_through_the_command(tmp_path, snakemake_bin):
     path = _tiny_command_config(tmp_path)
     targets = [f"results/tiny/runs/{arm}/seed-{seed}/manifest.json" for arm in ("grpo", "dr_grpo") for seed in (1, 2)]

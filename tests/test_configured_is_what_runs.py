@@ -43,6 +43,7 @@ def test_every_workflow_config_is_covered():
     } <= set(WORKFLOW_CONFIGS)
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("configfile", WORKFLOW_CONFIGS)
 def test_stage_views_equal_the_file_alone(configfile, snakemake_bin, tmp_path):
     root = copy_of_the_repository(tmp_path / "checkout")
@@ -58,6 +59,7 @@ def test_stage_views_equal_the_file_alone(configfile, snakemake_bin, tmp_path):
     assert written == set(views)
 
 
+@pytest.mark.workflow
 def test_the_default_runs_when_no_configfile_is_given(snakemake_bin, tmp_path):
     root = copy_of_the_repository(tmp_path / "checkout")
     proc = subprocess.run(

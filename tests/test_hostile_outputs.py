@@ -547,6 +547,7 @@ def test_jobs_name_a_corrupt_input_before_reading_it(case, tiny, monkeypatch, ca
     assert_refused(root, monkeypatch, capsys, entry, make_argv(results), *expected)
 
 
+@pytest.mark.workflow
 def test_a_truncated_policy_is_removed_at_workflow_start_so_snakemake_rebuilds_it(tmp_path, snakemake_bin):
     config = yaml.safe_load(TINY.read_text())
     config["base"]["steps"] = 2  # the base policy's quality does not matter here

@@ -31,6 +31,7 @@ def test_each_notebook_is_paired_with_its_py_file_and_kept_without_outputs(noteb
     assert all(not cell.outputs and cell.execution_count is None for cell in ipynb.cells if cell.cell_type == "code")
 
 
+@pytest.mark.notebook
 def test_the_notebooks_run_against_small_fixtures(tmp_path):
     build = runpy.run_path(str(FIXTURE / "build.py"))
     results = build["write_experiment"](tmp_path)
@@ -63,6 +64,7 @@ def test_the_notebooks_run_against_small_fixtures(tmp_path):
     assert "3 passed" in proc.stdout
 
 
+@pytest.mark.notebook
 def test_notebook_02_says_how_to_get_the_table_when_it_is_missing(tmp_path, monkeypatch):
     """A user who cloned the repository has no DataFlex-RL table: the notebook runs and says where to get it."""
     import nbformat

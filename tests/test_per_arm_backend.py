@@ -4,7 +4,6 @@ run of an experiment with a builtin and a TRL arm from the builtin base (backend
 
 import hashlib
 import json
-import os
 import re
 import subprocess
 
@@ -184,7 +183,7 @@ def test_the_backend_parity_experiment_validates():
     assert {k: builtin[k] for k in same} == {k: trl[k] for k in same}
 
 
-@pytest.mark.skipif(os.environ.get("ARMLAB_SKIP_SLOW") == "1", reason="ARMLAB_SKIP_SLOW=1")
+@pytest.mark.workflow
 def test_a_tiny_mixed_run_from_the_repository_root(tmp_path, snakemake_bin):
     """The README's command from a copy of the repository: both arms trained, evaluated and compared."""
     pytest.importorskip("trl")

@@ -1,24 +1,17 @@
-"""End to end: Snakemake runs the tiny experiment (2 arms × 2 seeds × a few steps) to scores.parquet."""
+"""End to end: Snakemake runs the tiny experiment (2 arms × 2 seeds × a few steps) to scores.parquet.
+
+The run itself is the session's ``tiny_run`` (tests/conftest.py), shared with the SLURM test."""
 
 import json
-import subprocess
+import shutil
 
 import pandas as pd
 import pytest
-from conftest import TINY, copy_of_the_repository, start_and_kill_when
+from conftest import TINY, copy_of_the_repository, readme_run, snakemake_command, start_and_kill_when
 
 from armlab.contract import COLUMNS
 
-
-def _snakemake(snakemake_bin, workdir, *extra, configfile=TINY):
-    """The README's command for one's own experiment, from the root of a copy of the repository."""
-    return subprocess.run(
-        [snakemake_bin, "--configfile", str(configfile), "--replace-workflow-config", "--cores", "2", *extra],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+pytestmark = pytest.mark.workflow
 
 
 def _job_counts(output: str) -> dict[str, int]:
@@ -34,24 +27,10 @@ def _job_counts(output: str) -> dict[str, int]:
     return counts
 
 
-@pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory):
-    import shutil
-    import sys
-    from pathlib import Path
-
-    snakemake_bin = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
-    workdir = copy_of_the_repository(tmp_path_factory.mktemp("e2e") / "checkout")
-    dry = _snakemake(snakemake_bin, workdir, "-n")
-    proc = _snakemake(snakemake_bin, workdir)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return workdir, dry, snakemake_bin
-
-
 def test_dry_run_lists_the_whole_dag(tiny_run):
-    _, dry, _ = tiny_run
-    assert dry.returncode == 0
-    counts = _job_counts(dry.stdout + dry.stderr)
+    _, dry = tiny_run
+    assert dry["returncode"] == 0
+    counts = _job_counts(dry["stdout"] + dry["stderr"])
     assert {rule: counts.get(rule) for rule in ("train", "evaluate", "base_policy", "merge_scores", "analyze")} == {
         "train": 4,
         "evaluate": 5,
@@ -63,7 +42,7 @@ def test_dry_run_lists_the_whole_dag(tiny_run):
 
 def test_the_run_holds_exactly_its_own_benchmarks(tiny_run):
     """On e2d0814 the job processes merged config/config.yaml in: 12 benchmarks instead of tiny's 4."""
-    workdir, _, _ = tiny_run
+    workdir, _ = tiny_run
     out = workdir / "results" / "tiny"
     own = {"add", "mod", "boolexpr", "units"}
     assert {p.stem for p in (out / "data" / "eval").glob("*.parquet")} == own
@@ -73,7 +52,7 @@ def test_the_run_holds_exactly_its_own_benchmarks(tiny_run):
 
 
 def test_scores_follow_the_tidy_contract(tiny_run):
-    workdir, _, _ = tiny_run
+    workdir, _ = tiny_run
     scores = pd.read_parquet(workdir / "results" / "tiny" / "scores.parquet")
     assert list(scores.columns) == COLUMNS
     # tiny.yaml samples two answers per item: an item's score is their mean
@@ -91,7 +70,7 @@ def test_scores_follow_the_tidy_contract(tiny_run):
 
 
 def test_every_job_has_a_log_and_a_manifest(tiny_run):
-    workdir, _, _ = tiny_run
+    workdir, _ = tiny_run
     out = workdir / "results" / "tiny"
     for arm in ("grpo", "difffilter"):
         for seed in (1, 2):
@@ -101,14 +80,14 @@ def test_every_job_has_a_log_and_a_manifest(tiny_run):
 
 
 def test_second_run_does_nothing(tiny_run):
-    workdir, _, snakemake_bin = tiny_run
-    again = _snakemake(snakemake_bin, workdir, "-n")
+    workdir, _ = tiny_run
+    again = readme_run(workdir, "-n")
     assert again.returncode == 0
     assert "Nothing to be done" in again.stdout + again.stderr
 
 
 def test_analysis_outputs_are_written(tiny_run):
-    workdir, _, _ = tiny_run
+    workdir, _ = tiny_run
     comparisons = pd.read_csv(workdir / "results" / "tiny" / "analysis" / "comparisons.csv")
     assert set(comparisons.family) == {"data_policies"}
     assert set(comparisons.arm) == {"difffilter"} and set(comparisons.reference) == {"grpo"}
@@ -126,12 +105,12 @@ def test_analysis_outputs_are_written(tiny_run):
 def test_editing_the_analysis_section_reruns_only_the_analysis(tiny_run, tmp_path):
     import yaml
 
-    workdir, _, snakemake_bin = tiny_run
+    workdir, _ = tiny_run
     edited = yaml.safe_load(TINY.read_text())
     edited.setdefault("analysis", {})["alpha"] = 0.1
     path = tmp_path / "edited.yaml"
     path.write_text(yaml.safe_dump(edited))
-    dry = _snakemake(snakemake_bin, workdir, "-n", configfile=path)
+    dry = readme_run(workdir, "-n", configfile=path)
     assert dry.returncode == 0
     assert _job_counts(dry.stdout + dry.stderr) == {"stage_config": 1, "analyze": 1, "report": 1, "all": 1}
 
@@ -152,13 +131,26 @@ def _outputs(workdir):
     return pd.read_parquet(out / "scores.parquet"), tables, policies
 
 
+def _checkout_before(stage, reference, workdir):
+    """Where a killed ``stage`` starts: a fresh copy of the repository before training; before evaluation, the
+    finished run without its evaluations and what follows them (its training is the [train] case's to kill)."""
+    if stage == "train":
+        return copy_of_the_repository(workdir)
+    shutil.copytree(reference, workdir, symlinks=True)
+    out = workdir / "results" / "tiny"
+    for later in ("evals", "logs/eval", "analysis", "report", "figures"):
+        shutil.rmtree(out / later, ignore_errors=True)
+    (out / "scores.parquet").unlink()
+    return workdir
+
+
 @pytest.mark.parametrize("stage", ["train", "eval"])
 def test_a_run_killed_during_a_stage_resumes_to_identical_outputs(tiny_run, tmp_path, stage):
-    reference, _, snakemake_bin = tiny_run
-    workdir = copy_of_the_repository(tmp_path / "checkout")
-    start_and_kill_when(snakemake_bin, workdir, TINY, _started(stage))
-    assert _snakemake(snakemake_bin, workdir, "--unlock").returncode == 0  # what Snakemake tells one to do after a kill
-    proc = _snakemake(snakemake_bin, workdir)
+    reference, _ = tiny_run
+    workdir = _checkout_before(stage, reference, tmp_path / "checkout")
+    start_and_kill_when(snakemake_command(), workdir, TINY, _started(stage))
+    assert readme_run(workdir, "--unlock").returncode == 0  # what Snakemake tells one to do after a kill
+    proc = readme_run(workdir)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     scores, tables, policies = _outputs(workdir)
     ref_scores, ref_tables, ref_policies = _outputs(reference)
@@ -172,14 +164,12 @@ def test_a_run_killed_during_a_stage_resumes_to_identical_outputs(tiny_run, tmp_
 
 def test_a_truncated_policy_is_named_removed_and_rebuilt_identically(tiny_run, tmp_path):
     """On e2d0814 a truncated policy.pt gave OSError 22, then "Nothing to be done" with the corrupt file kept."""
-    import shutil
-
-    reference, _, snakemake_bin = tiny_run
+    reference, _ = tiny_run
     workdir = tmp_path / "checkout"
     shutil.copytree(reference, workdir, symlinks=True)
     policy = workdir / "results" / "tiny" / "runs" / "grpo" / "seed-1" / "policy.pt"
     policy.write_bytes(policy.read_bytes()[:1000])
-    proc = _snakemake(snakemake_bin, workdir)
+    proc = readme_run(workdir)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "results/tiny/runs/grpo/seed-1/policy.pt" in proc.stdout + proc.stderr  # the removal names the file
     scores, tables, policies = _outputs(workdir)

@@ -366,6 +366,7 @@ rule all:
 """
 
 
+@pytest.mark.workflow
 def test_the_snakemake_rule_writes_the_report_and_snakemake_report_shows_it(tmp_path, snakemake_bin):
     results = BUILD["write_experiment"](tmp_path)
     config = FIXTURE / "experiment.yaml"

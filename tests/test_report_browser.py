@@ -18,6 +18,7 @@ FIXTURE = REPO / "tests" / "fixtures" / "report"
 BUILD = runpy.run_path(str(FIXTURE / "build.py"))
 ARTIFACTS = REPO / "test-artifacts"
 SCREENSHOT = ARTIFACTS / "report_first_screen.png"
+pytestmark = pytest.mark.browser
 SCREEN = (1280, 900)  # the first screen of a laptop
 # no network, no background services: the page must not need any
 CHROMIUM_FLAGS = (

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPO, copy_of_the_repository, start_and_kill_when
+from conftest import REPO, build_once, copy_of_the_repository
 
 CONFIG = Path("tests/fixtures/tiny_sequential.yaml")
 OUT = Path("results/tiny_sequential")
 SNAKEMAKE = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
+pytestmark = pytest.mark.workflow
 
 
 def _snakemake(workdir, *extra, configfile=CONFIG):
@@ -37,20 +38,33 @@ def _decisions(workdir):
     return [record["decisions"] for record in _ledger(workdir)]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def sequential_run(tmp_path_factory):
-    workdir = copy_of_the_repository(tmp_path_factory.mktemp("sequential") / "checkout")
-    dry = _snakemake(workdir, "-n")
-    locked_by_dry_run = (workdir / OUT / "sequential" / "design.json").exists()
-    proc = _snakemake(workdir)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return workdir, dry, locked_by_dry_run, proc
+    """The design run to its end once per test session, with the dry run before it; tests that change it copy it.
+    tests/test_sequential_resume.py compares its killed and resumed run with this one."""
+
+    def build(folder):
+        workdir = copy_of_the_repository(folder / "checkout")
+        dry = _snakemake(workdir, "-n")
+        locked_by_dry_run = (workdir / OUT / "sequential" / "design.json").exists()
+        proc = _snakemake(workdir)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        outputs = {k: getattr(proc, k) for k in ("stdout", "stderr")}
+        return {
+            "workdir": str(workdir),
+            "dry": {k: getattr(dry, k) for k in ("stdout", "stderr", "returncode")},
+            "locked_by_dry_run": locked_by_dry_run,
+            "run": outputs,
+        }
+
+    run = build_once(tmp_path_factory, "sequential_run", build)
+    return Path(run["workdir"]), run["dry"], run["locked_by_dry_run"], run["run"]
 
 
 def test_a_dry_run_says_what_the_first_wave_holds_and_locks_nothing(sequential_run):
     _, dry, locked_by_dry_run, _ = sequential_run
-    assert dry.returncode == 0, dry.stderr[-2000:]
-    assert "first wave: seeds 1..2 of grpo, grpo_copy, grpo_aa (6 runs)" in dry.stdout + dry.stderr
+    assert dry["returncode"] == 0, dry["stderr"][-2000:]
+    assert "first wave: seeds 1..2 of grpo, grpo_copy, grpo_aa (6 runs)" in dry["stdout"] + dry["stderr"]
     assert not locked_by_dry_run
 
 
@@ -65,7 +79,7 @@ def test_the_waves_stop_the_equal_arm_early_and_spend_fewer_runs(sequential_run)
     assert list(by_look[2]) == ["grpo_aa"] and by_look[2]["grpo_aa"] in ("inconclusive", "differs", "equivalent")
     assert looks[-1]["done"] and looks[-1]["runs_fixed"] == 12
     # the console showed each look as it was decided
-    assert "armlab sequential: look 2 of 3 at 3 seeds" in proc.stdout + proc.stderr
+    assert "armlab sequential: look 2 of 3 at 3 seeds" in proc["stdout"] + proc["stderr"]
     # the runs that exist are exactly the ones the looks asked for, and the scores hold them and the base
     trained = {(p.parent.name, int(p.name.removeprefix("seed-"))) for p in (workdir / OUT / "runs").glob("*/seed-*")}
     assert trained == {tuple(run) for run in looks[-1]["runs"]}
@@ -113,26 +127,9 @@ def test_a_design_changed_after_its_first_wave_is_refused(sequential_run, tmp_pa
     assert (workdir / OUT / "sequential" / "looks.jsonl").read_bytes() == ledger_before
 
 
-def test_a_wave_killed_midway_resumes_to_the_same_decisions(sequential_run, tmp_path):
-    reference = sequential_run[0]
-    workdir = copy_of_the_repository(tmp_path / "checkout")
-    # look 1 is decided and the second wave's jobs are starting
-    second_wave = OUT / "logs" / "train" / "grpo" / "seed-3.log"
-    start_and_kill_when(SNAKEMAKE, workdir, CONFIG, lambda root: (root / second_wave).exists())
-    assert len(_ledger(workdir)) == 1
-    assert _snakemake(workdir, "--unlock").returncode == 0
-    dry = _snakemake(workdir, "-n")  # what the next wave holds, before it is resumed
-    assert (
-        "armlab sequential: look 1 of 3 recorded; open: controls: grpo_copy, grpo_aa; next wave (look 2, 3 seeds): "
-        "3 new runs, 9 in all (fixed design: 12)" in dry.stdout
-    ), dry.stdout[-2000:]
-    resumed = _snakemake(workdir)
-    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
-    assert _decisions(workdir) == _decisions(reference)
-
-
 def test_predictions_are_locked_before_the_first_run_and_later_ones_are_exploratory(sequential_run, tmp_path):
-    workdir = sequential_run[0]
+    workdir = tmp_path / "checkout"
+    shutil.copytree(sequential_run[0], workdir, symlinks=True)  # the prediction added below changes the run
     lock = workdir / OUT / "predictions" / "lock.json"
     first_run = min(p.stat().st_mtime for p in (workdir / OUT / "runs").glob("*/seed-*/manifest.json"))
     assert lock.stat().st_mtime < first_run

@@ -1,7 +1,9 @@
 """The tiny experiment through a real one-node SLURM cluster (ci/slurm_single_node.sh) equals the local run.
 
 In CI (``CI=true``) this test always runs and must pass. Elsewhere it runs where the host allows — root, and
-slurm installed or installable with apt-get, and no other SLURM config on the host — and says why when skipped.
+slurm installed or installable with apt-get — and says why when skipped. The cluster is this checkout's own (its
+config, state, ports, cluster name and jobs; see the script's header): every SLURM client here, and the Snakemake
+runs, get its SLURM_CONF and its client wrappers first on PATH, so clones of the repository test side by side.
 The flags below are what the SLURM executor plugin (2.8) needs on a cluster without an accounting database:
 ``--slurm-status-command squeue`` (with the cluster's MinJobAge=600; sacct would hang), a short wait before the
 first status check, and no account.
@@ -12,16 +14,20 @@ import shutil
 import subprocess
 import sys
 import time
+import uuid
+from functools import cache
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from conftest import REPO, TINY
 
+# one cluster per checkout: its tests take turns on one worker (make test hands out whole modules)
+pytestmark = pytest.mark.slurm
+
 SCRIPT = REPO / "ci" / "slurm_single_node.sh"
-SLURM_CONF = Path("/etc/slurm/slurm.conf")
 PARTITION = "debug"  # the partition the script's cluster defines
-RUN_TIMEOUT_S = 600  # the tiny runs share the cluster with the sequential one (see sequential_on_slurm)
+RUN_TIMEOUT_S = 1800  # a guard against a hung run, not a speed test: two checkouts may test at once on 2 cores
 SLURM_FLAGS = [
     "--slurm-no-account",
     "--slurm-status-command",
@@ -39,13 +45,27 @@ def _why_not_here() -> str | None:
         return "needs root to start munged, slurmctld and slurmd"
     if not shutil.which("slurmctld") and not shutil.which("apt-get"):
         return "slurm is not installed and apt-get is not available to install it"
-    if SLURM_CONF.exists() and "written by ci/slurm_single_node.sh" not in SLURM_CONF.read_text():
-        return f"{SLURM_CONF} belongs to another SLURM installation; not replacing it"
     try:
         import snakemake_executor_plugin_slurm  # noqa: F401
     except ImportError:
         return "snakemake-executor-plugin-slurm is not installed"
     return None
+
+
+def _cluster_env(script: Path = SCRIPT, base: dict[str, str] | None = None) -> dict[str, str]:
+    """``base`` (this process's environment) pointed at the cluster of ``script``'s checkout: its SLURM_CONF, and
+    its client wrappers first on PATH (a job's srun runs without SLURM_CONF: the jobstep executor drops SLURM_*)."""
+    base = dict(os.environ if base is None else base)
+    out = subprocess.run([str(script), "env"], env=base, capture_output=True, text=True, check=True).stdout
+    settings = dict(line.split("=", 1) for line in out.splitlines())
+    path = f"{settings['ARMLAB_SLURM_BIN']}:{Path(sys.executable).parent}:{base['PATH']}"
+    return {**base, "SLURM_CONF": settings["SLURM_CONF"], "PATH": path}
+
+
+@cache
+def _env() -> dict[str, str]:
+    """This checkout's cluster, for the SLURM clients and the Snakemake runs."""
+    return _cluster_env()
 
 
 def _slurm_profile(tmp_path: Path) -> Path:
@@ -64,7 +84,6 @@ def _snakemake(
     """Snakemake in ``workdir``; its output is piped, or written to ``log`` for a run nobody reads until it ends."""
     snakemake_bin = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
     workdir.mkdir()
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
     return subprocess.Popen(
         [
             "timeout",
@@ -80,7 +99,7 @@ def _snakemake(
             *extra,
         ],
         cwd=workdir,
-        env=env,
+        env=_env(),
         stdout=log.open("w") if log else subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -100,42 +119,72 @@ def _wait_for(condition, timeout_s: float, what: str) -> None:
         time.sleep(0.5)
 
 
-def _squeue(*fields: str) -> str:
-    return subprocess.run(["squeue", "-h", *fields], capture_output=True, text=True, check=True).stdout
+def _squeue(*fields: str, env: dict[str, str] | None = None) -> str:
+    return subprocess.run(
+        ["squeue", "-h", *fields], env=env or _env(), capture_output=True, text=True, check=True
+    ).stdout
 
 
-def test_a_cluster_killed_with_a_job_running_restarts_idle():
+def _sinfo_states(env: dict[str, str] | None = None) -> list[str]:
+    return subprocess.run(["sinfo", "-h", "-o", "%T"], env=env or _env(), capture_output=True, text=True).stdout.split()
+
+
+def _proc_stat(pid: int) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command name (state, ppid, ...), or None once it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    stat = _proc_stat(pid)
+    return stat is not None and stat[0] != "Z"
+
+
+def _submit_sleeper(env: dict[str, str], pidfile: Path) -> tuple[str, int, int]:
+    """A job that sleeps 600 s on the cluster of ``env``, once running: its id, its process and the slurmstepd
+    that runs it (the batch script's parent). The pids let a test kill or watch exactly these processes."""
+    job = subprocess.run(
+        ["sbatch", "--parsable", "-p", PARTITION, "--mem", "100", "-o", "/dev/null"],
+        input=f"#!/bin/bash\necho $$ > {pidfile}.tmp && mv {pidfile}.tmp {pidfile}\nexec sleep 600\n",
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    _wait_for(lambda: _squeue("-j", job, "-o", "%T", env=env).strip() == "RUNNING", 60, f"job {job} to run")
+    _wait_for(pidfile.exists, 60, f"job {job} to write its pid")
+    pid = int(pidfile.read_text())
+    stepd = int(_proc_stat(pid)[1])
+    assert Path(f"/proc/{stepd}/comm").read_text().strip() == "slurmstepd", f"job {job}'s parent {stepd}"
+    return job, pid, stepd
+
+
+def test_a_cluster_killed_with_a_job_running_restarts_idle(tmp_path):
     """A run killed while its cluster had a job running (CI's run after a killed one) never calls stop: the
     daemons die and the saved job state stays. The next start must begin clean; recovering the dead job kept the
     node allocated and failed the start, and with it every SLURM test."""
     _skip_unless_possible()
-    state = Path(os.environ.get("SLURM_CI_STATE", "/run/armlab-slurm"))
+    state = Path(_env()["SLURM_CONF"]).parent
     subprocess.run([str(SCRIPT), "start"], check=True, timeout=600)
     try:
-        # exec -a names the job's process, so that only it is killed below
-        sbatch = ["sbatch", "--parsable", "-p", PARTITION, "-o", "/dev/null"]
-        job = subprocess.run(
-            [*sbatch, "--wrap", "bash -c 'exec -a armlab-dead-job sleep 600'"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        _wait_for(lambda: _squeue("-j", job, "-o", "%T").strip() == "RUNNING", 60, f"job {job} to run")
+        # killed by pid below: this cluster's job and step daemon only, not those of another checkout's cluster
+        job, job_pid, stepd = _submit_sleeper(_env(), tmp_path / "job.pid")
         running_since = time.time()
         saved = state / "ctld" / "job_state"
         # slurmctld saves its state a few seconds after a change: kill it once the running job is on disk
         _wait_for(lambda: saved.exists() and saved.stat().st_mtime > running_since, 60, "the saved job state")
         daemons = [int((state / f"{daemon}.pid").read_text()) for daemon in ("slurmctld", "slurmd")]
-        for pid in daemons:
+        for pid in [*daemons, stepd, job_pid]:
             os.kill(pid, 9)
-        subprocess.run(["pkill", "-9", "-x", "slurmstepd"])
-        subprocess.run(["pkill", "-9", "-f", "armlab-dead-job"])
         _wait_for(lambda: not any(Path(f"/proc/{pid}").exists() for pid in daemons), 30, "the daemons to die")
+        _wait_for(lambda: not _alive(stepd) and not _alive(job_pid), 30, "the job and its step daemon to die")
 
         started = subprocess.run([str(SCRIPT), "start"], capture_output=True, text=True, timeout=600)
         assert started.returncode == 0, started.stdout + started.stderr
         assert _squeue("-o", "%i %T") == "", "the dead cluster's job came back"
-        assert subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True).stdout.split() == ["idle"]
+        assert _sinfo_states() == ["idle"]
     finally:
         subprocess.run([str(SCRIPT), "stop"], timeout=120)
 
@@ -168,23 +217,23 @@ def sequential_on_slurm(slurm_cluster, tmp_path_factory):
     assert "max: 4," in fixture
     config.write_text(fixture.replace("max: 4,", "max: 3,"))
     workdir, log = root / "slurm", root / "slurm.log"
-    proc = _snakemake(
-        workdir, "--profile", str(_slurm_profile(root)), *SLURM_FLAGS, configfile=config, timeout_s=900, log=log
-    )
+    proc = _snakemake(workdir, "--profile", str(_slurm_profile(root)), *SLURM_FLAGS, configfile=config, log=log)
     yield proc, workdir, log
     if proc.poll() is None:
         proc.kill()
 
 
-def test_slurm_run_equals_local_run(slurm_cluster, sequential_on_slurm, tmp_path):
+def test_slurm_run_equals_local_run(slurm_cluster, sequential_on_slurm, request, tmp_path):
     start = time.perf_counter()
-    # the local run shares the two cores with the cluster's jobs: results do not depend on timing
-    local = _snakemake(tmp_path / "local", "--profile", str(REPO / "profiles" / "default"))
-    slurm = _snakemake(tmp_path / "slurm", "--profile", str(_slurm_profile(tmp_path)), *SLURM_FLAGS)
-    slurm_log, local_log = slurm.communicate()[0], local.communicate()[0]
+    # to the scores: the analysis and the report go through sbatch in the sequential run beside this one
+    scores_target = "results/tiny/scores.parquet"
+    slurm = _snakemake(tmp_path / "slurm", "--profile", str(_slurm_profile(tmp_path)), *SLURM_FLAGS, scores_target)
+    slurm_log = slurm.communicate()[0]
+    # the session's local run of the same config (tests/conftest.py), which another worker makes while this one waits
+    # for the cluster: it shared the two cores with the cluster's jobs, and results do not depend on timing
+    local, _ = request.getfixturevalue("tiny_run")
     wall = time.perf_counter() - start
     assert slurm.returncode == 0, f"SLURM run failed (rc {slurm.returncode}, -9 = timeout):\n{slurm_log[-4000:]}"
-    assert local.returncode == 0, f"local run failed:\n{local_log[-4000:]}"
 
     # every training and evaluation job went through sbatch
     completed = _completed_rules(tmp_path / "slurm")
@@ -192,7 +241,8 @@ def test_slurm_run_equals_local_run(slurm_cluster, sequential_on_slurm, tmp_path
     assert sum(c.startswith("rule_evaluate_") for c in completed) == 5, completed
 
     scores = {
-        name: pd.read_parquet(tmp_path / name / "results" / "tiny" / "scores.parquet") for name in ("local", "slurm")
+        name: pd.read_parquet(root / "results" / "tiny" / "scores.parquet")
+        for name, root in (("local", local), ("slurm", tmp_path / "slurm"))
     }
     pd.testing.assert_frame_equal(scores["slurm"], scores["local"])
     print(f"SLURM end-to-end: {wall:.0f} s wall (local run alongside), {len(scores['slurm'])} identical score rows")
@@ -209,4 +259,75 @@ def test_a_sequential_design_runs_its_waves_on_slurm(sequential_on_slurm):
     looks = [json.loads(line) for line in ledger.read_text().splitlines()]
     assert [r["runs_evaluated"] for r in looks] == [6, 9]  # grpo_copy equivalent at look 2, as in the local run
     assert looks[-1]["done"] and looks[-1]["runs_fixed"] == 9
-    assert sum(rule.startswith("rule_look_") for rule in _completed_rules(workdir)) == 2
+    completed = _completed_rules(workdir)
+    assert sum(rule.startswith("rule_look_") for rule in completed) == 2
+    assert {"rule_analyze", "rule_report"} <= {rule.split("_wildcards")[0] for rule in completed}, completed
+
+
+def _conf_value(env: dict[str, str], key: str) -> str:
+    lines = Path(env["SLURM_CONF"]).read_text().splitlines()
+    return next(line.split("=", 1)[1] for line in lines if line.startswith(f"{key}="))
+
+
+def test_another_checkouts_cluster_runs_beside_this_one(slurm_cluster, tmp_path):
+    """Two clones testing at once: another checkout's cluster (the script copied elsewhere, its own state under
+    /run) starts, runs a job and stops while this checkout's cluster runs a job of its own, which it never
+    touches. Each cluster runs the job submitted to it; the job's srun, without SLURM_CONF as under the jobstep
+    executor, finds its own cluster through the wrappers on PATH."""
+    ours = _env()
+    other_script = tmp_path / "other_checkout" / "ci" / SCRIPT.name
+    shutil.copytree(REPO / "ci", other_script.parent)
+    other_state = Path(f"/run/armlab-slurm-test-{uuid.uuid4().hex[:8]}")
+    other_base = {**os.environ, "SLURM_CI_STATE": str(other_state)}
+    theirs = _cluster_env(other_script, other_base)
+    assert Path(theirs["SLURM_CONF"]).parent == other_state
+    assert theirs["SLURM_CONF"] != ours["SLURM_CONF"]
+    _wait_for(lambda: _sinfo_states(ours) == ["idle"], 120, "this checkout's node to be idle")
+
+    long_job, long_pid, long_stepd = _submit_sleeper(ours, tmp_path / "long.pid")
+    try:
+        subprocess.run([str(other_script), "start"], env=other_base, check=True, timeout=600)
+        try:
+            their_daemons = [int((other_state / f"{daemon}.pid").read_text()) for daemon in ("slurmctld", "slurmd")]
+            assert _sinfo_states(theirs) == ["idle"]
+            for key in ("ClusterName", "SlurmctldPort", "SlurmdPort", "SlurmdSpoolDir", "StateSaveLocation"):
+                assert _conf_value(ours, key) != _conf_value(theirs, key), key
+            assert _alive(long_pid) and _squeue("-j", long_job, "-o", "%T", env=ours).strip() == "RUNNING"
+
+            # a job on each cluster at once; each reports the cluster its srun reached
+            wrap = "env -u SLURM_CONF srun -n1 printenv SLURM_CLUSTER_NAME"
+            runs = {
+                name: subprocess.Popen(
+                    ["sbatch", "--wait", "--parsable", "-p", PARTITION, "--mem", "100"]
+                    + ["-o", str(tmp_path / f"{name}.out"), "--wrap", wrap],
+                    env=env,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    text=True,
+                )
+                for name, env in (("ours", ours), ("theirs", theirs))
+            }
+            jobs = {}
+            for name, run in runs.items():
+                out = run.communicate(timeout=120)[0]
+                assert run.returncode == 0, f"{name}: {out}"
+                jobs[name] = out.strip()
+            for name, env in (("ours", ours), ("theirs", theirs)):
+                assert (tmp_path / f"{name}.out").read_text().split() == [_conf_value(env, "ClusterName")]
+                assert _squeue("-t", "all", "-j", jobs[name], "-o", "%T", env=env).strip() == "COMPLETED"
+            assert _squeue("-t", "all", "-o", "%i", env=theirs).split() == [jobs["theirs"]]
+            ours_before = _squeue("-t", "all", "-j", f"{long_job},{jobs['ours']}", "-o", "%i %T", env=ours)
+        finally:
+            subprocess.run([str(other_script), "stop"], env=other_base, timeout=120)
+        assert not other_state.exists()
+        assert not any(_alive(pid) for pid in their_daemons)
+
+        # this checkout's cluster: up, its running job and its step daemon untouched, its finished job still listed
+        assert _alive(long_pid) and _alive(long_stepd) and _proc_stat(long_pid)[1] == str(long_stepd)
+        assert _squeue("-t", "all", "-j", f"{long_job},{jobs['ours']}", "-o", "%i %T", env=ours) == ours_before
+        assert "RUNNING" in ours_before and "COMPLETED" in ours_before
+        assert _sinfo_states(ours) in (["mixed"], ["allocated"])
+    finally:
+        subprocess.run(["scancel", long_job], env=ours)
+    _wait_for(lambda: _sinfo_states(ours) == ["idle"], 60, "this checkout's node to be idle again")
+    assert not _alive(long_pid)
