@@ -15,6 +15,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "fixtures" / "tiny.yaml"
+# a guard against a hung workflow run, not a speed check: two checkouts may test at once on two cores, where a
+# tiny sequential design took over 900 s
+RUN_TIMEOUT_S = 3600
 
 
 # Modules whose tests take minutes start first, longest first, so that the two workers of `make test` end together
@@ -72,7 +75,7 @@ def snakemake_command() -> str:
 
 
 def readme_run(
-    workdir: Path, *extra: str, configfile: Path = TINY, timeout: float = 900
+    workdir: Path, *extra: str, configfile: Path = TINY, timeout: float = RUN_TIMEOUT_S
 ) -> subprocess.CompletedProcess:
     """The README's command for one's own experiment, from ``workdir`` (a copy of the repository root)."""
     return subprocess.run(
@@ -155,7 +158,9 @@ def snakemake_dry_run(snakemake_bin, workdir: Path, configfile: Path, *targets: 
     return dry
 
 
-def start_and_kill_when(snakemake_bin, workdir: Path, configfile: Path, fault_point, timeout: float = 600) -> None:
+def start_and_kill_when(
+    snakemake_bin, workdir: Path, configfile: Path, fault_point, timeout: float = RUN_TIMEOUT_S
+) -> None:
     """Start the README's command, SIGKILL its whole process group as soon as ``fault_point(workdir)`` holds."""
     proc = subprocess.Popen(
         [snakemake_bin, "--configfile", str(configfile), "--cores", "2"],

@@ -10,7 +10,7 @@ import subprocess
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, TINY, copy_of_the_repository, snakemake_dry_run
+from conftest import REPO, RUN_TIMEOUT_S, TINY, copy_of_the_repository, snakemake_dry_run
 from test_pipeline_e2e import _job_counts
 
 from training.backends import arm_backend, backend_of, backends_used, job_resources
@@ -194,7 +194,7 @@ def test_a_tiny_mixed_run_from_the_repository_root(tmp_path, snakemake_bin):
         cwd=workdir,
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=RUN_TIMEOUT_S,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     results = workdir / "results" / "tiny"
@@ -215,7 +215,7 @@ def test_a_tiny_mixed_run_from_the_repository_root(tmp_path, snakemake_bin):
         cwd=workdir,
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=RUN_TIMEOUT_S,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     curves = pd.read_csv(results / "curves_summary" / "curves.csv")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPO, build_once, copy_of_the_repository
+from conftest import REPO, RUN_TIMEOUT_S, build_once, copy_of_the_repository
 
 CONFIG = Path("tests/fixtures/tiny_sequential.yaml")
 OUT = Path("results/tiny_sequential")
@@ -25,7 +25,7 @@ def _snakemake(workdir, *extra, configfile=CONFIG):
         cwd=workdir,
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=RUN_TIMEOUT_S,
     )
 
 

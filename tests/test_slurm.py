@@ -20,14 +20,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPO, TINY
+from conftest import REPO, RUN_TIMEOUT_S, TINY
 
 # one cluster per checkout: its tests take turns on one worker (make test hands out whole modules)
 pytestmark = pytest.mark.slurm
 
 SCRIPT = REPO / "ci" / "slurm_single_node.sh"
 PARTITION = "debug"  # the partition the script's cluster defines
-RUN_TIMEOUT_S = 1800  # a guard against a hung run, not a speed test: two checkouts may test at once on 2 cores
 SLURM_FLAGS = [
     "--slurm-no-account",
     "--slurm-status-command",
