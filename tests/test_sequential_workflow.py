@@ -5,16 +5,15 @@ design changed after its first wave refused."""
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPO, RUN_TIMEOUT_S, build_once, copy_of_the_repository
+from conftest import REPO, RUN_TIMEOUT_S, build_once, copy_of_the_repository, snakemake_command
 
 CONFIG = Path("tests/fixtures/tiny_sequential.yaml")
 OUT = Path("results/tiny_sequential")
-SNAKEMAKE = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
+SNAKEMAKE = snakemake_command()
 pytestmark = pytest.mark.workflow
 
 

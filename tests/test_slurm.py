@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPO, RUN_TIMEOUT_S, TINY
+from conftest import REPO, RUN_TIMEOUT_S, TINY, snakemake_command
 
 # one cluster per checkout: its tests take turns on one worker (make test hands out whole modules)
 pytestmark = pytest.mark.slurm
@@ -81,7 +81,6 @@ def _snakemake(
     workdir: Path, *extra: str, configfile: Path = TINY, timeout_s: int = RUN_TIMEOUT_S, log: Path | None = None
 ) -> subprocess.Popen:
     """Snakemake in ``workdir``; its output is piped, or written to ``log`` for a run nobody reads until it ends."""
-    snakemake_bin = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
     workdir.mkdir()
     return subprocess.Popen(
         [
@@ -89,7 +88,7 @@ def _snakemake(
             "-s",
             "KILL",
             str(timeout_s),
-            snakemake_bin,
+            snakemake_command(),
             "-s",
             str(REPO / "Snakefile"),
             "--configfile",
