@@ -110,14 +110,14 @@ def curves(subparsers: argparse._SubParsersAction) -> None:
         from analysis import curves as accuracy_curves
         from analysis.figures import accuracy_curves as plot
         from analysis.figures import render, save
-        from armlab.files import output_directory
+        from armlab.files import output_directory, write_csv
 
         check_output_directory(args.out, "curves")
         table = accuracy_curves.curve_summaries(
             accuracy_curves.read_curves(args.curves), accuracy_curves.base_rows(args.scores)
         )
         with output_directory(args.out, "curves") as tmp:
-            table.to_csv(tmp / "curves.csv", index=False)
+            write_csv(table, tmp / "curves.csv")
             save(render(plot(table)), tmp, "accuracy_curves")
         print(f"armlab curves: wrote {args.out} ({table.step.nunique()} steps, {len(table)} rows)")
         return 0

@@ -65,7 +65,7 @@ import pandas as pd
 
 from analysis.errors import AnalysisInputError, describe_rows
 from armlab.contract import COLUMNS, PER_BENCHMARK_ITEM, REQUIRED, RUN, SAMPLE_COUNTS, duplicated_keys
-from armlab.files import BadFile, json_number, read_json
+from armlab.files import BadFile, json_number, read_json, regular_file
 
 if TYPE_CHECKING:
     from analysis.config import Comparison, Config
@@ -85,9 +85,7 @@ def read_csv(path: Path | str, what: str, **options: Any) -> pd.DataFrame:
     :class:`AnalysisInputError` naming the file when it is missing, not UTF-8, not valid CSV, empty, or
     has a column twice in its header (pandas would rename the second copy and use the first silently).
     """
-    path = Path(path)
-    if not path.is_file():
-        raise AnalysisInputError(f"{path}: {what} not found")
+    path = _regular_file(path, what)
     try:
         with open(path, newline="", encoding="utf-8") as f:
             header = next(csv.reader(f), None)
@@ -115,9 +113,16 @@ def _read_json(path: Path | str, what: str) -> object:
         raise AnalysisInputError(str(exc)) from None
 
 
+def _regular_file(path: Path | str, what: str) -> Path:
+    try:
+        return regular_file(path, what)
+    except BadFile as exc:
+        raise AnalysisInputError(str(exc)) from None
+
+
 def _read_text(path: Path | str, what: str) -> str:
     try:
-        return Path(path).read_text(encoding="utf-8")
+        return _regular_file(path, what).read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise AnalysisInputError(f"{path}: not UTF-8 text; expected {what}") from None
 
@@ -143,9 +148,7 @@ def _json_lines(path: Path, what: str, record: str) -> Iterator[tuple[int, str, 
 
 def read_tidy(path: Path | str) -> pd.DataFrame:
     """Read a tidy scores table (``.parquet``, or ``.csv``); :func:`validate_scores` checks it."""
-    path = Path(path)
-    if not path.exists():
-        raise AnalysisInputError(f"{path}: scores file not found")
+    path = _regular_file(path, "scores file")
     if path.suffix == ".csv":
         frame = read_csv(path, "scores file", na_values=[""])
         frame.index = [f"{path.name} line {i + 2}" for i in range(len(frame))]  # errors point into the file
@@ -666,7 +669,14 @@ def _verl_dump(directory: Path, step: int | None) -> Path:
     """The ``<step>.jsonl`` of a verl validation directory; the largest step for ``None``."""
     if not directory.is_dir():
         raise AnalysisInputError(f"{directory}: not found; expected verl's trainer.validation_data_dir of the run")
-    dumps = {int(p.stem): p for p in sorted(directory.glob("*.jsonl")) if re.fullmatch(r"\d+", p.stem)}
+    dumps: dict[int, Path] = {}
+    for path in sorted(p for p in directory.glob("*.jsonl") if re.fullmatch(r"\d+", p.stem)):
+        if int(path.stem) in dumps:  # 0010.jsonl and 10.jsonl: which one verl wrote last cannot be known
+            raise AnalysisInputError(
+                f"{directory}: two validation dumps of step {int(path.stem)} ({dumps[int(path.stem)].name} and "
+                f"{path.name}); expected one <step>.jsonl per step: remove the other"
+            )
+        dumps[int(path.stem)] = path
     if step is None:
         if not dumps:
             raise AnalysisInputError(

@@ -121,26 +121,21 @@ def predictions_hash(predictions) -> str:
     return hashlib.sha256(json.dumps(records, sort_keys=True).encode()).hexdigest()
 
 
-def started_runs(results: str | Path) -> list[Path]:
-    """The training runs of an experiment that exist or have begun (a run folder or its temporary)."""
-    runs = Path(results) / "runs"
-    return sorted(p for p in runs.glob("*/*") if p.name.startswith(("seed-", ".seed-"))) if runs.is_dir() else []
-
-
 def write_lock(results: str | Path, predictions) -> str | None:
     """Lock ``predictions`` before the first training job starts; returns a line for the console, or None.
 
-    An existing lock is never rewritten. With runs already begun there is nothing left to preregister: no lock is
-    written and every prediction stays exploratory.
+    An existing lock is never rewritten. Once any training or evaluation output of the experiment exists (a run,
+    an evaluation, its log, the scores, an analysis: :func:`armlab.files.experiment_outputs`), even with the runs
+    deleted, there is nothing left to preregister: no lock is written and every prediction stays exploratory.
     """
     path = Path(results) / LOCK
     if not predictions or path.exists():
         return None
-    begun = started_runs(results)
-    if begun:
+    evidence = files.experiment_outputs(results)
+    if evidence:
         return (
-            f"predictions: not locked, because {len(begun)} training run(s) already exist under "
-            f"{Path(results) / 'runs'}; predictions made after the runs began are exploratory"
+            f"predictions: not locked, because {len(evidence)} training or evaluation output(s) of the experiment "
+            f"already exist ({evidence[0]} …); predictions made after results exist are exploratory"
         )
     files.write_json(
         path,
@@ -152,7 +147,10 @@ def write_lock(results: str | Path, predictions) -> str | None:
             "git_dirty": files.git_dirty(),
         },
     )
-    return f"predictions: {len(predictions)} locked in {path} before the first training job"
+    return (
+        f"predictions: {len(predictions)} locked in {path} before the first training job; its sha256 "
+        f"{files.file_sha256(path)}: commit or publish it now to prove the lock's time to others (docs/statistics.md)"
+    )
 
 
 def read_lock(path: str | Path) -> dict | None:

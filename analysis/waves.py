@@ -84,8 +84,9 @@ def _differences(old, new, key: str = "") -> list[str]:
 
 
 def check_lock(results: str | Path, config: dict) -> None:
-    """Refuse a config whose design differs from the one locked in ``results`` (no-op before the first wave),
-    and a record of looks that lacks its lock or a look whose checkpoint file exists."""
+    """Refuse a config whose design differs from the one locked in ``results`` (no-op before the first wave), a
+    record of looks that lacks its lock or a look whose checkpoint file exists, and a missing lock where training
+    or evaluation outputs exist (a deleted ``sequential/``, or a design added to an experiment already run)."""
     path, ledger = Path(results) / LOCK, Path(results) / LEDGER
     recorded = {r["look"] for r in read_ledger(ledger)}
     written = {int(p.stem[5:]) for p in ledger.parent.glob("look-*.json") if p.stem[5:].isdigit()}
@@ -98,6 +99,13 @@ def check_lock(results: str | Path, config: dict) -> None:
         if recorded:
             raise ConfigError(
                 f"{path}: missing, but {ledger} records looks; restore the lock or start a new experiment"
+            )
+        evidence = files.experiment_outputs(results)
+        if evidence:  # the lock is written when the first wave starts: a design without one never ran as one
+            raise ConfigError(
+                f"{path}: missing, but {len(evidence)} training or evaluation output(s) of this experiment exist "
+                f"({evidence[0]} …): a sequential design is locked before its first wave, so a deleted lock or "
+                f"record cannot be re-created; restore {path.parent} or run the design as a new experiment"
             )
         return
     lock = files.read_json(path, "sequential design lock")

@@ -28,6 +28,7 @@ import math
 import os
 import re
 import shutil
+import stat
 import sys
 import tempfile
 from contextlib import contextmanager
@@ -150,9 +151,58 @@ def write_text(path: str | Path, text: str) -> None:
         tmp.write_text(text)
 
 
-def read_json(path: str | Path, what: str = "file"):
-    """The JSON value in ``path``; :class:`BadFile` naming it when it is missing, unreadable or not JSON."""
+# a text cell starting with one of these is a formula to a spreadsheet (OWASP, "CSV injection")
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(cell):
+    """A text cell that a spreadsheet would run as a formula, prefixed with ``'``; numbers and other cells as given."""
+    if not isinstance(cell, str) or not cell.startswith(FORMULA_PREFIXES):
+        return cell
+    try:
+        float(cell)  # "-0.5", "+inf": a number, shown as one
+    except ValueError:
+        return "'" + cell
+    return cell
+
+
+def write_csv(frame, path: str | Path) -> None:
+    """``frame`` (a pandas DataFrame) as CSV at ``path``, without its index, every text cell and column name
+    spreadsheet-safe (:func:`spreadsheet_safe`)."""
+    safe = frame.rename(columns=spreadsheet_safe)
+    for column in safe.columns[[dtype.kind in "OT" for dtype in safe.dtypes]]:
+        safe[column] = safe[column].map(spreadsheet_safe)
+    safe.to_csv(path, index=False)
+
+
+def regular_file(path: str | Path, what: str = "file") -> Path:
+    """``path``, checked to be a regular file (after links) before anything opens it: a FIFO would block the
+    reader forever, a device (a link to /dev/zero) would fill its memory. :class:`BadFile` naming it otherwise."""
     path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise BadFile(f"{path}: {what} not found") from None
+    except OSError as exc:
+        raise BadFile(f"{path}: cannot read {what} ({exc.strerror})") from None
+    if not stat.S_ISREG(mode):
+        kind = (
+            "a directory"
+            if stat.S_ISDIR(mode)
+            else "a FIFO (named pipe)"
+            if stat.S_ISFIFO(mode)
+            else "a device"
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket"
+        )
+        raise BadFile(f"{path}: {what} is {kind}, not a regular file; expected the file itself")
+    return path
+
+
+def read_json(path: str | Path, what: str = "file"):
+    """The JSON value in ``path``; :class:`BadFile` naming it when it is missing, not a regular file, unreadable
+    or not JSON."""
+    path = regular_file(path, what)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -362,6 +412,27 @@ def verify_file(path: str | Path) -> Path:
     return path
 
 
+# what the jobs of an experiment write from training on, begun (a temporary) or finished, relative to its folder:
+# whatever a preregistration or a sequential design must predate (the logs hold accuracies too)
+EVIDENCE = (
+    "runs/*/*",
+    "evals/*/*",
+    "curves/*/*",
+    "logs/train/*/*",
+    "logs/eval/*/*",
+    "scores.parquet",
+    "analysis",
+    "report",
+    "sequential/look-*.json",
+)
+
+
+def experiment_outputs(experiment_dir: str | Path) -> list[Path]:
+    """Every training or evaluation output of an experiment, or result made from one, that exists (:data:`EVIDENCE`)."""
+    root = Path(experiment_dir)
+    return sorted({path for pattern in EVIDENCE for path in root.glob(pattern)})
+
+
 def remove_corrupt_outputs(experiment_dir: str | Path, log=print) -> list[Path]:
     """Delete every job output under ``experiment_dir`` that fails its manifest; return what was deleted.
 
@@ -370,13 +441,22 @@ def remove_corrupt_outputs(experiment_dir: str | Path, log=print) -> list[Path]:
     missing or differs from its sha256, the recorded files and the manifest are deleted (one line
     is logged per bad file), so that the workflow reruns the job; a manifest that is not valid JSON
     is deleted too. A manifest without checksums is left alone, and nothing outside its own
-    directory is ever deleted.
+    directory is ever deleted. A folder that is a symbolic link (runs kept on another disk) is followed and
+    checked like any other, once, and named in the log when it leads out of the experiment.
     """
     root = Path(experiment_dir)
-    removed = []
-    for current, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+    removed, seen = [], set()
+    for current, dirnames, filenames in os.walk(root, followlinks=True):
         current = Path(current)
+        if current.resolve() in seen:  # a link back into what was walked (or a loop)
+            dirnames[:] = []
+            continue
+        seen.add(current.resolve())
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in dirnames:
+            link = current / name
+            if link.is_symlink() and not link.resolve().is_relative_to(root.resolve()):
+                log(f"armlab: {link} is a link to {link.resolve()}, outside the experiment; checking the outputs there")
         if current == root or MANIFEST not in filenames:
             continue
         dirnames[:] = []  # below a job's output (e.g. a trainer's own files) nothing is ours to judge

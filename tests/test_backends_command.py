@@ -49,11 +49,82 @@ def _tiny_command_config(tmp_path, template=FAKE_TRAINER, arms=None, **section):
         ("train --lr={lr:.3f}", "not a plain name"),
         ("train --name='{arm}'", "inside '-quotes"),
         ('train --name="x {arm}"', 'inside "-quotes'),
+        # a backslash escapes the opening quote of the value, which then runs as shell code
+        ("train \\{arm}", "follows a backslash"),
+        ("train --name=\\{arm}", "follows a backslash"),
+        # commands that run their arguments as code again
+        ("eval train {arm}", "passed to 'eval'"),
+        ("x; eval {arm}", "passed to 'eval'"),
+        ("bash -c {arm}", "passed to 'bash'"),
+        ("/bin/bash -lc {arm}", "passed to '/bin/bash'"),
+        ("env X=1 sh -ec {arm}", "passed to 'sh'"),
+        ("timeout 10 bash -c 2>/dev/null {arm}", "passed to 'bash'"),
+        ("cd /x && zsh -c {arm} > log", "passed to 'zsh'"),
+        ("source env.sh {arm}", "passed to 'source'"),
+        (". ./env.sh {arm}", "passed to '.'"),
+        ("ssh node1 train {arm}", "passed to 'ssh'"),
+        ("su -c {arm} trainer", "passed to 'su'"),
+        ("watch train {arm}", "passed to 'watch'"),
+        ("python3 -u -c {arm}", "passed to 'python3'"),
+        ("perl -ne {arm}", "passed to 'perl'"),
+        ("node --eval {arm}", "passed to 'node'"),
     ],
 )
 def test_templates_that_could_inject_are_rejected(template, message):
     with pytest.raises(ValueError, match=message):
         command.template_fields(template)
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "python train.py --arm {arm} --seed {seed} > {output_dir}/log 2>&1",
+        "bash run.sh {arm} {seed}",  # a script file: its arguments are $1, $2, never parsed as code
+        "bash -c 'echo start' && train {arm}",  # -c without a placeholder
+        "find . -name {arm}",  # '.' as an argument, not the command
+        "python -Werror train.py {arm}",
+        "ssh-keygen -y; train {arm}",
+        "train \\\\{arm}",  # an escaped backslash: the quote stays
+        "train x\\\n{arm}",  # a line continuation
+    ],
+)
+def test_templates_that_keep_values_literal_are_accepted(template):
+    assert command.template_fields(template) == [n for n in ("arm", "seed", "output_dir") if f"{{{n}}}" in template]
+    values = {"arm": "$(touch pwned)", "seed": "1; touch pwned", "output_dir": "out"}
+    words = shlex.split(command.render(template, values))
+    for name in command.template_fields(template):  # each value stays inside one word, its text unchanged
+        assert any(values[name] in word for word in words), (name, words)
+
+
+def test_a_backslashed_placeholder_would_have_run_the_value(tmp_path):
+    """Why the backslash rule exists: quoted by hand, the template runs the value; the backend refuses it first."""
+    template, value = "echo \\{arm}", ";touch pwned;#"  # the value closes nothing: # comments out its end quote
+    unchecked = template.format(arm=shlex.quote(value))
+    subprocess.run(["/bin/bash", "-c", unchecked], cwd=tmp_path, capture_output=True)
+    assert (tmp_path / "pwned").exists()
+    (tmp_path / "pwned").unlink()
+    with pytest.raises(ValueError, match="follows a backslash"):
+        command.render(template, {"arm": value})
+    assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.parametrize(
+    "template, key",
+    [
+        ("train \\{arm} {seed} {estimator} {norm} --out {output_dir}", "command.template"),
+        ("bash -c {arm} {seed} {estimator} {norm} {output_dir}", "command.template"),
+    ],
+)
+def test_validation_refuses_unsafe_templates_in_one_line(tmp_path, template, key):
+    with pytest.raises(ConfigError) as error:
+        load_config([_tiny_command_config(tmp_path, template=template)])
+    assert str(error.value).count("\n") == 0 and f"{key}:" in str(error.value)
+
+
+@pytest.mark.parametrize("pattern", ["/abs/step-*/model", "../elsewhere/*", "step-*/../../x"])
+def test_validation_keeps_the_checkpoint_glob_inside_the_run_folder(tmp_path, pattern):
+    with pytest.raises(ConfigError, match=r"command\.checkpoint: .* relative to \{output_dir\} that stays inside"):
+        load_config([_tiny_command_config(tmp_path, checkpoint=pattern)])
 
 
 def test_placeholders_after_closed_quotes_are_fine():

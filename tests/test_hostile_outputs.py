@@ -628,6 +628,31 @@ def test_invalidation_deletes_only_what_a_failing_manifest_records(tmp_path):
     assert (good / "policy.pt").exists() and (legacy / "manifest.json").exists()
 
 
+@pytest.mark.parametrize("where", ["outside", "inside"])
+def test_a_run_folder_that_is_a_link_is_scanned_and_a_link_out_is_named(tmp_path, where):
+    """On 5f41e59 a run folder symlinked elsewhere escaped the corruption scan: its truncated policy was kept."""
+    experiment = tmp_path / "results" / "demo"
+    target = tmp_path / "big_disk" / "seed-1" if where == "outside" else experiment / "kept" / "seed-1"
+    target.mkdir(parents=True)
+    (target / "policy.pt").write_bytes(b"weights" * 100)
+    files.write_manifest(target, {}, "policy.pt")
+    _truncate(target / "policy.pt")
+    link = experiment / "runs" / "a" / "seed-1"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(target, target_is_directory=True)
+    (experiment / "runs" / "a" / "loop").symlink_to(experiment / "runs", target_is_directory=True)  # walked once
+    lines = []
+    removed = files.remove_corrupt_outputs(experiment, log=lines.append)
+    assert {p.resolve() for p in removed} == {target / "policy.pt", target / "manifest.json"}
+    assert len(removed) == 2
+    named = [line for line in lines if "outside the experiment" in line]
+    assert named == (
+        [f"armlab: {link} is a link to {target}, outside the experiment; checking the outputs there"]
+        if where == "outside"
+        else []
+    )
+
+
 # ----------------------------------------------------------------------------- item 8: escaped everywhere
 
 

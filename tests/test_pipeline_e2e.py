@@ -176,3 +176,24 @@ def test_a_truncated_policy_is_named_removed_and_rebuilt_identically(tiny_run, t
     ref_scores, ref_tables, ref_policies = _outputs(reference)
     assert policies == ref_policies
     pd.testing.assert_frame_equal(scores, ref_scores)
+
+
+def test_predictions_added_after_the_results_were_seen_are_not_locked(tiny_run, tmp_path):
+    """Run, read, delete runs/ (keeping the evaluations), add a prediction, rerun: on 5f41e59 the workflow printed
+    "locked … before the first training job" and the analysis called the prediction confirmatory."""
+    import yaml
+
+    reference, _ = tiny_run
+    workdir = tmp_path / "checkout"
+    shutil.copytree(reference, workdir, symlinks=True)
+    shutil.rmtree(workdir / "results" / "tiny" / "runs")
+    predicted = yaml.safe_load(TINY.read_text())
+    predicted["predictions"] = [{"family": "data_policies", "arm": "difffilter", "direction": "better", "source": "x"}]
+    path = tmp_path / "predicted.yaml"
+    path.write_text(yaml.safe_dump(predicted))
+    # a cheap target: the lock is written (or not) when the workflow starts, before any job
+    proc = readme_run(workdir, "--forcerun", "stage_config", "results/tiny/config/analysis.json", configfile=path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "predictions: not locked, because" in proc.stdout + proc.stderr, proc.stdout[-3000:]
+    assert "locked in" not in proc.stdout + proc.stderr
+    assert not (workdir / "results" / "tiny" / "predictions" / "lock.json").exists()

@@ -1,6 +1,7 @@
 """Preregistered predictions (analysis/predictions.py): parsing, the lock, the verdict rules against brute-force
 sign-flip enumeration, their error rates by simulation at 8 seeds, and the replication table in the report."""
 
+import csv
 import itertools
 import json
 import re
@@ -216,7 +217,8 @@ def _scores():
 
 def test_the_lock_is_written_before_runs_only_and_never_rewritten(tmp_path):
     config = parse_config(_raw([BIG_BETTER]))
-    assert predictions.write_lock(tmp_path, config.predictions).startswith("predictions: 1 locked")
+    line = predictions.write_lock(tmp_path, config.predictions)
+    assert line.startswith("predictions: 1 locked") and files.file_sha256(tmp_path / predictions.LOCK) in line
     lock = json.loads((tmp_path / predictions.LOCK).read_text())
     assert lock["hash"] == predictions.predictions_hash(config.predictions) and lock["locked_at"]
     assert lock["git_commit"] == files.git_commit() and lock["git_dirty"] == files.git_dirty()
@@ -224,10 +226,28 @@ def test_the_lock_is_written_before_runs_only_and_never_rewritten(tmp_path):
     assert predictions.write_lock(tmp_path, parse_config(_raw([NULL_EQUIVALENT])).predictions) is None
     assert (tmp_path / predictions.LOCK).read_bytes() == before
 
-    later = tmp_path / "later"
-    (later / "runs" / "grpo" / ".seed-1.tmp").mkdir(parents=True)  # a run begun, not finished
-    assert "not locked, because 1 training run(s) already exist" in predictions.write_lock(later, config.predictions)
-    assert not (later / predictions.LOCK).exists()
+
+@pytest.mark.parametrize(
+    "evidence",
+    [
+        "runs/grpo/.seed-1.tmp",  # a run begun, not finished
+        "runs/grpo/seed-1",
+        "evals/grpo/seed-1",  # the runs deleted, their evaluations kept
+        "logs/eval/grpo/seed-1.log",  # only a log left: it holds the accuracies
+        "scores.parquet",
+        "analysis",
+        "curves/grpo/seed-1",
+        "sequential/look-1.json",
+    ],
+)
+def test_no_lock_once_any_output_exists_whatever_was_deleted(tmp_path, evidence):
+    config = parse_config(_raw([BIG_BETTER]))
+    path = tmp_path / evidence
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.mkdir() if "." not in path.name or path.name.startswith(".") else path.write_text("x")
+    line = predictions.write_lock(tmp_path, config.predictions)
+    assert line.startswith("predictions: not locked, because 1 training or evaluation output(s)"), line
+    assert str(path) in line and not (tmp_path / predictions.LOCK).exists()
 
 
 def test_an_edited_lock_is_refused(tmp_path):
@@ -283,3 +303,51 @@ def test_the_report_shows_the_replication_table(tmp_path):
     pipeline.write_outputs(pipeline.run_analysis(parse_config(raw_without), _scores()), without / "analysis")
     html = report.write_report(without / "config.yaml", without / "analysis", without / "report").read_text()
     assert 'id="replication"' not in html and "#replication" not in html
+
+
+FORMULAS = {  # a config's free text that a spreadsheet would run: each kind of formula start
+    "claim": '=HYPERLINK("http://attacker.example","click")',
+    "source": "@SUM(1+1)*cmd|' /C calc'!A0",
+}
+
+
+def test_every_csv_the_analysis_writes_is_spreadsheet_safe(tmp_path):
+    raw = _raw([{**BIG_BETTER, **FORMULAS}, {**NULL_EQUIVALENT, "claim": "+1+cmd", "source": "-2+3+cmd"}])
+    config = parse_config(raw, str(tmp_path / "config.yaml"))
+    pipeline.write_outputs(pipeline.run_analysis(config, _scores()), tmp_path / "analysis")
+    replications = pd.read_csv(tmp_path / "analysis" / "replications.csv", keep_default_na=False)
+    assert list(replications["claim"]) == ["'" + FORMULAS["claim"], "'+1+cmd"]
+    assert list(replications["source"]) == ["'" + FORMULAS["source"], "'-2+3+cmd"]
+    for path in (tmp_path / "analysis").glob("*.csv"):
+        for row in csv.reader(path.open(newline="")):
+            for cell in row:
+                assert not cell.startswith(files.FORMULA_PREFIXES) or _is_number(cell), (path.name, cell)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(
+    "cell, written",
+    [
+        ("=1+1", "'=1+1"),
+        ("+a", "'+a"),
+        ("-x", "'-x"),
+        ("@x", "'@x"),
+        ("\tq", "'\tq"),
+        ("\rq", "'\rq"),
+        ("-0.25", "-0.25"),  # numbers stay numbers
+        ("+inf", "+inf"),
+        ("grpo vs ref", "grpo vs ref"),
+        ("a=b", "a=b"),  # only the first character counts
+        (1.5, 1.5),
+        (None, None),
+    ],
+)
+def test_spreadsheet_safe_follows_the_owasp_rule(cell, written):
+    assert files.spreadsheet_safe(cell) == written

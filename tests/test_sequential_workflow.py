@@ -149,3 +149,23 @@ def test_predictions_are_locked_before_the_first_run_and_later_ones_are_explorat
     table = pd.read_csv(workdir / OUT / "analysis" / "replications.csv")
     assert table[["arm", "registration"]].values.tolist() == [["grpo_copy", "confirmatory"], ["grpo_aa", "exploratory"]]
     assert "Replication of preregistered predictions" in (workdir / OUT / "report" / "index.html").read_text()
+
+
+@pytest.mark.parametrize("changed", [False, True])
+def test_a_deleted_design_record_is_refused_not_re_locked(sequential_run, tmp_path, changed):
+    """Deleting sequential/ (and changing the design, or not) re-locked the design "now" on 5f41e59 and replayed the
+    looks from the existing runs, with new decisions when changed."""
+    workdir = tmp_path / "checkout"
+    shutil.copytree(sequential_run[0], workdir, symlinks=True)
+    shutil.rmtree(workdir / OUT / "sequential")
+    config = tmp_path / "design.yaml"
+    text = (REPO / CONFIG).read_text()
+    config.write_text(text.replace("spending: pocock", "spending: obrien_fleming") if changed else text)
+    for extra in (["-n"], []):
+        proc = _snakemake(workdir, *extra, configfile=config)
+        assert proc.returncode != 0, proc.stdout[-2000:]
+        message = [
+            line for line in (proc.stdout + proc.stderr).splitlines() if "sequential/design.json: missing" in line
+        ]
+        assert len(message) == 1 and "training or evaluation output(s) of this experiment exist" in message[0]
+    assert not (workdir / OUT / "sequential").exists()

@@ -9,6 +9,7 @@ writes them: ``<trainer.validation_data_dir>/<global step>.jsonl``, one JSON obj
 
 import hashlib
 import json
+import os
 
 import numpy as np
 import pandas as pd
@@ -346,3 +347,51 @@ def test_a_configurable_score_field_reads_the_correctness_beside_a_shaped_reward
     with pytest.raises(AnalysisInputError, match=r"line \d+: score 1\.5 is outside \[0, 1\].*input\.score_field"):
         _verl(tree)
     pd.testing.assert_frame_equal(_canonical(_verl(tree, score_field="acc")), _canonical(expected))
+
+
+def _fifo(path):
+    path.unlink()
+    os.mkfifo(path)
+
+
+def _directory(path):
+    path.unlink()
+    path.mkdir()
+
+
+def _dev_zero(path):
+    path.unlink()
+    path.symlink_to("/dev/zero")
+
+
+LMEVAL_SAMPLES = "lmeval/rloo/seed-2"
+LMEVAL_METRIC = "exact_match,take_first_k"
+
+
+@pytest.mark.parametrize(
+    "replace, kind", [(_fifo, "a FIFO (named pipe)"), (_directory, "a directory"), (_dev_zero, "a device")]
+)
+@pytest.mark.parametrize("reader", ["verl", "lmeval samples", "lmeval results"])
+def test_a_dump_that_is_not_a_regular_file_is_refused_in_one_line(tree, replace, kind, reader):
+    """On 5f41e59 a FIFO blocked the analysis forever, a link to /dev/zero grew the process to 23 GB, a directory
+    gave a traceback."""
+    if reader == "verl":
+        target, read = tree / DUMP, lambda: _verl(tree)
+    else:
+        pattern = "samples_add_*.jsonl" if reader == "lmeval samples" else "results_*.json"
+        (target,) = (tree / LMEVAL_SAMPLES).rglob(pattern)
+        runs = [(a, s, tree / "lmeval" / a / f"seed-{s}") for a, s in RUNS]
+        read = lambda: io.lmeval_to_tidy(runs, experiment="demo", benchmarks=BENCHMARKS, metric=LMEVAL_METRIC)  # noqa: E731
+    replace(target)
+    with pytest.raises(AnalysisInputError) as err:
+        read()
+    assert str(err.value).startswith(f"{target}: ") and f"is {kind}, not a regular file" in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_two_dumps_of_one_step_are_refused_not_one_silently_ignored(tree):
+    """On 5f41e59 0010.jsonl beside 10.jsonl: one was read, the other ignored without a word."""
+    val = tree / "verl" / "grpo" / "seed-1" / "val"
+    (val / "0100.jsonl").write_bytes((val / "100.jsonl").read_bytes())
+    with pytest.raises(AnalysisInputError, match=r"val: two validation dumps of step 100 \(0100.jsonl and 100.jsonl\)"):
+        _verl(tree)

@@ -267,3 +267,16 @@ def test_the_final_tables_refuse_an_incomplete_record(tmp_path):
     ledger.write_text("".join(line + "\n" for line in ledger.read_text().splitlines()[:2]))  # the last line lost
     with pytest.raises(AnalysisInputError, match=r"records looks \[1, 2\], but the runs give looks 1..3"):
         waves.final_tables(waves.primary_values(_scores(values), CONFIG), CONFIG, ledger)
+
+
+@pytest.mark.parametrize("evidence", ["runs/grpo/seed-1", "evals/grpo/seed-1", "scores.parquet", "logs/eval/a/s.log"])
+def test_a_deleted_design_lock_is_found_from_the_outputs_that_remain(tmp_path, evidence):
+    """Deleting sequential/ (with or without changing the design) must not re-lock it over existing runs."""
+    config = json.loads(json.dumps(RAW))
+    waves.check_lock(tmp_path, config)  # nothing run yet: nothing to check
+    path = tmp_path / evidence
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("x")
+    with pytest.raises(ConfigError, match=r"design.json: missing, but 1 training or evaluation output\(s\)") as error:
+        waves.check_lock(tmp_path, config)
+    assert "\n" not in str(error.value) and str(path) in str(error.value)

@@ -6,10 +6,13 @@ The template (``command.template``) is a shell command with ``str.format`` place
 shell-quoted (``shlex.quote``) before substitution, which keeps it one literal word only where the shell parses
 the template once: so a placeholder outside that set, one with attribute or index access, a conversion or format
 spec, one written inside quotes or inside ``$(...)``, and any template with a heredoc (``<<``, whose body is not
-quoted) or backticks (parsed twice) are rejected at config validation and again before running. (``eval``,
-``bash -c`` and the like parse a value again too; the template's author must not pass placeholders to them.) After
-the command exits 0, the checkpoint is the last match (in sorted order) of the glob ``command.checkpoint`` under
-``{output_dir}``; ``manifest.json`` records it, with the sha256 of each of its files, for evaluation.
+quoted) or backticks (parsed twice) are rejected at config validation and again before running. So are a
+placeholder right after a backslash (which would escape the opening quote) and a placeholder in a command that parses
+its arguments as code again (``eval``, ``source``/``.``, a shell or an interpreter with ``-c``/``-e``, ``ssh``,
+``su -c``, ``watch``): pass values to a script file as arguments instead. After the command exits 0, the checkpoint
+is the last match (in sorted order) of the glob ``command.checkpoint`` under ``{output_dir}`` (a relative glob that
+stays inside it, checked at validation); ``manifest.json`` records it, with the sha256 of each of its files, for
+evaluation.
 
     python -m training.backends.command --config results/<exp>/config/train/<arm>.json --arm grpo --seed 1 \
         --out results/<exp>/runs/grpo/seed-1
@@ -17,12 +20,13 @@ the command exits 0, the checkpoint is the last match (in sorted order) of the g
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import string
 import subprocess
 import time
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from armlab.files import one_line_errors
 from training.recipe import resolve_arm
@@ -30,6 +34,11 @@ from training.utils import config_hash, run_arguments, write_manifest
 
 RUN_FIELDS = ("arm", "seed", "estimator", "data_policy", "output_dir")
 TRAINER_DIR = "trainer"
+# commands that run their argument text as code: always, with -c (shells, su), or with -c/-e (interpreters)
+REPARSE_ALWAYS = ("eval", "source", "ssh", "watch")
+REPARSE_WITH_C = ("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox", "su")
+REPARSE_WITH_C_OR_E = ("python", "python3", "perl", "ruby", "node")
+COMMAND_SEPARATORS = (";", "&&", "||", "|", "|&", "&", "(", ")", ";;")
 
 
 def template_fields(template: str) -> list[str]:
@@ -43,6 +52,11 @@ def template_fields(template: str) -> list[str]:
         context = _shell_context(literal, context)
         if name is None:
             continue
+        if context and context[-1] == "\\":
+            raise ValueError(
+                f"template: placeholder {{{name}}} follows a backslash, which would escape the quote around its "
+                f"value and let the shell run it; remove the backslash"
+            )
         if not name.isidentifier() or spec or conversion:
             raise ValueError(
                 f"template: placeholder {{{name}{'!' + conversion if conversion else ''}"
@@ -59,15 +73,66 @@ def template_fields(template: str) -> list[str]:
                 f"shell-quoted already, so write it unquoted"
             )
         fields.append(name)
+    _refuse_reparsing_commands(template, fields)
     return fields
 
 
+def _refuse_reparsing_commands(template: str, fields: list[str]) -> None:
+    """``ValueError`` for a placeholder in a simple command that runs its arguments as code again (REPARSE_*)."""
+    marked = template.replace("{{", "").replace("}}", "")
+    for i, name in enumerate(fields):  # a word-character mark per placeholder, so that shlex keeps it in its word
+        marked = marked.replace(f"{{{name}}}", f"ARMLABFIELD{i}X", 1)
+    lexer = shlex.shlex(marked.replace("\n", " ; "), posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    words: list[str] = []
+    redirected = False  # the word after a redirection is its file, not an argument
+    for token in [*lexer, ";"]:
+        if token in COMMAND_SEPARATORS:
+            _check_simple_command(words)
+            words, redirected = [], False
+        elif token and set(token) <= set(lexer.punctuation_chars):
+            redirected = True
+        elif redirected:
+            redirected = False
+        else:
+            words.append(token)
+
+
+def _check_simple_command(words: list[str]) -> None:
+    marked = [i for i, word in enumerate(words) if "ARMLABFIELD" in word]
+    if not marked:
+        return
+    before = words[: marked[0]]
+    for j, word in enumerate(before):
+        program = word.rsplit("/", 1)[-1]
+        flags = [w for w in before[j + 1 :] if re.fullmatch(r"-[A-Za-z]+", w)]  # short-option clusters
+        reparses = (
+            program in REPARSE_ALWAYS
+            or (program == "." and j == 0)
+            or (program in REPARSE_WITH_C and any("c" in f for f in flags))
+            or (
+                program in REPARSE_WITH_C_OR_E
+                and (any(f[-1] in "ce" for f in flags) or {"--eval", "--command"} & set(before[j + 1 :]))
+            )
+        )
+        if reparses:
+            raise ValueError(
+                f"template: a placeholder is passed to {word!r}, which runs its arguments as code again, so a value "
+                f"could run as a command; call a script file with the values as its arguments instead"
+            )
+
+
 def _shell_context(text: str, context: list[str]) -> list[str]:
-    """The shell constructs open after ``text`` (innermost last: ``'``, ``"``, ``$(``, ``(``), from ``context``.
+    """The shell constructs open after ``text`` (innermost last: ``'``, ``"``, ``$(``, ``(``, and ``\\`` for a
+    backslash escaping the next character), from ``context``.
 
     Raises ``ValueError`` for a heredoc or a backtick outside single quotes.
     """
-    context, escaped, i = list(context), False, 0
+    context = list(context)
+    escaped = bool(context) and context[-1] == "\\"
+    if escaped:
+        context.pop()
+    i = 0
     while i < len(text):
         char, inner = text[i], context[-1] if context else None
         if escaped:
@@ -100,7 +165,7 @@ def _shell_context(text: str, context: list[str]) -> list[str]:
         elif char == ")" and inner in ("$(", "("):
             context.pop()
         i += 1
-    return context
+    return context + ["\\"] if escaped else context
 
 
 def template_values(recipe: dict, arm: str, seed: int, output_dir: str, estimator_fields: dict) -> dict:
@@ -131,6 +196,12 @@ def check_arm(command: dict, recipe: dict, overrides: dict) -> None:
     parameters cannot be passed at all — only names.
     """
     fields = template_fields(command["template"])
+    pattern = PurePosixPath(command["checkpoint"])
+    if pattern.is_absolute() or ".." in pattern.parts:
+        raise ValueError(
+            f"checkpoint: {command['checkpoint']!r} must be a glob relative to {{output_dir}} that stays inside it "
+            f"(no absolute path, no '..')"
+        )
     unknown = sorted(set(fields) - allowed_fields(recipe, command["estimator_fields"]))
     if unknown:
         raise ValueError(
