@@ -14,7 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
+
+from armlab.lazy import lazy_module
+
+stats = lazy_module("scipy.stats")
 
 
 def spread(diffs: np.ndarray) -> np.ndarray:

@@ -21,12 +21,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from analysis import sampling
 from analysis.errors import AnalysisInputError
 from armlab.contract import BASE_ARM, PER_BENCHMARK_ITEM, RUN
 from armlab.files import BadFile, read_json, verify_file
+from armlab.lazy import lazy_module
+
+stats = lazy_module("scipy.stats")
 
 COMPONENTS = ("training", "items", "sampling")
 COMPONENT_COLUMNS = [

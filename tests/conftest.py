@@ -26,7 +26,6 @@ RUN_TIMEOUT_S = 3600
 LONGEST_FIRST = [
     "tests/test_slurm.py",
     "tests/test_sequential_workflow.py",
-    "tests/test_sequential_resume.py",
     "tests/test_per_arm_backend.py",
     "tests/test_pipeline_e2e.py",
     "tests/test_configured_is_what_runs.py",

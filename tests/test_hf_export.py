@@ -22,8 +22,9 @@ except ImportError:
 
 from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 
+from armlab.contract import BUILTIN_BASE  # noqa: E402
 from training.backends import BACKENDS  # noqa: E402
-from training.backends.hf_export import BUILTIN_BASE, EXPORT_DIR, export_policy  # noqa: E402
+from training.backends.hf_export import EXPORT_DIR, export_policy  # noqa: E402
 from training.policy import completion_logprobs, greedy_answers, left_pad, load_model  # noqa: E402
 
 TOLERANCE = 1e-5

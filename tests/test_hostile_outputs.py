@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, TINY
+from conftest import REPO, TINY, readme_run
 
 import armlab_cli as cli
 from armlab import files
@@ -548,49 +548,28 @@ def test_jobs_name_a_corrupt_input_before_reading_it(case, tiny, monkeypatch, ca
 
 
 @pytest.mark.workflow
-def test_a_truncated_policy_is_removed_at_workflow_start_so_snakemake_rebuilds_it(tmp_path, snakemake_bin):
-    config = yaml.safe_load(TINY.read_text())
-    config["base"]["steps"] = 2  # the base policy's quality does not matter here
-    (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(config))
+def test_a_truncated_policy_is_removed_at_workflow_start_so_snakemake_rebuilds_it(tiny_run, tmp_path):
+    """The base policy cut short after a finished run (the session's tiny run, copied): the workflow's start names
+    and removes it, and Snakemake rebuilds it byte for byte without touching the data."""
+    reference, _ = tiny_run
+    workdir = tmp_path / "checkout"
+    shutil.copytree(reference, workdir, symlinks=True)
+    base = Path("results") / "tiny" / "base" / "policy.pt"
+    _truncate(workdir / base)
+    data_before = tree(workdir / "results" / "tiny" / "data")
 
     def snakemake(*args):
-        proc = subprocess.run(
-            [
-                snakemake_bin,
-                "-s",
-                str(REPO / "Snakefile"),
-                "--configfile",
-                "tiny.yaml",
-                "--replace-workflow-config",
-                "--cores",
-                "1",
-                *args,
-                "results/tiny/base/policy.pt",
-            ],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        proc = readme_run(workdir, *args, str(base))
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         return proc.stdout + proc.stderr
 
-    snakemake()
-    base = tmp_path / "results" / "tiny" / "base"
-    _truncate(base / "policy.pt")
-    data_before = tree(tmp_path / "results" / "tiny" / "data")
-    hooked = "remove_corrupt_outputs" in (REPO / "Snakefile").read_text()
-    if not hooked:  # until the workflow calls it at its start, call it as the workflow will
-        lines = []
-        removed = files.remove_corrupt_outputs(tmp_path / "results" / "tiny", log=lines.append)
-        assert removed == [base / "policy.pt", base / "manifest.json"]
-        assert len(lines) == 1 and lines[0].startswith(f"armlab: {base / 'policy.pt'}: sha256")
     dry = snakemake("-n")
     assert "base_policy" in dry and "Nothing to be done" not in dry
-    assert not hooked or "armlab: results/tiny/base/policy.pt: sha256" in dry
+    assert f"armlab: {base}: sha256" in dry
     snakemake()
-    files.verify_file(base / "policy.pt")
-    assert tree(tmp_path / "results" / "tiny" / "data") == data_before
+    files.verify_file(workdir / base)
+    assert (workdir / base).read_bytes() == (reference / base).read_bytes()
+    assert tree(workdir / "results" / "tiny" / "data") == data_before
 
 
 def test_invalidation_deletes_only_what_a_failing_manifest_records(tmp_path):

@@ -101,3 +101,40 @@ def test_no_module_import_cycle():
         if node not in state:
             visit(node, [node])
     assert cycles == []
+
+
+def test_parsing_the_workflow_loads_neither_torch_nor_scipy_stats():
+    """The workflow's parse (every Snakemake start: each dry run, each cluster job step) validates the config
+    against the method registries and the analysis settings; their torch and scipy code loads on first use
+    (armlab/lazy.py), which saves three of the five seconds of a start. A module-level import that slips back
+    in fails here."""
+    import subprocess
+    import sys
+
+    heavy = ("torch._C", "scipy.stats._stats_py", "transformers", "lm_eval")
+    code = (
+        "import sys\n"
+        "from training.config import load_config\n"
+        "from analysis.config import parse_config\n"
+        f"config = load_config([{str(REPO / 'tests' / 'fixtures' / 'tiny.yaml')!r}])\n"
+        "parse_config(config)\n"
+        f"print([name for name in {heavy!r} if name in sys.modules])\n"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    assert loaded.stdout.strip() == "[]", loaded.stdout + loaded.stderr
+
+
+def test_a_lazy_module_loads_at_first_use_and_is_the_module_itself():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from armlab.lazy import lazy_module\n"
+        "colorsys = lazy_module('colorsys')\n"
+        "print('colorsys' in sys.modules, hasattr(colorsys, 'ONE_THIRD') and 'rgb_to_hsv' in vars(colorsys))\n"
+        "import colorsys as again\n"
+        "print(again is colorsys, lazy_module('colorsys') is colorsys, colorsys.rgb_to_hsv(1, 0, 0)[1])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True).stdout
+    assert out.split() == ["True", "True", "True", "True", "1.0"]

@@ -1,11 +1,14 @@
 """The lm-eval adapter and task configs, against a direct greedy evaluation of the same checkpoint."""
 
 import json
+from importlib import metadata
 from types import SimpleNamespace
 
+import lm_eval.evaluator
 import numpy as np
 import pandas as pd
 import torch
+from lm_eval.loggers.utils import add_env_info
 
 from armlab.contract import COLUMNS
 from evals.lm_eval_adapter import BuiltinPolicyLM, cut_at, sample_uniforms
@@ -43,7 +46,12 @@ def test_simple_evaluate_matches_a_direct_evaluation(tiny_config, tiny_experimen
     scores = evaluate(tiny_config, tasks, tiny_experiment / "base" / "policy.pt", "base", 0, tmp_path / "out")
     assert list(scores.columns) == COLUMNS
     assert set(scores.benchmark) == set(tiny_config["benchmarks"])
-    assert (tmp_path / "out" / "results.json").exists()
+    # lm-eval's keys, with the versions, but not torch's collect_env (subprocesses): the manifest records that
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert results["pretty_env_info"].startswith("not collected")
+    assert results["lm_eval_version"] == metadata.version("lm_eval")
+    assert lm_eval.evaluator.add_env_info is add_env_info, "lm-eval's own add_env_info is put back"
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["packages"]["torch"] == torch.__version__
     assert len(list((tmp_path / "out").glob("samples_armlab_*.jsonl"))) == len(tiny_config["benchmarks"])
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "out" / "scores.parquet"), scores)
     model = load_model(tiny_experiment / "base" / "policy.pt")

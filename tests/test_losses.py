@@ -296,3 +296,16 @@ def test_every_new_loss_trains_on_the_builtin_trainer(arm, tiny_config, tiny_exp
     assert len(steps) == 2 and steps["loss"].notna().all() and all(math.isfinite(x) for x in steps["loss"])
     trained, start = load_model(out / "policy.pt"), load_model(base)
     assert any(not torch.equal(p, q) for p, q in zip(trained.state_dict().values(), start.state_dict().values()))
+
+
+@pytest.mark.parametrize("name", sorted(POLICY_LOSSES))
+def test_every_losss_defaults_pass_its_own_checks(name):
+    """Validation runs a loss on dummy tensors only for parameters the config gives: the defaults, spelt out,
+    must pass the loss's own checks (a default out of its range would otherwise be accepted unchecked)."""
+    from training.losses import check_policy_loss
+
+    defaults = next(m["params"] for m in list_policy_losses() if m["name"] == name)
+    aggregation = "seq-mean-token-mean" if name == "gmpo" else "token-mean"
+    check_policy_loss(
+        {"policy_loss": {"name": name, **defaults}, "ratio_level": "token", "loss_agg": aggregation, "clip": 0.2}
+    )

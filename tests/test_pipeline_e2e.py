@@ -7,7 +7,7 @@ import shutil
 
 import pandas as pd
 import pytest
-from conftest import TINY, copy_of_the_repository, readme_run, snakemake_command, start_and_kill_when
+from conftest import TINY, readme_run, snakemake_command, start_and_kill_when
 
 from armlab.contract import COLUMNS
 
@@ -132,13 +132,12 @@ def _outputs(workdir):
 
 
 def _checkout_before(stage, reference, workdir):
-    """Where a killed ``stage`` starts: a fresh copy of the repository before training; before evaluation, the
-    finished run without its evaluations and what follows them (its training is the [train] case's to kill)."""
-    if stage == "train":
-        return copy_of_the_repository(workdir)
+    """Where a killed ``stage`` starts: the finished run (the session's, copied) without that stage's outputs and
+    what follows them; the data and the base policy before them are the same bytes a fresh run would make."""
     shutil.copytree(reference, workdir, symlinks=True)
     out = workdir / "results" / "tiny"
-    for later in ("evals", "logs/eval", "analysis", "report", "figures"):
+    stages = {"train": ("runs", "logs/train"), "eval": ()}[stage]
+    for later in (*stages, "evals", "logs/eval", "analysis", "report", "figures"):
         shutil.rmtree(out / later, ignore_errors=True)
     (out / "scores.parquet").unlink()
     return workdir
@@ -169,7 +168,7 @@ def test_a_truncated_policy_is_named_removed_and_rebuilt_identically(tiny_run, t
     shutil.copytree(reference, workdir, symlinks=True)
     policy = workdir / "results" / "tiny" / "runs" / "grpo" / "seed-1" / "policy.pt"
     policy.write_bytes(policy.read_bytes()[:1000])
-    proc = readme_run(workdir)
+    proc = readme_run(workdir, "results/tiny/scores.parquet")  # the run and what is made from it, to the scores
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "results/tiny/runs/grpo/seed-1/policy.pt" in proc.stdout + proc.stderr  # the removal names the file
     scores, tables, policies = _outputs(workdir)
@@ -191,9 +190,11 @@ def test_predictions_added_after_the_results_were_seen_are_not_locked(tiny_run, 
     predicted["predictions"] = [{"family": "data_policies", "arm": "difffilter", "direction": "better", "source": "x"}]
     path = tmp_path / "predicted.yaml"
     path.write_text(yaml.safe_dump(predicted))
-    # a cheap target: the lock is written (or not) when the workflow starts, before any job
-    proc = readme_run(workdir, "--forcerun", "stage_config", "results/tiny/config/analysis.json", configfile=path)
+    # a cheap target: the lock is written (or not) when the workflow starts, before any job; only the analysis
+    # view, which the added prediction changes, is rebuilt (not the deleted runs)
+    proc = readme_run(workdir, "results/tiny/config/analysis.json", configfile=path)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "predictions: not locked, because" in proc.stdout + proc.stderr, proc.stdout[-3000:]
     assert "locked in" not in proc.stdout + proc.stderr
     assert not (workdir / "results" / "tiny" / "predictions" / "lock.json").exists()
+    assert not (workdir / "results" / "tiny" / "runs").exists(), "the cheap target retrained the deleted runs"

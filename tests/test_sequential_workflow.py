@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPO, RUN_TIMEOUT_S, build_once, copy_of_the_repository, snakemake_command
+from conftest import REPO, RUN_TIMEOUT_S, build_once, copy_of_the_repository, snakemake_command, start_and_kill_when
 
 CONFIG = Path("tests/fixtures/tiny_sequential.yaml")
 OUT = Path("results/tiny_sequential")
@@ -39,8 +39,8 @@ def _decisions(workdir):
 
 @pytest.fixture(scope="session")
 def sequential_run(tmp_path_factory):
-    """The design run to its end once per test session, with the dry run before it; tests that change it copy it.
-    tests/test_sequential_resume.py compares its killed and resumed run with this one."""
+    """The design run to its end once per test session, with the dry run before it; tests that change it copy it
+    (the killed wave resumes from a copy cut back to before its last wave, and is compared with this run)."""
 
     def build(folder):
         workdir = copy_of_the_repository(folder / "checkout")
@@ -169,3 +169,43 @@ def test_a_deleted_design_record_is_refused_not_re_locked(sequential_run, tmp_pa
         ]
         assert len(message) == 1 and "training or evaluation output(s) of this experiment exist" in message[0]
     assert not (workdir / OUT / "sequential").exists()
+
+
+def _before_the_last_wave(reference, workdir):
+    """The finished design (the session's, copied) as it stood when its second-to-last look was written: without
+    the last wave's runs and evaluations, the last look (its file, log and ledger line) and what follows it."""
+    shutil.copytree(reference, workdir, symlinks=True)
+    out = workdir / OUT
+    *_, previous, last = _ledger(workdir)
+    for arm, seed in {tuple(run) for run in last["runs"]} - {tuple(run) for run in previous["runs"]}:
+        for stage, log in (("runs", "train"), ("evals", "eval")):
+            shutil.rmtree(out / stage / arm / f"seed-{seed}")
+            (out / "logs" / log / arm / f"seed-{seed}.log").unlink()
+    (out / "sequential" / f"look-{last['look']}.json").unlink()
+    (out / "logs" / f"look-{last['look']}.log").unlink()
+    ledger = out / "sequential" / "looks.jsonl"
+    ledger.write_text("".join(f"{line}\n" for line in ledger.read_text().splitlines()[:-1]))
+    for later in ("analysis", "report", "figures"):
+        shutil.rmtree(out / later, ignore_errors=True)
+    (out / "scores.parquet").unlink()
+    return workdir
+
+
+def test_a_wave_killed_midway_resumes_to_the_same_decisions(sequential_run, tmp_path):
+    reference = sequential_run[0]
+    workdir = _before_the_last_wave(reference, tmp_path / "checkout")
+    assert len(_ledger(workdir)) == 2
+    # look 2 is decided and the last wave's jobs are starting
+    last_wave = OUT / "logs" / "train" / "grpo" / "seed-4.log"
+    start_and_kill_when(SNAKEMAKE, workdir, CONFIG, lambda root: (root / last_wave).exists())
+    assert len(_ledger(workdir)) == 2
+    assert _snakemake(workdir, "--unlock").returncode == 0
+    dry = _snakemake(workdir, "-n")  # what the next wave holds, before it is resumed
+    assert (
+        "armlab sequential: look 2 of 3 recorded; open: controls: grpo_aa; next wave (look 3, 4 seeds): "
+        "2 new runs, 11 in all (fixed design: 12)" in dry.stdout
+    ), dry.stdout[-2000:]
+    resumed = _snakemake(workdir)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert _decisions(workdir) == _decisions(reference)
+    assert (workdir / OUT / "sequential" / "looks.jsonl").read_bytes().count(b"\n") == 3

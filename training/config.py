@@ -25,7 +25,7 @@ from armlab.configfile import (
     limits_of,
     parse_comparisons,
 )
-from armlab.contract import BASE_ARM
+from armlab.contract import BASE_ARM, BUILTIN_BASE
 from training.backends import BACKENDS, PER_ARM_BACKENDS, arm_backend, backends_used
 from training.data_policies import DATA_POLICIES
 from training.estimators import ESTIMATORS
@@ -322,8 +322,6 @@ def _check_arm_backends(source: str, config: dict) -> None:
     """An arm's own ``backend:`` (training/backends/__init__.py ``arm_backend``): builtin or trl, beside a builtin or
     trl experiment, and a TRL arm beside builtin arms starts from the builtin base (``trl.model: builtin_base``), so
     that every arm trains the same base policy; the command backend runs whole experiments only."""
-    from training.backends.hf_export import BUILTIN_BASE
-
     if config["backend"] not in BACKENDS:
         raise ConfigError(
             f"{source}: backend: unknown backend {config['backend']!r}; expected one of {sorted(BACKENDS)}"

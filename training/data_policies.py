@@ -30,9 +30,11 @@ from __future__ import annotations
 from collections import deque
 
 import numpy as np
-import torch
 
+from armlab.lazy import lazy_module
 from training.recipe import list_methods
+
+torch = lazy_module("torch")
 
 
 def _number(policy: str, name: str, value, low=None, high=None, low_open=False, high_open=False, integer=False):

@@ -8,9 +8,10 @@ estimator is one function and one ``ESTIMATORS`` entry. Rules, sources and test 
 
 from __future__ import annotations
 
-import torch
-
+from armlab.lazy import lazy_module
 from training.recipe import list_methods
+
+torch = lazy_module("torch")
 
 GRPO_EPS = 1e-6
 

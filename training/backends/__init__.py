@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from armlab.contract import BUILTIN_BASE
+
 
 @dataclass(frozen=True)
 class Backend:
@@ -46,16 +48,12 @@ class Backend:
 
 
 def _trl_builtin_base(config: dict) -> bool:
-    from training.backends.hf_export import BUILTIN_BASE
-
     return config["trl"].get("model") == BUILTIN_BASE
 
 
 def _check_trl_model(config: dict) -> None:
     """``trl.model`` is ``builtin_base`` or a local Hugging Face checkpoint; nothing is fetched from a hub."""
     from pathlib import Path
-
-    from training.backends.hf_export import BUILTIN_BASE
 
     model = config["trl"].get("model")
     if model is not None and model != BUILTIN_BASE and not (Path(model) / "config.json").is_file():

@@ -21,7 +21,6 @@ from pathlib import Path
 
 from training.policy import EOS_ID, PAD_ID, VOCAB
 
-BUILTIN_BASE = "builtin_base"  # trl.model: start from the builtin base policy, exported by export_policy
 EXPORT_DIR = "model"  # the checkpoint inside the export's directory, beside its manifest.json
 
 

@@ -361,7 +361,8 @@ def load_start(config: dict, seed_for_init: int, hf_base: Path | None = None):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     import training.backends.hf_char  # noqa: F401 (registers the armlab_char model type of exported policies)
-    from training.backends.hf_export import BUILTIN_BASE, char_tokenizer, tiny_model
+    from armlab.contract import BUILTIN_BASE
+    from training.backends.hf_export import char_tokenizer, tiny_model
 
     path = config["trl"].get("model")
     if path == BUILTIN_BASE:
