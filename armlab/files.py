@@ -445,18 +445,19 @@ def remove_corrupt_outputs(experiment_dir: str | Path, log=print) -> list[Path]:
     checked like any other, once, and named in the log when it leads out of the experiment.
     """
     root = Path(experiment_dir)
-    removed, seen = [], set()
+    removed, seen, inside = [], set(), root.resolve()
     for current, dirnames, filenames in os.walk(root, followlinks=True):
         current = Path(current)
-        if current.resolve() in seen:  # a link back into what was walked (or a loop)
+        real = current.resolve()
+        if real in seen:  # a link back into what was walked (or a loop)
             dirnames[:] = []
             continue
-        seen.add(current.resolve())
+        seen.add(real)
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in dirnames:
             link = current / name
-            if link.is_symlink() and not link.resolve().is_relative_to(root.resolve()):
-                log(f"armlab: {link} is a link to {link.resolve()}, outside the experiment; checking the outputs there")
+            if link.is_symlink() and not (target := link.resolve()).is_relative_to(inside):
+                log(f"armlab: {link} is a link to {target}, outside the experiment; checking the outputs there")
         if current == root or MANIFEST not in filenames:
             continue
         dirnames[:] = []  # below a job's output (e.g. a trainer's own files) nothing is ours to judge
