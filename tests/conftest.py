@@ -20,14 +20,15 @@ TINY = REPO / "tests" / "fixtures" / "tiny.yaml"
 RUN_TIMEOUT_S = 3600
 
 
-# Modules whose tests take minutes start first, longest first, so that the two workers of `make test` end together
+# Modules whose tests take minutes start first, longest first, so that the workers of `make test` end together
 # instead of one of them starting a long run at the end: pytest-xdist (--dist loadscope --no-loadscope-reorder)
-# hands out whole modules, in collection order.
+# hands out whole modules, in collection order. The SLURM module's worker makes the sequential run while its
+# cluster runs the same design, so the sequential module comes after two others instead of waiting for it.
 LONGEST_FIRST = [
     "tests/test_slurm.py",
-    "tests/test_sequential_workflow.py",
     "tests/test_per_arm_backend.py",
     "tests/test_pipeline_e2e.py",
+    "tests/test_sequential_workflow.py",
     "tests/test_configured_is_what_runs.py",
     "tests/test_notebooks.py",
 ]
@@ -104,6 +105,46 @@ def tiny_run(tmp_path_factory):
 
     run = build_once(tmp_path_factory, "tiny_run", build)
     return Path(run["workdir"]), run["dry"]
+
+
+SEQUENTIAL = Path("tests/fixtures/tiny_sequential.yaml")  # relative: the checkouts' own copy
+
+
+def sequential_readme_run(workdir: Path, *extra: str, configfile: Path = SEQUENTIAL) -> subprocess.CompletedProcess:
+    """The README's command for one's own experiment (the sequential fixture by default), from ``workdir``."""
+    return subprocess.run(
+        [snakemake_command(), "--configfile", str(configfile), "--cores", "2", *extra],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+    )
+
+
+@pytest.fixture(scope="session")
+def sequential_run(tmp_path_factory):
+    """tests/fixtures/tiny_sequential.yaml run to its end once per test session, with the dry run before it
+    (tests/test_sequential_workflow.py reads it; the SLURM test compares its cluster's run with it). Tests that
+    change it copy it.
+
+    Returns the checkout, the dry run, whether the dry run locked the design, and the run's console output.
+    """
+
+    def build(folder):
+        workdir = copy_of_the_repository(folder / "checkout")
+        dry = sequential_readme_run(workdir, "-n")
+        locked_by_dry_run = (workdir / "results" / "tiny_sequential" / "sequential" / "design.json").exists()
+        proc = sequential_readme_run(workdir)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        return {
+            "workdir": str(workdir),
+            "dry": {k: getattr(dry, k) for k in ("stdout", "stderr", "returncode")},
+            "locked_by_dry_run": locked_by_dry_run,
+            "run": {k: getattr(proc, k) for k in ("stdout", "stderr")},
+        }
+
+    run = build_once(tmp_path_factory, "sequential_run", build)
+    return Path(run["workdir"]), run["dry"], run["locked_by_dry_run"], run["run"]
 
 
 @pytest.fixture(scope="session")

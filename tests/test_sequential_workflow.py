@@ -4,28 +4,15 @@ design changed after its first wave refused."""
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPO, RUN_TIMEOUT_S, build_once, copy_of_the_repository, snakemake_command, start_and_kill_when
+from conftest import REPO, SEQUENTIAL, sequential_readme_run, snakemake_command, start_and_kill_when
 
-CONFIG = Path("tests/fixtures/tiny_sequential.yaml")
 OUT = Path("results/tiny_sequential")
 SNAKEMAKE = snakemake_command()
 pytestmark = pytest.mark.workflow
-
-
-def _snakemake(workdir, *extra, configfile=CONFIG):
-    """The README's command for one's own experiment, from the root of a copy of the repository."""
-    return subprocess.run(
-        [SNAKEMAKE, "--configfile", str(configfile), "--cores", "2", *extra],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-    )
 
 
 def _ledger(workdir):
@@ -35,29 +22,6 @@ def _ledger(workdir):
 
 def _decisions(workdir):
     return [record["decisions"] for record in _ledger(workdir)]
-
-
-@pytest.fixture(scope="session")
-def sequential_run(tmp_path_factory):
-    """The design run to its end once per test session, with the dry run before it; tests that change it copy it
-    (the killed wave resumes from a copy cut back to before its last wave, and is compared with this run)."""
-
-    def build(folder):
-        workdir = copy_of_the_repository(folder / "checkout")
-        dry = _snakemake(workdir, "-n")
-        locked_by_dry_run = (workdir / OUT / "sequential" / "design.json").exists()
-        proc = _snakemake(workdir)
-        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-        outputs = {k: getattr(proc, k) for k in ("stdout", "stderr")}
-        return {
-            "workdir": str(workdir),
-            "dry": {k: getattr(dry, k) for k in ("stdout", "stderr", "returncode")},
-            "locked_by_dry_run": locked_by_dry_run,
-            "run": outputs,
-        }
-
-    run = build_once(tmp_path_factory, "sequential_run", build)
-    return Path(run["workdir"]), run["dry"], run["locked_by_dry_run"], run["run"]
 
 
 def test_a_dry_run_says_what_the_first_wave_holds_and_locks_nothing(sequential_run):
@@ -107,7 +71,7 @@ def test_the_analysis_reports_the_decisions_the_looks_made(sequential_run):
 
 def test_a_finished_design_says_so_and_runs_nothing(sequential_run):
     workdir = sequential_run[0]
-    proc = _snakemake(workdir, "-n")
+    proc = sequential_readme_run(workdir, "-n")
     assert proc.returncode == 0
     assert "armlab sequential: done at look 3 of 3; 11 runs (fixed design: 12)" in proc.stdout
     assert "Nothing to be done" in proc.stdout + proc.stderr
@@ -117,8 +81,8 @@ def test_a_design_changed_after_its_first_wave_is_refused(sequential_run, tmp_pa
     workdir = sequential_run[0]
     ledger_before = (workdir / OUT / "sequential" / "looks.jsonl").read_bytes()
     changed = tmp_path / "changed.yaml"
-    changed.write_text((REPO / CONFIG).read_text().replace("max: 4,", "max: 6,"))
-    proc = _snakemake(workdir, "-n", configfile=changed)
+    changed.write_text((REPO / SEQUENTIAL).read_text().replace("max: 4,", "max: 6,"))
+    proc = sequential_readme_run(workdir, "-n", configfile=changed)
     assert proc.returncode != 0
     message = proc.stdout + proc.stderr
     assert "sequential/design.json: the sequential design was locked" in message
@@ -142,8 +106,8 @@ def test_predictions_are_locked_before_the_first_run_and_later_ones_are_explorat
     locked = lock.read_bytes()
     added = tmp_path / "added.yaml"
     later = "  - {family: controls, arm: grpo_aa, direction: not_better, margin: 0.5, source: added after the runs}\n"
-    added.write_text((REPO / CONFIG).read_text().replace("\neval:", "\n" + later + "eval:"))
-    proc = _snakemake(workdir, configfile=added)
+    added.write_text((REPO / SEQUENTIAL).read_text().replace("\neval:", "\n" + later + "eval:"))
+    proc = sequential_readme_run(workdir, configfile=added)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert lock.read_bytes() == locked
     table = pd.read_csv(workdir / OUT / "analysis" / "replications.csv")
@@ -159,10 +123,10 @@ def test_a_deleted_design_record_is_refused_not_re_locked(sequential_run, tmp_pa
     shutil.copytree(sequential_run[0], workdir, symlinks=True)
     shutil.rmtree(workdir / OUT / "sequential")
     config = tmp_path / "design.yaml"
-    text = (REPO / CONFIG).read_text()
+    text = (REPO / SEQUENTIAL).read_text()
     config.write_text(text.replace("spending: pocock", "spending: obrien_fleming") if changed else text)
     for extra in (["-n"], []):
-        proc = _snakemake(workdir, *extra, configfile=config)
+        proc = sequential_readme_run(workdir, *extra, configfile=config)
         assert proc.returncode != 0, proc.stdout[-2000:]
         message = [
             line for line in (proc.stdout + proc.stderr).splitlines() if "sequential/design.json: missing" in line
@@ -197,15 +161,15 @@ def test_a_wave_killed_midway_resumes_to_the_same_decisions(sequential_run, tmp_
     assert len(_ledger(workdir)) == 2
     # look 2 is decided and the last wave's jobs are starting
     last_wave = OUT / "logs" / "train" / "grpo" / "seed-4.log"
-    start_and_kill_when(SNAKEMAKE, workdir, CONFIG, lambda root: (root / last_wave).exists())
+    start_and_kill_when(SNAKEMAKE, workdir, SEQUENTIAL, lambda root: (root / last_wave).exists())
     assert len(_ledger(workdir)) == 2
-    assert _snakemake(workdir, "--unlock").returncode == 0
-    dry = _snakemake(workdir, "-n")  # what the next wave holds, before it is resumed
+    assert sequential_readme_run(workdir, "--unlock").returncode == 0
+    dry = sequential_readme_run(workdir, "-n")  # what the next wave holds, before it is resumed
     assert (
         "armlab sequential: look 2 of 3 recorded; open: controls: grpo_aa; next wave (look 3, 4 seeds): "
         "2 new runs, 11 in all (fixed design: 12)" in dry.stdout
     ), dry.stdout[-2000:]
-    resumed = _snakemake(workdir)
+    resumed = sequential_readme_run(workdir)
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
     assert _decisions(workdir) == _decisions(reference)
     assert (workdir / OUT / "sequential" / "looks.jsonl").read_bytes().count(b"\n") == 3

@@ -1,4 +1,4 @@
-"""The tiny experiment through a real one-node SLURM cluster (ci/slurm_single_node.sh) equals the local run.
+"""The tiny sequential design through a real one-node SLURM cluster (ci/slurm_single_node.sh) equals the local run.
 
 In CI (``CI=true``) this test always runs and must pass. Elsewhere it runs where the host allows — root, and
 slurm installed or installable with apt-get — and says why when skipped. The cluster is this checkout's own (its
@@ -6,9 +6,11 @@ config, state, ports, cluster name and jobs; see the script's header): every SLU
 runs, get its SLURM_CONF and its client wrappers first on PATH, so clones of the repository test side by side.
 The flags below are what the SLURM executor plugin (2.8) needs on a cluster without an accounting database:
 ``--slurm-status-command squeue`` (with the cluster's MinJobAge=600; sacct would hang), a short wait before the
-first status check, and no account.
+first status check (the plugin waits that long again after a check that saw a job end, and 10 s longer after each
+one that saw none: a short first wait takes most of a tiny job's waiting away), and no account.
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -20,19 +22,20 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPO, RUN_TIMEOUT_S, TINY, snakemake_command
+from conftest import REPO, RUN_TIMEOUT_S, SEQUENTIAL, snakemake_command
 
 # one cluster per checkout: its tests take turns on one worker (make test hands out whole modules)
 pytestmark = pytest.mark.slurm
 
 SCRIPT = REPO / "ci" / "slurm_single_node.sh"
+SEQUENTIAL_OUT = Path("results/tiny_sequential")
 PARTITION = "debug"  # the partition the script's cluster defines
 SLURM_FLAGS = [
     "--slurm-no-account",
     "--slurm-status-command",
     "squeue",
     "--slurm-init-seconds-before-status-checks",
-    "5",
+    "1",
     "--latency-wait",
     "5",
 ]
@@ -78,9 +81,9 @@ def _slurm_profile(tmp_path: Path) -> Path:
 
 
 def _snakemake(
-    workdir: Path, *extra: str, configfile: Path = TINY, timeout_s: int = RUN_TIMEOUT_S, log: Path | None = None
+    workdir: Path, *extra: str, configfile: Path, log: Path, timeout_s: int = RUN_TIMEOUT_S
 ) -> subprocess.Popen:
-    """Snakemake in ``workdir``; its output is piped, or written to ``log`` for a run nobody reads until it ends."""
+    """Snakemake in ``workdir``, started; its output goes to ``log``."""
     workdir.mkdir()
     return subprocess.Popen(
         [
@@ -98,7 +101,7 @@ def _snakemake(
         ],
         cwd=workdir,
         env=_env(),
-        stdout=log.open("w") if log else subprocess.PIPE,
+        stdout=log.open("w"),
         stderr=subprocess.STDOUT,
         text=True,
     )
@@ -205,60 +208,59 @@ def _completed_rules(workdir: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def sequential_on_slurm(slurm_cluster, tmp_path_factory):
-    """The waves of tests/fixtures/tiny_sequential.yaml (see tests/test_sequential_workflow.py) through sbatch, cut
-    to two looks (at most 3 seeds). It starts with the first test and runs beside it: most of a SLURM run is
-    waiting between status checks, so the two overlap instead of adding up."""
+def sequential_on_slurm(slurm_cluster, request, tmp_path_factory):
+    """The waves of tests/fixtures/tiny_sequential.yaml through sbatch, to its end, and the session's local run of
+    the same design (tests/conftest.py), which another worker makes meanwhile: most of a SLURM run is waiting
+    between status checks. The local run shared the cores with the cluster's jobs: results do not depend on timing.
+    """
     root = tmp_path_factory.mktemp("sequential_slurm")
-    config = root / "tiny_sequential.yaml"
-    fixture = (REPO / "tests" / "fixtures" / "tiny_sequential.yaml").read_text()
-    assert "max: 4," in fixture
-    config.write_text(fixture.replace("max: 4,", "max: 3,"))
     workdir, log = root / "slurm", root / "slurm.log"
-    proc = _snakemake(workdir, "--profile", str(_slurm_profile(root)), *SLURM_FLAGS, configfile=config, log=log)
-    yield proc, workdir, log
-    if proc.poll() is None:
-        proc.kill()
-
-
-def test_slurm_run_equals_local_run(slurm_cluster, sequential_on_slurm, request, tmp_path):
     start = time.perf_counter()
-    # to the scores: the analysis and the report go through sbatch in the sequential run beside this one
-    scores_target = "results/tiny/scores.parquet"
-    slurm = _snakemake(tmp_path / "slurm", "--profile", str(_slurm_profile(tmp_path)), *SLURM_FLAGS, scores_target)
-    slurm_log = slurm.communicate()[0]
-    # the session's local run of the same config (tests/conftest.py), which another worker makes while this one waits
-    # for the cluster: it shared the two cores with the cluster's jobs, and results do not depend on timing
-    local, _ = request.getfixturevalue("tiny_run")
-    wall = time.perf_counter() - start
-    assert slurm.returncode == 0, f"SLURM run failed (rc {slurm.returncode}, -9 = timeout):\n{slurm_log[-4000:]}"
+    proc = _snakemake(
+        workdir, "--profile", str(_slurm_profile(root)), *SLURM_FLAGS, configfile=REPO / SEQUENTIAL, log=log
+    )
+    try:
+        local = request.getfixturevalue("sequential_run")[0]
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, f"SLURM run failed (rc {proc.returncode}, -9 = timeout):\n{log.read_text()[-4000:]}"
+    print(f"SLURM end-to-end: {time.perf_counter() - start:.0f} s wall (local run alongside)")
+    return workdir, local
 
-    # every training and evaluation job went through sbatch
-    completed = _completed_rules(tmp_path / "slurm")
-    assert sum(c.startswith("rule_train_") for c in completed) == 4, completed
-    assert sum(c.startswith("rule_evaluate_") for c in completed) == 5, completed
 
+def _ledger(workdir: Path) -> list[dict]:
+    lines = (workdir / SEQUENTIAL_OUT / "sequential" / "looks.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def test_slurm_run_equals_local_run(sequential_on_slurm):
+    slurm, local = sequential_on_slurm
+    # every training and evaluation job went through sbatch: the 11 runs the looks asked for, and the base
+    completed = _completed_rules(slurm)
+    assert sum(c.startswith("rule_train_") for c in completed) == 11, completed
+    assert sum(c.startswith("rule_evaluate_") for c in completed) == 12, completed
     scores = {
-        name: pd.read_parquet(root / "results" / "tiny" / "scores.parquet")
-        for name, root in (("local", local), ("slurm", tmp_path / "slurm"))
+        name: pd.read_parquet(root / SEQUENTIAL_OUT / "scores.parquet")
+        for name, root in (("local", local), ("slurm", slurm))
     }
     pd.testing.assert_frame_equal(scores["slurm"], scores["local"])
-    print(f"SLURM end-to-end: {wall:.0f} s wall (local run alongside), {len(scores['slurm'])} identical score rows")
+    for table in ("comparisons.csv", "sequential.csv"):
+        assert (slurm / SEQUENTIAL_OUT / "analysis" / table).read_bytes() == (
+            local / SEQUENTIAL_OUT / "analysis" / table
+        ).read_bytes(), table
 
 
 def test_a_sequential_design_runs_its_waves_on_slurm(sequential_on_slurm):
-    """The second wave's jobs are submitted only once the first look has decided (sequential_on_slurm)."""
-    import json
-
-    slurm, workdir, log = sequential_on_slurm
-    slurm.wait()
-    assert slurm.returncode == 0, f"SLURM run failed (rc {slurm.returncode}, -9 = timeout):\n{log.read_text()[-4000:]}"
-    ledger = workdir / "results" / "tiny_sequential" / "sequential" / "looks.jsonl"
-    looks = [json.loads(line) for line in ledger.read_text().splitlines()]
-    assert [r["runs_evaluated"] for r in looks] == [6, 9]  # grpo_copy equivalent at look 2, as in the local run
-    assert looks[-1]["done"] and looks[-1]["runs_fixed"] == 9
-    completed = _completed_rules(workdir)
-    assert sum(rule.startswith("rule_look_") for rule in completed) == 2
+    """Each wave's jobs are submitted only once the look before it has decided, and decide as the local run did."""
+    slurm, local = sequential_on_slurm
+    looks = _ledger(slurm)
+    assert [r["runs_evaluated"] for r in looks] == [6, 9, 11]  # grpo_copy equivalent at look 2, as in the local run
+    assert looks[-1]["done"] and looks[-1]["runs_fixed"] == 12
+    assert [r["decisions"] for r in looks] == [r["decisions"] for r in _ledger(local)]
+    completed = _completed_rules(slurm)
+    assert sum(rule.startswith("rule_look_") for rule in completed) == 3
     assert {"rule_analyze", "rule_report"} <= {rule.split("_wildcards")[0] for rule in completed}, completed
 
 
