@@ -3,7 +3,7 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
-from analysis import predictions, waves
+from analysis import planning, predictions, waves
 from analysis.config import parse_config as parse_analysis_config
 from armlab.configfile import ConfigError, load_configs
 from training.config import validate_config
@@ -26,6 +26,7 @@ try:
     _validated = validate_config(load_configs(CONFIG_FILES, dict(workflow.config_settings.config)),
                                  source=_source)
     # the analysis section fails now, not after training
+    planning.plan_section(_validated, _source)
     if parse_analysis_config(_validated, source=_source).design is not None:
         # a sequential design, once its first wave started, is locked
         waves.check_lock(f"results/{_validated['experiment']}", _validated)
@@ -45,7 +46,9 @@ if workflow.is_main_process:
     for _removed in remove_corrupt_outputs(OUT):
         if _removed.name == MANIFEST:
             remove_results_built_on(_removed.parent)
-    if SEQUENTIAL:  # also in a dry run: what the next wave will contain
+    # also in a dry run, before any job: what the seeds can decide and what the runs cost (armlab plan)
+    print(planning.plan_text(config, ANALYSIS_CONFIG, jobs=OUT, cores=max(1, int(workflow.cores or 1))))
+    if SEQUENTIAL:  # what the next wave will contain
         print(waves.plan(OUT, ANALYSIS_CONFIG))
 
 

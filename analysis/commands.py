@@ -1,4 +1,4 @@
-"""The analysis's subcommands of the ``armlab`` command line: ``armlab analyze`` and ``armlab report``.
+"""The analysis's subcommands of the ``armlab`` command line: ``armlab analyze``, ``report``, ``curves`` and ``plan``.
 
 Each is one function ``register(subparsers)`` that adds its parser and sets ``run`` (parsed arguments ->
 exit status); :data:`SUBCOMMANDS` lists them for :mod:`armlab_cli`.
@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from analysis.config import load_config
+from analysis.errors import AnalysisInputError
 from armlab.files import check_output_directory
 
 if TYPE_CHECKING:
@@ -125,4 +126,48 @@ def curves(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-SUBCOMMANDS = [analyze, report, curves]
+def plan(subparsers: argparse._SubParsersAction) -> None:
+    """``armlab plan CONFIG``: what the design can decide and what it costs, before any seed is spent."""
+    parser = subparsers.add_parser(
+        "plan",
+        help="what the configured seeds can decide, the seeds an effect needs, the wall time: before spending",
+        description="Per comparison family: the smallest Holm-adjusted p any data could give, whether equivalence "
+        "is attainable, the detectable effect and the seeds needed at a paired sd, and the wall time from measured "
+        "job times (analysis/planning.py). The workflow prints the same lines at every start and dry run.",
+    )
+    parser.add_argument("config", help="experiment config, YAML or JSON")
+    parser.add_argument("--seeds", type=int, help="seeds per arm to plan for (default: the config's)")
+    spread = parser.add_mutually_exclusive_group()
+    spread.add_argument("--sd", type=float, help="sd of the primary summary's paired differences (score units)")
+    spread.add_argument("--sd-from", help="an earlier experiment's tidy scores: the sd measured there")
+    parser.add_argument(
+        "--jobs", help="an earlier experiment's results folder: job times (default: results/<experiment>)"
+    )
+    parser.add_argument("--cores", type=int, default=2, help="cores the jobs share (default 2)")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides", help="override a config value"
+    )
+
+    def run(args: argparse.Namespace) -> int:
+        from analysis import planning
+        from analysis.config import load_raw, parse_config
+
+        for name in ("seeds", "cores"):
+            value = getattr(args, name)
+            if value is not None and value < 1:
+                raise AnalysisInputError(f"--{name}: expected a positive whole number, got {value}")
+        if args.sd is not None and not 0 < args.sd < float("inf"):
+            raise AnalysisInputError(f"--sd: expected a positive number (score units), got {args.sd}")
+        raw = load_raw(args.config, args.overrides)
+        config = parse_config(raw, source=args.config)
+        print(
+            planning.plan_text(
+                raw, config, seeds=args.seeds, sd=args.sd, sd_from=args.sd_from, jobs=args.jobs, cores=args.cores
+            )
+        )
+        return 0
+
+    parser.set_defaults(run=run)
+
+
+SUBCOMMANDS = [analyze, report, curves, plan]

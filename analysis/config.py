@@ -169,13 +169,16 @@ def load_config(path: Path | str, overrides: Iterable[str] = ()) -> Config:
     Override values are parsed as YAML, so ``analysis.resamples=2000`` gives an
     int and ``analysis.ci_methods=[bca]`` a list.
     """
-    path = Path(path)
+    return parse_config(load_raw(path, overrides), source=str(path))
+
+
+def load_raw(path: Path | str, overrides: Iterable[str] = ()) -> dict:
+    """The config file as plain data (includes resolved) with ``key.sub=value`` overrides applied, not validated."""
     try:
-        raw = load_mapping(path)
+        raw = load_mapping(Path(path))
     except ConfigError as exc:
         raise AnalysisInputError(str(exc)) from None
-    raw = apply_overrides(raw if raw is not None else {}, overrides, source=str(path))
-    return parse_config(raw, source=str(path))
+    return apply_overrides(raw if raw is not None else {}, overrides, source=str(path))
 
 
 def apply_overrides(raw: dict, overrides: Iterable[str], source: str = "<config>") -> dict:
@@ -222,11 +225,11 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
     design = _parse_design(raw.get("seeds"), settings, source)
     predictions = parse_predictions(raw.get("predictions"), comparisons, settings.equivalence_margin, source)
     if benchmarks is not None:
-        _check_predicted_measures(predictions, _measures(settings, benchmarks), source)
+        _check_predicted_measures(predictions, compared_measures(settings, benchmarks), source)
     return Config(experiment, comparisons, benchmarks, input_spec, settings, source, design, predictions)
 
 
-def _measures(settings: Settings, benchmarks: dict[str, str]) -> list[str]:
+def compared_measures(settings: Settings, benchmarks: dict[str, str]) -> list[str]:
     """The measures the comparisons table will hold: summaries, statistics, pass@k (k > 1), benchmarks."""
     from analysis.sampled import measure_name
     from analysis.summaries import BUILT_IN

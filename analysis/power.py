@@ -168,7 +168,8 @@ def seeds_needed(
     normal differences the t-test is the most powerful unbiased test
     (Lehmann & Romano 2005, sec. 5.3), so the sign-flip test needs as many.
     """
-    sd, level = np.broadcast_arrays(np.asarray(sd, dtype=float), np.asarray(level, dtype=float))
+    shape = np.broadcast_shapes(np.shape(sd), np.shape(level))  # a scalar sd gives a 0-d answer
+    sd, level = (np.broadcast_to(np.asarray(x, dtype=float), shape).ravel() for x in (sd, level))
     with np.errstate(divide="ignore", invalid="ignore"):
         effect_sd = np.where(sd > 0, effect / sd, np.nan)
     needed = np.full(sd.shape, np.nan)
@@ -187,7 +188,7 @@ def seeds_needed(
             needed[found], searching[found] = n, False
         open_ = rows & np.isnan(needed)
         needed[open_] = _t_seeds_needed(effect_sd[open_], lv, power, max_seeds)
-    return needed
+    return needed.reshape(shape)
 
 
 def _t_seeds_needed(

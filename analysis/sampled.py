@@ -259,22 +259,27 @@ def job_minutes(results_dir: Path | str) -> pd.DataFrame:
     """Job-minutes of every run's training and evaluation, from the ``seconds`` of their manifests.
 
     ``results_dir`` is an experiment's results folder (``runs/<arm>/seed-<s>/manifest.json`` and
-    ``evals/<arm>/seed-<s>/manifest.json``); returns columns arm, seed, train_minutes, eval_minutes.
+    ``evals/<arm>/seed-<s>/manifest.json``); returns columns arm, seed, train_minutes, eval_minutes and
+    train_steps (the run's ``recipe.steps``; NaN where its manifest has none).
     """
     results_dir = Path(results_dir)
     found: dict[tuple[str, int], dict[str, float]] = {}
     for stage in ("runs", "evals"):
         for path in sorted(results_dir.glob(f"{stage}/*/seed-*/manifest.json")):
             try:
-                seconds = read_json(path, "manifest").get("seconds")
+                manifest = read_json(path, "manifest")
+                seconds, recipe = manifest.get("seconds"), manifest.get("recipe")
             except (BadFile, AttributeError):
                 raise AnalysisInputError(f"{path}: expected a manifest object with 'seconds'") from None
             if not isinstance(seconds, (int, float)) or not seconds > 0:
                 raise AnalysisInputError(f"{path}: seconds: expected the job's positive run time, got {seconds!r}")
-            run = (path.parent.parent.name, int(path.parent.name.removeprefix("seed-")))
-            found.setdefault(run, {})[f"{'train' if stage == 'runs' else 'eval'}_minutes"] = seconds / 60
+            run = found.setdefault((path.parent.parent.name, int(path.parent.name.removeprefix("seed-"))), {})
+            run[f"{'train' if stage == 'runs' else 'eval'}_minutes"] = seconds / 60
+            steps = recipe.get("steps") if stage == "runs" and isinstance(recipe, dict) else None
+            if isinstance(steps, int) and not isinstance(steps, bool) and steps > 0:
+                run["train_steps"] = steps
     frame = pd.DataFrame([{"arm": a, "seed": s, **m} for (a, s), m in sorted(found.items())])
-    return frame.reindex(columns=[*RUN, "train_minutes", "eval_minutes"])
+    return frame.reindex(columns=[*RUN, "train_minutes", "eval_minutes", "train_steps"])
 
 
 def allocation_table(components: pd.DataFrame, pairs: Sequence, minutes: pd.DataFrame) -> pd.DataFrame:

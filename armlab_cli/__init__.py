@@ -2,7 +2,7 @@
 
 A subcommand is one function ``register(subparsers)`` that adds its parser and sets ``run`` (the parsed
 arguments -> an exit status), listed in its package's ``commands.SUBCOMMANDS`` (``analysis.commands``:
-analyze, report; ``training.commands``: arms) or added with :func:`subcommand`. A refused input — an
+analyze, report, curves, plan; ``training.commands``: arms) or added with :func:`subcommand`. A refused input — an
 :class:`~analysis.errors.AnalysisInputError`, a :class:`~armlab.files.BadFile` (a refused ``--out``, a corrupt
 file) or a :class:`~armlab.configfile.ConfigError` — is printed as one line without a traceback, status 2.
 

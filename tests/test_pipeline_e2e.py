@@ -3,6 +3,7 @@
 The run itself is the session's ``tiny_run`` (tests/conftest.py), shared with the SLURM test."""
 
 import json
+import re
 import shutil
 
 import pandas as pd
@@ -38,6 +39,20 @@ def test_dry_run_lists_the_whole_dag(tiny_run):
         "merge_scores": 1,
         "analyze": 1,
     }
+
+
+def test_the_start_says_what_two_seeds_can_decide_and_the_analysis_agrees(tiny_run):
+    """The plan (analysis/planning.py) is printed before any job, also in a dry run, and is what the analysis finds."""
+    workdir, dry = tiny_run
+    lines = [line for line in dry["stdout"].splitlines() if line.startswith("armlab plan:")]
+    assert lines[0].startswith("armlab plan: family data_policies: 1 arm(s) x 2 seeds: smallest Holm p 0.5 (can NOT")
+    assert "WARNING: with 2 seeds nothing in family data_policies can be significant" in lines[1]
+    assert "at least 6 seeds needed" in lines[1]  # 2/2^6 = 0.031 <= 0.05 < 2/2^5
+    comparisons = pd.read_csv(workdir / "results" / "tiny" / "analysis" / "comparisons.csv")
+    primary = comparisons[comparisons["stage"] == "primary"]
+    assert set(primary["min_attainable_p"]) == {0.5} and not primary["reject"].any()  # 2/2^2
+    secondary = comparisons[comparisons["stage"] == "secondary"].drop_duplicates(["measure", "arm"])
+    assert f"its {len(secondary)} secondary cell(s) 1;" in lines[0]
 
 
 def test_the_run_holds_exactly_its_own_benchmarks(tiny_run):
@@ -84,6 +99,19 @@ def test_second_run_does_nothing(tiny_run):
     again = readme_run(workdir, "-n")
     assert again.returncode == 0
     assert "Nothing to be done" in again.stdout + again.stderr
+    # with the runs' manifests there, the plan prices the runs at their measured time per step: the tiny
+    # config's own steps, so two seeds of each arm cost what the two measured ones did
+    out = workdir / "results" / "tiny"
+    seconds = [
+        json.loads((out / stage / arm / f"seed-{seed}" / "manifest.json").read_text())["seconds"]
+        for stage in ("runs", "evals")
+        for arm in ("grpo", "difffilter")
+        for seed in (1, 2)
+    ]
+    line = next(line for line in again.stdout.splitlines() if "job-minutes" in line)
+    job_minutes, wall = map(float, re.findall(r"([0-9.]+) (?:job-minutes|min on 2 core)", line))
+    assert job_minutes == pytest.approx(sum(seconds) / 60, abs=0.051) and "of 4 earlier run(s)" in line
+    assert wall == pytest.approx(sum(seconds) / 60 / 2, abs=0.051)
 
 
 def test_analysis_outputs_are_written(tiny_run):

@@ -123,10 +123,15 @@ def test_job_minutes_come_from_the_manifests(tmp_path):
             folder.mkdir(parents=True)
             (folder / "manifest.json").write_text(json.dumps({"seconds": seconds}))
     table = job_minutes(tmp_path)
-    assert table.to_dict("records") == [
+    assert table.drop(columns="train_steps").to_dict("records") == [
         {"arm": "grpo", "seed": 1, "train_minutes": 10.0, "eval_minutes": 0.5},
         {"arm": "sharp", "seed": 1, "train_minutes": 10.0, "eval_minutes": 0.5},
     ]
+    assert table["train_steps"].isna().all()  # these manifests do not say their recipe
+    (tmp_path / "runs" / "grpo" / "seed-1" / "manifest.json").write_text(
+        json.dumps({"seconds": 600, "recipe": {"steps": 40}})
+    )
+    assert job_minutes(tmp_path).set_index("arm")["train_steps"].fillna(0).to_dict() == {"grpo": 40, "sharp": 0}
     (tmp_path / "evals" / "grpo" / "seed-1" / "manifest.json").write_text(json.dumps({"seconds": "soon"}))
     with pytest.raises(AnalysisInputError, match=r"evals/grpo/seed-1/manifest.json: seconds: expected"):
         job_minutes(tmp_path)

@@ -83,6 +83,14 @@ def test_seeds_needed_rows_are_independent_of_each_other():
         assert np.isnan(alone) and np.isnan(together[i]) or alone == together[i]
 
 
+def test_seeds_needed_takes_a_scalar_sd_as_its_docstring_allows():
+    # before: TypeError ('numpy.bool' object does not support item assignment)
+    alone = power.seeds_needed(0.02, 0.01, level=0.05)
+    assert np.shape(alone) == () and alone == power.seeds_needed(0.02, np.array([0.01]), level=0.05)[0]
+    grid = power.seeds_needed(0.02, np.array([[0.01], [0.03]]), level=np.array([0.05, 0.025]))
+    assert grid.shape == (2, 2) and grid[0, 0] == alone
+
+
 def test_sd_interval_is_the_chi_square_interval_and_covers_for_normal_differences():
     low, high = power.sd_interval(1.0, 3, 0.95)
     assert low == pytest.approx(np.sqrt(2 / stats.chi2.ppf(0.975, 2)))

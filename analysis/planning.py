@@ -1,0 +1,320 @@
+"""What an experiment can decide, from its config alone: the plan printed before any seed is spent.
+
+Per comparison family, with the configured seeds: the smallest Holm-adjusted p
+any data could give its primary comparisons and its gatekept secondary cells
+(:func:`analysis.multiplicity.min_attainable_p` of the exact sign-flip test's
+smallest p, the numbers the analysis reports as ``min_attainable_p``), the
+fewest seeds with which a significant result is possible at all, whether the
+equivalence test can ever conclude, and, given the sd of the paired
+differences of the primary summary (``plan: {sd}`` or an earlier experiment's
+scores), the minimum detectable effect and the seeds needed for
+``analysis.power_effect`` at the level the analysis uses (alpha / k, the first
+Holm step). The wall time of the runs comes from measured job times (the
+manifests of an earlier experiment's runs and evaluations), per training step.
+
+    armlab plan CONFIG [--seeds N] [--sd 0.012 | --sd-from SCORES] [--jobs RESULTS_DIR] [--cores 2]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from analysis import multiplicity, resampling
+from analysis.config import Config, compared_measures
+from analysis.errors import AnalysisInputError
+
+PLAN_KEYS = ("sd", "effect")
+SEARCH_MAX_SEEDS = 64  # the fewest seeds that can reach alpha is looked for up to here
+
+
+@dataclass(frozen=True)
+class FamilyPlan:
+    """One comparison family under a fixed number of seeds."""
+
+    family: str
+    arms: int  # k primary comparisons (one per arm against the reference)
+    secondary: int | None  # m gatekept cells; None when the config names no benchmarks
+    seeds: int
+    min_p: float  # smallest Holm-adjusted p of a primary comparison, whatever the data
+    min_p_secondary: float | None
+    significance_from: int | None  # fewest seeds with min_p <= alpha; None beyond SEARCH_MAX_SEEDS
+    equivalence_attainable: bool
+    level: float  # the first Holm step, alpha / k: the level of the MDE and the seeds needed
+    sd: float | None = None  # planned sd of the primary summary's paired differences (score units)
+    effect: float | None = None  # the effect the seeds needed are for (score units)
+    mde: float | None = None  # at ``seeds``, for ``sd``
+    seeds_needed: float | None = None  # for ``effect`` at ``sd``
+
+
+def plan_section(raw: dict, source: str) -> dict[str, float]:
+    """The config's optional ``plan: {sd, effect}`` (score units, both positive); one-line errors."""
+    section = raw.get("plan") or {}
+    if not isinstance(section, dict):
+        raise AnalysisInputError(f"{source}: plan: expected a mapping with sd and/or effect, got {section!r}")
+    unknown = sorted(set(section) - set(PLAN_KEYS))
+    if unknown:
+        raise AnalysisInputError(f"{source}: plan: unknown key(s) {unknown}; known: {list(PLAN_KEYS)}")
+    for key, value in section.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+            raise AnalysisInputError(f"{source}: plan.{key}: expected a positive number (score units), got {value!r}")
+    return {key: float(value) for key, value in section.items()}
+
+
+def configured_seeds(raw: dict, config: Config) -> int | None:
+    """Seeds per arm the config runs: its seed list, or a sequential design's maximum; None when unstated."""
+    if config.design is not None:
+        return config.design.max
+    seeds = raw.get("seeds")
+    return len(seeds) if isinstance(seeds, list) and seeds else None
+
+
+def _min_p(n: int, config: Config) -> float:
+    settings = config.settings
+    return float(
+        resampling.min_sign_flip_pvalue(n, max_exact=settings.exact_max_seeds, resamples=settings.sign_flip_resamples)
+    )
+
+
+def _equivalence_attainable(n: int, config: Config) -> bool:
+    """The equivalence test's own answer on n seeds (the t-TOST can always conclude from 2 seeds)."""
+    settings = config.settings
+    if settings.equivalence_test == "t":
+        return n >= 2
+    flip = resampling.sign_flip(
+        np.zeros((1, n)),
+        alpha=settings.alpha,
+        margin=settings.equivalence_margin,
+        max_exact=settings.exact_max_seeds,
+        resamples=settings.sign_flip_resamples,
+        rng=np.random.default_rng(settings.bootstrap_seed),
+    )
+    return bool(flip["equivalence_attainable"][0])
+
+
+def plan_families(
+    config: Config,
+    seeds: int,
+    *,
+    sd: float | None = None,
+    effect: float | None = None,
+) -> list[FamilyPlan]:
+    """The plan of every comparison family of ``config`` with ``seeds`` matched seeds per arm."""
+    if seeds < 1:
+        raise AnalysisInputError(f"{config.source}: seeds: expected at least one seed per arm, got {seeds}")
+    settings, alpha = config.settings, config.settings.alpha
+    # the secondary cells: every measure but the primary, per arm; unknown until read when no benchmarks are named
+    measures = None if config.benchmarks is None else len(compared_measures(settings, config.benchmarks)) - 1
+    equivalence = _equivalence_attainable(seeds, config)
+    plans = []
+    for comparison in config.comparisons:
+        k = len(comparison.arms)
+        m = None if measures is None else k * measures
+        min_p = float(multiplicity.min_attainable_p(_min_p(seeds, config), k))
+        min_p_secondary = None if not m else float(multiplicity.min_attainable_p(_min_p(seeds, config), max(k, m)))
+        reachable = (
+            n for n in range(1, SEARCH_MAX_SEEDS + 1) if multiplicity.min_attainable_p(_min_p(n, config), k) <= alpha
+        )
+        planned = {}
+        if sd is not None:
+            from analysis import power  # scipy.stats, only when there is an sd to plan with
+
+            limits, size = power.options(settings), effect or settings.power_effect
+            planned = {
+                "sd": sd,
+                "effect": size,
+                "mde": float(power.minimum_detectable_effect(sd, seeds, level=alpha / k, **limits)),
+                "seeds_needed": float(power.seeds_needed(size, sd, level=alpha / k, **limits)),
+            }
+        plans.append(
+            FamilyPlan(
+                family=comparison.family,
+                arms=k,
+                secondary=m,
+                seeds=seeds,
+                min_p=min_p,
+                min_p_secondary=min_p_secondary,
+                significance_from=next(reachable, None),
+                equivalence_attainable=equivalence,
+                level=alpha / k,
+                **planned,
+            )
+        )
+    return plans
+
+
+def sd_from_scores(config: Config, scores_path: Path | str) -> tuple[float, int]:
+    """The pooled sd of the primary summary's paired differences in an earlier experiment's tidy scores.
+
+    Pooled over the config's comparisons whose arms that experiment ran (variances averaged, weighted by
+    degrees of freedom); returns the sd and its degrees of freedom. The file is read like the config's input
+    file (its ``input.path`` replaced: a wide CSV of results from elsewhere) or, without one, as tidy scores.
+    """
+    from analysis import io, summaries
+
+    if config.input is not None and "path" in config.input:
+        scores, _ = io.load_scores(replace(config, input={**config.input, "path": str(scores_path)}))
+    else:
+        scores = io.read_tidy(scores_path)
+    missing = sorted({"arm", "seed", "benchmark", "domain", "score"} - set(scores.columns))
+    if missing:
+        raise AnalysisInputError(
+            f"{scores_path}: missing column(s) {missing}; expected tidy scores (docs/contracts.md) or a file in "
+            f"the format of {config.source}'s input"
+        )
+    accuracy = summaries.benchmark_accuracy(scores)
+    weights = summaries.summary_weights(summaries.benchmark_domains(scores))
+    primary = summaries.summarize(accuracy, weights)[summaries.PRIMARY].unstack("arm")
+    squares, df, used = 0.0, 0, []
+    for comparison in config.comparisons:
+        for arm in comparison.arms:
+            if {arm, comparison.reference} <= set(primary.columns):
+                diffs = (primary[arm] - primary[comparison.reference]).dropna()
+                if len(diffs) >= 2:
+                    squares += float(diffs.var(ddof=1)) * (len(diffs) - 1)
+                    df += len(diffs) - 1
+                    used.append(arm)
+    if not df:
+        raise AnalysisInputError(
+            f"{scores_path}: no compared arm of {config.source} has two or more seeds matched with its reference "
+            f"there; expected scores of arms {config.compared_arms}"
+        )
+    return math.sqrt(squares / df), df
+
+
+@dataclass(frozen=True)
+class WallTime:
+    """Job time of the planned runs from measured per-step training and evaluation times."""
+
+    job_minutes: float  # every planned training and evaluation job, one after another
+    cores: int
+    measured_runs: int  # the earlier runs the times come from
+
+    @property
+    def wall_minutes(self) -> float:
+        """A lower bound: the jobs spread evenly over the cores, each as fast as when measured."""
+        return self.job_minutes / self.cores
+
+
+def wall_time(raw: dict, seeds: int, results_dir: Path | str, cores: int) -> WallTime | None:
+    """Job time of ``seeds`` runs of every arm of ``raw`` at the per-step times measured in ``results_dir``.
+
+    Per arm: mean training minutes per step (:func:`analysis.sampled.job_minutes`, over each run's recipe
+    steps) times the arm's planned steps, plus its mean evaluation minutes, times ``seeds``; None when the
+    config has no recipe or an arm has no measured training run with its step count and evaluation.
+    """
+    from analysis.sampled import job_minutes
+
+    recipe, arms = raw.get("recipe"), raw.get("arms")
+    if not isinstance(recipe, dict) or not isinstance(arms, dict):
+        return None
+    measured = job_minutes(results_dir)
+    measured = measured.assign(per_step=measured["train_minutes"] / measured["train_steps"])
+    per_arm = measured.groupby("arm")
+    per_step, evaluation = per_arm["per_step"].mean(), per_arm["eval_minutes"].mean()
+    minutes = 0.0
+    for arm, overrides in arms.items():
+        steps = {**recipe, **(overrides if isinstance(overrides, dict) else {})}.get("steps")
+        if not isinstance(steps, int) or np.isnan(per_step.get(arm, np.nan)) or np.isnan(evaluation.get(arm, np.nan)):
+            return None
+        minutes += seeds * (per_step[arm] * steps + evaluation[arm])
+    return WallTime(minutes, cores, int(measured["per_step"].notna().sum()))
+
+
+def _points(value: float | None) -> str:
+    return (
+        "none (no seed count reaches the level)" if value is None or math.isinf(value) else f"{100 * value:.3g} points"
+    )
+
+
+def _minutes(value: float) -> str:
+    return f"{value:.0f}" if value >= 10 else f"{value:.1f}"
+
+
+def _seed_count(value: float | None) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:.0f}"
+
+
+def describe(config: Config, plans: list[FamilyPlan], *, sd_source: str = "", wall: WallTime | None = None) -> str:
+    """The plan as console lines: one per family, then a loud warning when nothing can be significant."""
+    settings, alpha = config.settings, config.settings.alpha
+    lines = []
+    for p in plans:
+        text = (
+            f"armlab plan: family {p.family}: {p.arms} arm(s) x {p.seeds} seeds: smallest Holm p {p.min_p:.3g} "
+            f"({'can reach' if p.min_p <= alpha else 'can NOT reach'} alpha = {alpha:g})"
+        )
+        if p.min_p_secondary is not None:
+            text += f", its {p.secondary} secondary cell(s) {p.min_p_secondary:.3g}"
+        text += (
+            f"; equivalence within ±{100 * settings.equivalence_margin:g} point(s) "
+            f"{'attainable' if p.equivalence_attainable else 'not attainable'}"
+        )
+        if p.sd is not None:
+            text += (
+                f"; at a paired sd of {100 * p.sd:.3g} points{sd_source}: detectable effect {_points(p.mde)}, "
+                f"seeds for {100 * (p.effect):g} points {_seed_count(p.seeds_needed)}"
+            )
+        lines.append(text)
+    blocked = [p for p in plans if p.min_p > alpha]
+    if blocked:
+        fewest = [p.significance_from for p in blocked]
+        needed = f"at least {max(fewest)} seeds" if None not in fewest else f"more than {SEARCH_MAX_SEEDS} seeds"
+        lines.append(
+            f"armlab plan: WARNING: with {blocked[0].seeds} seeds nothing in family "
+            f"{', '.join(p.family for p in blocked)} "
+            f"can be significant at alpha = {alpha:g}, whatever the data ({needed} needed): the compute would buy "
+            f"descriptive numbers only. Add seeds, or use a sequential design (seeds: {{initial, wave, max}}, "
+            f"config/experiments/sequential.yaml), which adds seeds only while a comparison is open."
+        )
+    if wall is not None:
+        lines.append(
+            f"armlab plan: {_minutes(wall.job_minutes)} job-minutes of training and evaluation at the times of "
+            f"{wall.measured_runs} earlier run(s): at least {_minutes(wall.wall_minutes)} min on {wall.cores} core(s)"
+        )
+    return "\n".join(lines)
+
+
+def plan_text(
+    raw: dict,
+    config: Config,
+    *,
+    seeds: int | None = None,
+    sd: float | None = None,
+    sd_from: Path | str | None = None,
+    jobs: Path | str | None = None,
+    cores: int = 2,
+) -> str:
+    """The whole plan of a config for the console: ``armlab plan`` and every workflow start and dry run.
+
+    ``raw`` is the config as plain data (seeds, recipe, arms, plan); ``config`` its analysis view. The sd is
+    ``sd``, else measured in the scores ``sd_from``, else ``plan.sd``; job times come from the results
+    folder ``jobs`` (default: the experiment's own, ``results/<experiment>``).
+    """
+    section = plan_section(raw, config.source)
+    n = seeds if seeds is not None else configured_seeds(raw, config)
+    if n is None:
+        raise AnalysisInputError(
+            f"{config.source}: seeds: the config names no seed list; give the seeds per arm (armlab plan --seeds N)"
+        )
+    origin = ""
+    if sd is not None:
+        origin = " (given)"
+    elif sd_from is not None:
+        sd, df = sd_from_scores(config, sd_from)
+        origin = f" (measured in {sd_from}, {df} degrees of freedom)"
+    elif "sd" in section:
+        sd, origin = section["sd"], " (plan.sd)"
+    lines = []
+    if config.design is not None:
+        lines.append(f"armlab plan: a sequential design: the fixed-design numbers at its maximum of {n} seeds")
+    jobs = Path(jobs if jobs is not None else Path("results") / config.experiment)
+    wall = wall_time(raw, n, jobs, cores) if jobs.is_dir() else None
+    plans = plan_families(config, n, sd=sd, effect=section.get("effect"))
+    lines.append(describe(config, plans, sd_source=origin, wall=wall))
+    if wall is None and isinstance(raw.get("arms"), dict):
+        lines.append(f"armlab plan: wall time: no measured job time of every arm in {jobs}")
+    return "\n".join(lines)

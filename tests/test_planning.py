@@ -1,0 +1,199 @@
+"""The plan from the config alone (analysis/planning.py): the analysis later reports the same numbers."""
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from analysis import intervals, pipeline, planning
+from analysis.config import load_config, parse_config
+from analysis.errors import AnalysisInputError
+from analysis.synthetic import synthetic_scores
+from armlab.configfile import load_mapping
+
+BENCHMARKS = {"a": "math", "b": "math", "c": "logic"}
+
+
+def _config(seeds=None, **analysis):
+    raw = {
+        "experiment": "demo",
+        "comparisons": [
+            {"family": "f", "reference": "ref", "arms": ["x", "y"]},
+            {"family": "g", "reference": "ref", "arms": ["z"]},
+        ],
+        "benchmarks": {name: {"domain": domain} for name, domain in BENCHMARKS.items()},
+        "analysis": {"resamples": 200, "power_replicates": 1000, **analysis},
+    }
+    if seeds is not None:
+        raw["seeds"] = list(range(1, seeds + 1))
+    return raw, parse_config(raw)
+
+
+def _fewest_seeds_by_hand(k, alpha):
+    n = 1
+    while min(1.0, k * 2 / 2**n) > alpha:
+        n += 1
+    return n
+
+
+@pytest.mark.parametrize("seeds", [6, 9])
+def test_the_plan_is_what_the_analysis_reports(seeds):
+    raw, config = _config(seeds)
+    scores = synthetic_scores(
+        arms=["ref", "x", "y", "z"],
+        seeds=range(1, seeds + 1),
+        benchmarks=BENCHMARKS,
+        items=None,
+        rng=np.random.default_rng(3),
+        effects={"x": 0.4},
+        experiment="demo",
+    )
+    table = pipeline.run_analysis(config, scores).comparisons
+    first = table[table["ci_method"] == intervals.FIRST_METHOD]
+    primary = first[first["stage"] == "primary"].set_index("arm")
+    for plan in planning.plan_families(config, planning.configured_seeds(raw, config)):
+        rows = first[first["family"] == plan.family]
+        secondary = rows[rows["stage"] == "secondary"]
+        assert plan.secondary == len(secondary) and plan.arms == (rows["stage"] == "primary").sum()
+        np.testing.assert_allclose(rows.loc[rows["stage"] == "primary", "min_attainable_p"], plan.min_p)
+        np.testing.assert_allclose(secondary["min_attainable_p"], plan.min_p_secondary)
+        assert (rows["equivalence_attainable"] == plan.equivalence_attainable).all()
+    # at the sd the analysis measured, the plan's MDE and seeds needed are the analysis's own
+    for arm, family in (("x", "f"), ("z", "g")):
+        row = primary.loc[arm]
+        (plan,) = [p for p in planning.plan_families(config, seeds, sd=row["sd_diff"]) if p.family == family]
+        assert plan.seeds_needed == row["seeds_needed"] and plan.mde == pytest.approx(row["mde"], rel=1e-12)
+
+
+def test_three_seeds_can_never_be_significant_and_the_plan_says_so_loudly():
+    raw, config = _config(3)
+    plans = planning.plan_families(config, 3)
+    assert [p.min_p for p in plans] == [0.5, 0.25]  # Holm over 2 arms: 2 x 2/2^3; one arm: 2/2^3
+    assert [p.significance_from for p in plans] == [_fewest_seeds_by_hand(2, 0.05), _fewest_seeds_by_hand(1, 0.05)]
+    assert [p.significance_from for p in plans] == [7, 6] and not plans[0].equivalence_attainable
+    text = planning.describe(config, plans)
+    assert "can NOT reach alpha = 0.05" in text and "not attainable" in text
+    warning = text.splitlines()[-1]
+    assert warning.startswith("armlab plan: WARNING: with 3 seeds nothing in family f, g can be significant")
+    assert "at least 7 seeds needed" in warning and "sequential design" in warning
+    assert "WARNING" not in planning.describe(config, planning.plan_families(config, 7))
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5, 12])
+@pytest.mark.parametrize("alpha", [0.05, 0.01, 0.1])
+def test_fewest_seeds_that_can_reach_alpha_by_enumeration(k, alpha):
+    arms = [f"a{i}" for i in range(k)]
+    config = parse_config(
+        {
+            "experiment": "e",
+            "comparisons": [{"family": "f", "reference": "r", "arms": arms}],
+            "analysis": {"alpha": alpha},
+        }
+    )
+    (plan,) = planning.plan_families(config, 2)
+    assert plan.significance_from == _fewest_seeds_by_hand(k, alpha)
+    assert plan.secondary is None and plan.min_p_secondary is None  # no benchmarks named: unknown until read
+
+
+def test_equivalence_is_attainable_from_five_seeds_with_the_sign_flip_tost_and_two_with_the_t_tost():
+    _, config = _config()
+    assert [planning.plan_families(config, n)[0].equivalence_attainable for n in (4, 5)] == [False, True]
+    _, t_config = _config(equivalence_test="t")
+    assert planning.plan_families(t_config, 2)[0].equivalence_attainable
+
+
+def test_sd_from_an_earlier_experiments_scores_is_the_pooled_paired_sd(tmp_path):
+    _, config = _config()
+    scores = synthetic_scores(
+        arms=["ref", "x", "z"],  # y was not run there: its comparison cannot contribute
+        seeds=range(1, 6),
+        benchmarks=BENCHMARKS,
+        items=None,
+        rng=np.random.default_rng(1),
+        experiment="demo",
+    )
+    path = tmp_path / "scores.parquet"
+    scores.to_parquet(path)
+    sd, df = planning.sd_from_scores(config, path)
+    # by hand: the domain-balanced mean (math's two benchmarks averaged, then the two domains averaged)
+    per_run = scores.pivot_table(index=["arm", "seed"], columns="benchmark", values="score")
+    balanced = ((per_run["a"] + per_run["b"]) / 2 + per_run["c"]) / 2
+    diffs = [balanced["x"] - balanced["ref"], balanced["z"] - balanced["ref"]]
+    assert df == 8 and sd == pytest.approx(math.sqrt((np.var(diffs[0], ddof=1) + np.var(diffs[1], ddof=1)) / 2))
+    with pytest.raises(AnalysisInputError, match=r"one.parquet: no compared arm .* has two or more seeds"):
+        planning.sd_from_scores(config, _write(tmp_path / "one.parquet", scores[scores["seed"] == 1]))
+
+
+def _write(path, frame):
+    frame.to_parquet(path)
+    return path
+
+
+def _manifest(folder, seconds, steps=None):
+    folder.mkdir(parents=True)
+    record = {"seconds": seconds} | ({"recipe": {"steps": steps}} if steps else {})
+    (folder / "manifest.json").write_text(json.dumps(record))
+
+
+def test_wall_time_is_the_measured_time_per_step_times_the_planned_steps(tmp_path):
+    for seed, seconds in ((1, 100.0), (2, 140.0)):
+        _manifest(tmp_path / "runs" / "grpo" / f"seed-{seed}", seconds, steps=10)
+        _manifest(tmp_path / "evals" / "grpo" / f"seed-{seed}", 6.0)
+    _manifest(tmp_path / "runs" / "rloo" / "seed-1", 50.0, steps=5)
+    _manifest(tmp_path / "evals" / "rloo" / "seed-1", 9.0)
+    raw = {"recipe": {"steps": 20}, "arms": {"grpo": {}, "rloo": {"steps": 40}}}
+    wall = planning.wall_time(raw, 4, tmp_path, cores=2)
+    # grpo: 12 s per step x 20 + 6; rloo: 10 s per step x 40 + 9; four seeds each
+    assert wall.job_minutes == pytest.approx(4 * (12 * 20 + 6 + 10 * 40 + 9) / 60) and wall.measured_runs == 3
+    assert wall.wall_minutes == pytest.approx(wall.job_minutes / 2)
+    assert planning.wall_time({**raw, "arms": {**raw["arms"], "new": {}}}, 4, tmp_path, cores=2) is None
+    # a run whose manifest does not say its steps gives no time per step: no estimate rather than a wrong one
+    _manifest(tmp_path / "runs" / "other" / "seed-1", 5.0)
+    _manifest(tmp_path / "evals" / "other" / "seed-1", 5.0)
+    assert planning.wall_time({**raw, "arms": {**raw["arms"], "other": {}}}, 4, tmp_path, cores=2) is None
+    (tmp_path / "evals" / "grpo" / "seed-1" / "manifest.json").write_text(json.dumps({"seconds": "soon"}))
+    with pytest.raises(AnalysisInputError, match=r"evals/grpo/seed-1/manifest.json: seconds: expected"):
+        planning.wall_time(raw, 4, tmp_path, cores=2)
+
+
+@pytest.mark.parametrize(
+    ("section", "message"),
+    [
+        ({"sd": -1}, r"plan.sd: expected a positive number"),
+        ({"sd": True}, r"plan.sd: expected a positive number"),
+        ({"spread": 0.01}, r"plan: unknown key\(s\) \['spread'\]"),
+        ([0.01], r"plan: expected a mapping"),
+    ],
+)
+def test_a_bad_plan_section_is_one_line_naming_the_key(section, message):
+    with pytest.raises(AnalysisInputError, match=message):
+        planning.plan_section({"plan": section}, "c.yaml")
+
+
+def _armlab(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "armlab_cli", "plan", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_armlab_plan_on_the_demo_config_warns_before_anything_is_spent():
+    done = _armlab("config/config.yaml")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("armlab plan: family estimators: 2 arm(s) x 3 seeds: smallest Holm p 0.5")
+    assert any(line.startswith("armlab plan: WARNING: with 3 seeds") for line in lines)
+    more = _armlab("config/config.yaml", "--seeds", "8", "--sd", "0.01")
+    assert more.returncode == 0 and "WARNING" not in more.stdout
+    config = load_config("config/config.yaml")
+    (estimators, _) = planning.plan_families(config, 8, sd=0.01)
+    assert f"seeds for 2 points {estimators.seeds_needed:.0f}" in more.stdout
+    raw = load_mapping("config/config.yaml")
+    assert planning.configured_seeds(raw, config) == 3
+
+
+def test_armlab_plan_refuses_a_bad_seed_count_in_one_line():
+    done = _armlab("config/config.yaml", "--seeds", "0")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--seeds" in done.stderr
