@@ -17,10 +17,17 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: setup demo test check dry-run lint reanalyze-dataflex report-dataflex clean-demo
 
+# says what it installs as it goes: pip's own output, one line per package, is filtered to a count
 $(STAMP): requirements.txt pyproject.toml
+	@echo "make setup: 1/3 the virtual environment $(VENV) and a current pip"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -r requirements.txt
+	@echo "make setup: 2/3 $$(grep -c '==' requirements.txt) pinned packages from requirements.txt (torch CPU,\
+	 Snakemake, lm-evaluation-harness, TRL, transformers, scipy, statsmodels, pytest, ...; about 2 minutes)"
+	set -o pipefail; $(BIN)/pip install -r requirements.txt | awk -v total=$$(grep -c '==' requirements.txt) \
+		'/^Collecting /{n++; if (n % 25 == 0) print "  " n " of " total " fetched"} \
+		/^Installing collected/{print "  installing (" n " fetched)"} /^Successfully/{print "  installed"}'
+	@echo "make setup: 3/3 armlab itself, editable (the armlab command)"
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 

@@ -90,3 +90,7 @@ onsuccess:
         print(f"\nAccuracy (%) per arm and domain, mean over seeds ({scores_path}):")
         print(accuracy_table(pd.read_parquet(scores_path)).to_string())
         print(f"Paired comparisons: {OUT}/analysis/comparisons.md; report: {OUT}/report/index.html")
+    if Path(f"{OUT}/analysis/comparisons.csv").exists():  # the last lines: a verdict per compared arm
+        from analysis.commands import print_verdicts
+
+        print_verdicts(f"{OUT}/analysis")

@@ -1,4 +1,5 @@
-"""The analysis's subcommands of the ``armlab`` command line: ``armlab analyze``, ``report``, ``curves`` and ``plan``.
+"""The analysis's subcommands of the ``armlab`` command line: ``armlab analyze``, ``report``, ``curves``, ``plan``
+and ``summary``.
 
 Each is one function ``register(subparsers)`` that adds its parser and sets ``run`` (parsed arguments ->
 exit status); :data:`SUBCOMMANDS` lists them for :mod:`armlab_cli`.
@@ -6,6 +7,7 @@ exit status); :data:`SUBCOMMANDS` lists them for :mod:`armlab_cli`.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from analysis.config import load_config
@@ -55,6 +57,7 @@ def analyze(subparsers: argparse._SubParsersAction) -> None:
         print(f"armlab analyze: wrote {args.out} ({len(result.comparisons)} comparison rows)")
         for note in result.notes:
             print(f"note: {note}")
+        print_verdicts(args.out)
         return 0
 
     parser.set_defaults(run=run)
@@ -170,4 +173,35 @@ def plan(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-SUBCOMMANDS = [analyze, report, curves, plan]
+def print_verdicts(directory: Path | str) -> None:
+    """Print one verdict line per compared arm from an analysis output folder (``armlab summary``)."""
+    from analysis import report, tables
+
+    directory = Path(directory)
+    if not (directory / "comparisons.csv").is_file() and (directory / "analysis" / "comparisons.csv").is_file():
+        directory = directory / "analysis"  # an experiment's results folder
+    path = directory / "comparisons.csv"
+    if not path.is_file():
+        raise AnalysisInputError(
+            f"{path}: not found; expected the output folder of `armlab analyze` or an experiment's results folder"
+        )
+    sequential_path = directory / "sequential.csv"
+    sequential = report.read_csv(sequential_path, report.SEQUENTIAL_TEXT_COLUMNS) if sequential_path.is_file() else None
+    print(f"Verdicts ({path}):")
+    for line in tables.verdict_lines(report.read_csv(path), sequential):
+        print(f"  {line}")
+
+
+def summary(subparsers: argparse._SubParsersAction) -> None:
+    """``armlab summary DIR``: reprint the verdicts the workflow and `armlab analyze` end with."""
+    parser = subparsers.add_parser(
+        "summary",
+        help="one line per compared arm: verdict, difference and the interval beside it",
+        description="Reprint the verdicts of an analysis: DIR is the output folder of `armlab analyze` or an "
+        "experiment's results folder (results/<experiment>).",
+    )
+    parser.add_argument("directory", help="analysis output folder, or results/<experiment>")
+    parser.set_defaults(run=lambda args: print_verdicts(args.directory) or 0)
+
+
+SUBCOMMANDS = [analyze, report, curves, plan, summary]

@@ -25,10 +25,12 @@ key                    default       meaning
 alpha                  0.05          family-wise error rate (gatekept Holm); TOST level
 confidence             0.95          level of the reported two-sided interval
 resamples              10000         bootstrap resamples
-ci_methods             [percentile,  intervals over seeds shown after the first one
-                       bca]          (always the sign-flip test's interval), one row
+ci_methods             []            intervals over seeds shown after the first one
+                                     (always the sign-flip test's interval), one row
                                      each in comparisons.csv: t, percentile, bca
-                                     (:data:`analysis.intervals.SEED_METHODS`)
+                                     (:data:`analysis.intervals.SEED_METHODS`);
+                                     percentile and bca are too narrow at few seeds,
+                                     so they are opt-in
 equivalence_test       sign_flip     TOST that decides equivalence: sign_flip (exact)
                                      or t (paired t-TOST)
 item_bootstrap         false         add crossed seeds x items intervals over new seeds
@@ -83,7 +85,7 @@ DEFAULTS = {
     "alpha": 0.05,
     "confidence": 0.95,
     "resamples": 10_000,
-    "ci_methods": ["percentile", "bca"],
+    "ci_methods": [],
     "equivalence_test": "sign_flip",
     "item_bootstrap": False,
     "crossed_methods": ["components"],
@@ -329,9 +331,10 @@ def _parse_settings(section: dict, source: str) -> Settings:
             fail(key, "true or false")
         return s[key]
 
-    def choices(key: str, allowed: Collection[str]) -> tuple[str, ...]:
-        if not isinstance(s[key], list) or not s[key] or not all(isinstance(m, str) and m in allowed for m in s[key]):
-            fail(key, f"a non-empty list drawn from {sorted(allowed)}")
+    def choices(key: str, allowed: Collection[str], empty: bool = False) -> tuple[str, ...]:
+        listed = isinstance(s[key], list) and (empty or s[key])
+        if not listed or not all(isinstance(m, str) and m in allowed for m in s[key]):
+            fail(key, f"a {'' if empty else 'non-empty '}list drawn from {sorted(allowed)}")
         return tuple(dict.fromkeys(s[key]))
 
     from analysis import intervals  # the registries import scipy: only once a config is parsed
@@ -342,7 +345,7 @@ def _parse_settings(section: dict, source: str) -> Settings:
         alpha=number("alpha", 0, 0.5),
         confidence=number("confidence", 0, 1),
         resamples=integer("resamples", 100),
-        ci_methods=choices("ci_methods", intervals.SEED_METHODS),
+        ci_methods=choices("ci_methods", intervals.SEED_METHODS, empty=True),
         equivalence_test=s["equivalence_test"],
         crossed_methods=choices("crossed_methods", intervals.CROSSED_METHODS),
         power_replicates=integer("power_replicates", 100),

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import io
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -127,8 +128,9 @@ def forest_plot(table: pd.DataFrame, alpha: float, styles: Mapping[str, Mapping[
     """Forest plot of one comparison family at the summary level.
 
     One panel per summary (the primary one first), one row per arm: the
-    mean paired difference in points with its interval (the table's first
-    interval method), a line at 0 and the equivalence band ±δ shaded.
+    mean paired difference in points with the sign-flip interval at Holm's
+    level (it excludes 0 exactly when the arm is significant; dotted across
+    the panel where unbounded), a line at 0 and the equivalence band ±δ shaded.
     Filled circles are Holm-significant, open diamonds equivalent within
     ±δ, open circles inconclusive. The seed-count warning of
     :func:`cannot_reach_alpha` is printed above the panels when it applies.
@@ -148,7 +150,11 @@ def forest_plot(table: pd.DataFrame, alpha: float, styles: Mapping[str, Mapping[
         ax.axvline(0, color=REFERENCE_COLOR, lw=0.8)
         for y, (arm, row) in enumerate(block.iterrows()):
             color = styles[arm]["color"]
-            ax.plot([100 * row["ci_low"], 100 * row["ci_high"]], [y, y], color=color, lw=1.6)
+            low, high = row["decision_low"], row["decision_high"]
+            if np.isinf(low) and np.isinf(high):  # no data could bound it: a dotted line across the panel
+                ax.plot([0, 1], [y, y], color=color, lw=1.0, ls=":", transform=ax.get_yaxis_transform())
+            elif np.isfinite(low) and np.isfinite(high):  # (a gatekept cell never tested has none)
+                ax.plot([100 * low, 100 * high], [y, y], color=color, lw=1.6)
             ax.plot(
                 100 * row["mean_diff"],
                 y,
@@ -164,14 +170,14 @@ def forest_plot(table: pd.DataFrame, alpha: float, styles: Mapping[str, Mapping[
         ax.grid(axis="y", visible=False)
     axes[0].set_yticks(range(len(arms)), arms)
     axes[0].set_ylim(len(arms) - 0.5, -0.5)
-    level, method, n = rows["ci_level"].iloc[0], rows["ci_method"].iloc[0], int(rows["n_seeds"].max())
+    n = int(rows["n_seeds"].max())
     handles = [
         Line2D([], [], marker="o", color="#444444", mfc="#444444", ls="none", label="Holm-significant"),
         Line2D([], [], marker="D", color="#444444", mfc="white", ls="none", label=f"equivalent (±{margin:g})"),
         Line2D([], [], marker="o", color="#444444", mfc="white", ls="none", label="inconclusive"),
     ]
     fig.legend(handles=handles, loc="outside lower center", ncols=3)
-    title = f"{rows['family'].iloc[0]}: arms vs {reference}, {n} seeds, {100 * level:g}% {method} intervals"
+    title = f"{rows['family'].iloc[0]}: arms vs {reference}, {n} seeds, sign-flip intervals at Holm's level"
     warning = cannot_reach_alpha(rows[rows["measure"] == measures[0]], alpha)  # the primary summary decides first
     fig.suptitle(
         title + (f"\n{warning}" if warning else ""), fontsize=10, color=WARNING_COLOR if warning else REFERENCE_COLOR
@@ -309,6 +315,16 @@ def accuracy_curves(summaries: pd.DataFrame, styles: Mapping[str, Mapping[str, s
     return fig
 
 
+def wrap_name(name: str, width: int) -> str:
+    """A long snake_case name on several lines, broken after underscores, so neighbouring tick labels do not collide."""
+    lines = [""]
+    for part in re.findall(r"[^_]+_?|_", name):
+        if lines[-1] and len(lines[-1]) + len(part) > width:
+            lines.append("")
+        lines[-1] += part
+    return "\n".join(lines)
+
+
 @styled
 def ranking_plot(rankings: pd.DataFrame, styles: Mapping[str, Mapping[str, str]] | None = None) -> Figure:
     """Rank of every arm under every summary, one panel per ranking set (1 = best mean at the top).
@@ -324,18 +340,19 @@ def ranking_plot(rankings: pd.DataFrame, styles: Mapping[str, Mapping[str, str]]
         block = rankings[rankings["ranking"] == name]
         summaries = list(dict.fromkeys(block["summary"]))
         table = block.pivot(index="arm", columns="summary", values="rank")[summaries]
+        tied = table.groupby(table.iloc[:, -1]).cumcount()  # arms sharing the last rank: labels stacked, not overlaid
         for arm, ranks in table.iterrows():
             ax.plot(range(len(summaries)), ranks.to_numpy(), marker="o", ms=4, **styles[arm])
             ax.annotate(
                 arm,
                 (len(summaries) - 1, ranks.iloc[-1]),
-                xytext=(6, 0),
+                xytext=(6, -9 * tied[arm]),
                 textcoords="offset points",
                 va="center",
                 fontsize=8,
                 color=styles[arm]["color"],
             )
-        ax.set_xticks(range(len(summaries)), summaries)
+        ax.set_xticks(range(len(summaries)), [wrap_name(name, 12) for name in summaries])
         ax.set_xlim(-0.2, len(summaries) - 0.2 + 0.5)
         ax.set_yticks(range(1, len(table) + 1))
         ax.set_ylim(len(table) + 0.5, 0.5)

@@ -86,10 +86,15 @@ class Block:
 
 
 def sign_flip_interval(block: Block) -> tuple[np.ndarray, np.ndarray]:
-    """The shifts the exact sign-flip test does not reject (Hartigan 1969); the paired t interval where unbounded."""
+    """The shifts the exact sign-flip test does not reject (Hartigan 1969); (-inf, inf) with a note where unbounded."""
     unbounded = ~np.isfinite(block.sign_flip["ci"]).all(axis=1)
-    note = np.where(unbounded, f"sign-flip interval unbounded with {block.n} seeds; paired t interval shown", "")
-    return np.where(unbounded[:, None], block.t, block.sign_flip["ci"]), note.astype(object)
+    note = np.where(unbounded, unbounded_note(block.n, block.settings.confidence), "")
+    return block.sign_flip["ci"], note.astype(object)
+
+
+def unbounded_note(n: int, confidence: float) -> str:
+    """Why a sign-flip interval is unbounded: with n seeds no data can make the test reject at 1 - confidence."""
+    return f"unbounded: with {n} seeds the exact test cannot reject at {1 - confidence:.3g}"
 
 
 def t_interval(block: Block) -> tuple[np.ndarray, np.ndarray]:

@@ -23,7 +23,7 @@ comparisons are in the config.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -68,6 +68,9 @@ COLUMNS = [
     "seeds_needed_low",
     "seeds_needed_high",
     "higher_is_better",
+    "decision_level",
+    "decision_low",
+    "decision_high",
 ]
 NOT_WEIGHTED = "no crossed interval: not a weighted mean of benchmarks"
 
@@ -169,6 +172,7 @@ def compare(
             for method, (ci, note) in stats["intervals"].items():
                 blocks.append(base.assign(ci_method=method, ci_low=ci[rows, 0], ci_high=ci[rows, 1], note=note[rows]))
     table = _with_family_procedure(pd.concat(blocks, ignore_index=True), measures[0], settings)
+    table = _with_decision_intervals(table, pairs, settings)
     table = _with_power(table, settings)
     rank = {
         "family": [c.family for c in comparisons],
@@ -228,6 +232,49 @@ def _with_family_procedure(table: pd.DataFrame, primary: str, settings: Settings
     return table.merge(pd.concat(adjusted), on=["family", "measure", "arm"], how="left")
 
 
+def decision_confidence(p_values: np.ndarray, reject: np.ndarray, alpha: float) -> float:
+    """The confidence at which two-sided intervals agree with Holm's decisions over one set of p-values.
+
+    Holm (1979) rejects the r smallest of m p-values; the next one exceeds
+    alpha / (m - r), and every rejected one is at most alpha / (m - r + 1) or
+    below. So an interval inverting the same test at level alpha / (m - r)
+    (alpha when all m reject) excludes 0 exactly for the rejected p-values.
+    For the arms not rejected this is the level of Strassburger & Bretz's
+    compatible bounds (2008, Stat. Med. 27); rejected arms get the same level,
+    which keeps their intervals informative but promises no joint coverage.
+    """
+    m, r = len(p_values), int(np.sum(reject))
+    return 1.0 - alpha / max(m - r, 1)
+
+
+def _with_decision_intervals(table: pd.DataFrame, pairs: Sequence[Pair], settings: Settings) -> pd.DataFrame:
+    """Add the interval shown beside each verdict: the sign-flip interval at the level of :func:`decision_confidence`.
+
+    Per family and stage (the primary summary; the gatekept secondary cells), so
+    each interval excludes 0 exactly when the cell's ``reject`` is true. A
+    secondary cell whose gate stayed closed was never tested: no interval (NaN).
+    Unbounded where no data could make the test reject at that level (-inf, inf).
+    """
+    cells = table.drop_duplicates(["family", "measure", "arm"])[
+        ["family", "measure", "arm", "stage", "p_value", "reject", "n_seeds"]
+    ]
+    diffs = {(p.family, p.arm): p.diffs for p in pairs}
+    gate_open = cells[cells["stage"] == "primary"].groupby("family")["reject"].all()
+    levels = pd.Series(np.nan, index=cells.index)
+    for (family, stage), group in cells.groupby(["family", "stage"], sort=False):
+        if stage == "primary" or gate_open[family]:
+            p, reject = group["p_value"].to_numpy(), group["reject"].to_numpy()
+            levels[group.index] = decision_confidence(p, reject, settings.alpha)
+    cells = cells.assign(decision_level=levels, decision_low=np.nan, decision_high=np.nan)
+    tested = cells[cells["decision_level"].notna()]
+    for (_, confidence), group in tested.groupby(["n_seeds", "decision_level"], sort=False):
+        d = np.stack([diffs[(c.family, c.arm)][c.measure].to_numpy() for c in group.itertuples()])
+        block = intervals.Block(d, replace(settings, confidence=confidence), methods=())
+        cells.loc[group.index, ["decision_low", "decision_high"]] = block.sign_flip["ci"]
+    keep = ["family", "measure", "arm", "decision_level", "decision_low", "decision_high"]
+    return table.merge(cells[keep], on=["family", "measure", "arm"], how="left")
+
+
 def _with_power(table: pd.DataFrame, settings: Settings) -> pd.DataFrame:
     """Add the sign-flip test's MDE and seeds needed at each cell's first Holm level, and their range.
 
@@ -262,7 +309,7 @@ def _design_notes(table: pd.DataFrame, settings: Settings) -> list[str]:
     for n in sorted(first["n_seeds"].unique()):
         at_n = first[first["n_seeds"] == n]
         if (at_n["note"] != "").any():
-            notes.append(validity.fallback_sentence(int(n), settings.confidence))
+            notes.append(validity.unbounded_sentence(int(n), settings.confidence))
         if not at_n["equivalence_attainable"].all():
             notes.append(
                 validity.unattainable_equivalence_sentence(int(n), settings.alpha, settings.equivalence_margin)

@@ -155,11 +155,24 @@ def run_analysis(
             )
         else:
             items = summaries.item_scores(scores)
+    # a measure that weighs the benchmarks exactly as an earlier one does (one benchmark: every summary is that
+    # benchmark; domains of equal size: flat is domain_balanced) is the same measure: tested and shown once
+    same = measure_weights.duplicated(keep="first")
+    if same.any():
+        first = {tuple(row): name for name, row in measure_weights[~same].iterrows()}
+        twins = {name: first[tuple(row)] for name, row in measure_weights[same].iterrows()}
+        notes.append(
+            "Same measure under another name, tested and shown once: "
+            + "; ".join(f"{name} = {twin}" for name, twin in twins.items())
+            + " (they weigh the benchmarks identically)."
+        )
+        measure_weights = measure_weights[~same]
     weighted = summaries.summarize(accuracy, measure_weights)
     # pass@1 is avg@k weighted like the primary summary, i.e. the primary summary itself: in summaries.csv for the
     # pass@k curve, but not tested a second time (it would only enlarge the secondary Holm family)
     tested = per_statistic.drop(columns=[sampled.measure_name(1)], errors="ignore")
-    values = pd.concat([weighted[weights.index], tested, weighted.drop(columns=weights.index)], axis=1)
+    kept = [name for name in weights.index if name in weighted.columns]
+    values = pd.concat([weighted[kept], tested, weighted.drop(columns=kept)], axis=1)
     comparisons, comparison_notes = paired.compare(
         values,
         config.comparisons,
@@ -186,7 +199,15 @@ def run_analysis(
             f"per arm, the probability of improvement and the performance profiles use each arm's own seeds, "
             f"so they are descriptive."
         )
-    ranked = sensitivity.rankings(ranked_runs, sets, higher_is_better)
+    ranked = sensitivity.rankings(
+        ranked_runs,
+        sets,
+        higher_is_better,
+        confidence=settings.confidence,
+        max_exact=settings.exact_max_seeds,
+        resamples=settings.sign_flip_resamples,
+        seed=settings.bootstrap_seed,
+    )
     pairs = paired.paired_differences(per_run[[primary]], config.comparisons)
     components, _ = sampled.components_table(
         scores, pairs, weights.loc[primary], primary, int(scores["n_samples"].max()), answers

@@ -133,6 +133,7 @@ dl.facts dd { margin: 0; }
 .equivalent { background: #dcebf6; border-color: #0072B2; }
 .inconclusive { background: #eeeeee; border-color: #888888; }
 .warning { border-left: 4px solid #D55E00; background: #fff4ec; padding: .3rem .8rem; margin: .4rem 0; }
+.scroll { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; font-size: .8rem; margin: .4rem 0; font-variant-numeric: tabular-nums; }
 th, td { padding: .12rem .5rem; border-bottom: 1px solid var(--rule); text-align: left; white-space: nowrap; }
 th { border-bottom: 1.5px solid var(--ink); }
@@ -274,6 +275,23 @@ def _span(values: Iterable[float], fmt: str) -> str | None:
     return low if low == high else f"{low}–{high}"
 
 
+LOOSE_SPREAD = 10  # a range whose ends differ more than this many times says only its lower end
+
+
+def _spread_span(values: Iterable[float], fmt: str, n: int, unit: str = "") -> str | None:
+    """:func:`_span` over the spread's interval; "at least a (...)" where too few seeds leave its top meaningless.
+
+    With 2 seeds the sd's 95% interval spans a factor of about 70, so "seeds needed 7–6726" reads as noise.
+    """
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values) & (values > 0)]
+    if len(values) and values.max() > LOOSE_SPREAD * values.min():
+        low = fmt.format(values.min())
+        return f"at least {low}{unit} ({n} seeds cannot estimate the spread well enough for an upper end)"
+    span = _span(values, fmt)
+    return span and span + unit
+
+
 def primary_rows(comparisons: pd.DataFrame) -> pd.DataFrame:
     """One row per (family, arm): the first interval method on the primary (first) summary."""
     rows = figures.first_method(comparisons[comparisons["level"] == "summary"])
@@ -304,10 +322,10 @@ def precision_sentence(rows: pd.DataFrame, settings: Settings) -> str:
             f"{needed} matched seeds at the observed spread."
         )
     if "mde_low" in rows:  # the spread's own uncertainty (absent from tables written before it existed)
-        mde_range = _span(100 * np.concatenate([rows["mde_low"], rows["mde_high"]]), "{:.2f}")
-        needed_range = _span(np.concatenate([rows["seeds_needed_low"], rows["seeds_needed_high"]]), "{:.0f}")
+        mde_range = _spread_span(100 * np.concatenate([rows["mde_low"], rows["mde_high"]]), "{:.2f}", n, " points")
+        needed_range = _spread_span(np.concatenate([rows["seeds_needed_low"], rows["seeds_needed_high"]]), "{:.0f}", n)
         ranges = [
-            f"detectable effect {mde_range} points" if mde_range else None,
+            f"detectable effect {mde_range}" if mde_range else None,
             f"seeds needed {needed_range}" if needed_range else None,
         ]
         ranges = [r for r in ranges if r]
@@ -325,10 +343,11 @@ def family_headline(rows: pd.DataFrame, settings: Settings) -> list[str]:
     What the seeds could detect at all is :func:`precision_sentence`.
     """
     reference, measure, n = rows["reference"].iloc[0], rows["measure"].iloc[0], int(rows["n_seeds"].max())
-    level, margin = f"{100 * rows['ci_level'].iloc[0]:g}%", f"{100 * rows['equivalence_margin'].iloc[0]:g}"
+    margin = f"{100 * rows['equivalence_margin'].iloc[0]:g}"
 
     def interval(r: Any) -> str:
-        return f"{level} interval {tables.points(r.ci_low)} to {tables.points(r.ci_high)}"
+        shown = tables.interval_text(r.decision_low, r.decision_high, tables.points)
+        return f"{100 * r.decision_level:.3g}% interval at Holm's level: {shown}"
 
     sentences = []
     if not (rows["verdict"] == "better").any():
@@ -371,7 +390,8 @@ def html_table(frame: pd.DataFrame) -> str:
     body = "".join(
         "<tr>" + "".join(f"<td>{esc(v)}</td>" for v in row) + "</tr>" for row in frame.itertuples(index=False)
     )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    # a wide table scrolls inside its own box instead of widening the page
+    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def html_list(items: Iterable[object]) -> str:
@@ -583,7 +603,8 @@ def verdict_section(analysis: Analysis) -> str:
     cards = []
     for family, group in rows.groupby("family", sort=False):
         chips = "".join(
-            f'<span class="chip {r.verdict}">{esc(r.arm)} {esc(tables.points(r.mean_diff))} · {esc(r.verdict)}</span>'
+            f'<span class="chip {r.verdict}">{esc(r.arm)} {esc(tables.points(r.mean_diff))} '
+            f"{esc(tables.decision_text(r))} · {esc(r.verdict)}</span>"
             for r in group.itertuples()
         )
         unreachable = figures.cannot_reach_alpha(group, analysis.settings.alpha) is not None
@@ -599,7 +620,9 @@ def verdict_section(analysis: Analysis) -> str:
             + "</div>"
         )
     lede = (
-        f'<p class="muted">On the primary summary, {esc(rows["measure"].iloc[0])}; Δ in points (score × 100). '
+        f'<p class="muted">On the primary summary, {esc(rows["measure"].iloc[0])}; Δ in points (score × 100), '
+        f"with the exact sign-flip interval at the level where it agrees with Holm's decisions (it excludes 0 "
+        f"exactly when the arm is better or worse). "
         f"Better/worse: exact sign-flip test, Holm across the family's arms at α = {analysis.settings.alpha:g}; "
         f"equivalent: exact sign-flip TOST (or paired t-TOST, analysis.equivalence_test) within the margin at "
         f"α; otherwise inconclusive.</p>"
@@ -618,16 +641,10 @@ def comparison_section(analysis: Analysis, forest: Mapping[str, str]) -> str:
             else details(f"{family}: per benchmark", table)
         )
     note = (
-        f'<p class="muted">p: exact sign-flip test; the first interval inverts it, so it excludes 0 exactly '
-        f"when p ≤ {1 - analysis.settings.confidence:.3g}. p Holm: Holm across the family's arms on the "
-        f"primary summary; secondary summaries and benchmarks are tested only once every primary comparison "
-        f"is significant, then with Holm over all of them, so the chance of any false better/worse in a family "
-        f"is at most α. MDE: minimum detectable effect of the sign-flip test at power "
-        f"{analysis.settings.power:g} (range: over the uncertainty of the spread); {tables.FALLBACK_MARK}: "
-        f"another interval shown in place of the method's (the paired t interval where the sign-flip one is "
-        f"unbounded, percentile where BCa is undefined). Percentile and BCa intervals over few seeds are too "
-        f"narrow: their measured coverage is in the notes below and in analysis/README.md. The same tables are "
-        f"in comparisons.csv, .md and .tex.</p>"
+        f'<p class="muted">{esc(tables.COMPARISON_NOTE)} MDE: minimum detectable effect of the sign-flip test at '
+        f"power {analysis.settings.power:g} (range: over the uncertainty of the spread). Percentile and BCa "
+        f"intervals over few seeds are too narrow: their measured coverage is in the notes below and in "
+        f"analysis/README.md. The same tables are in comparisons.csv, .md and .tex.</p>"
     )
     return section("comparisons", "Forest plots and tables", "".join(parts) + note)
 
@@ -896,7 +913,14 @@ def render_html(
         ),
         "distributions": distributions_section(analysis, profile_figures),
         "training": section("training", "Training dynamics", inline.get("training") or muted(NO_TRAINING_LOGS)),
-        "rankings": section("rankings", "Ranking sensitivity", inline.get("rankings", "") + sensitivity),
+        "rankings": section(
+            "rankings",
+            "Ranking sensitivity",
+            inline.get("rankings", "")
+            + html_table(tables.ranking_orders(analysis.rankings))
+            + muted(tables.RANKING_NOTE)
+            + sensitivity,
+        ),
         "sampling": sampling_section(
             analysis, {name: html for name, html in inline.items() if name.startswith("pass-at-k-")}
         ),

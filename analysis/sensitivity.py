@@ -9,38 +9,64 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from analysis import resampling
+
 
 def rankings(
-    summaries: pd.DataFrame, sets: Mapping[str, Sequence[str]], higher_is_better: Mapping[str, bool] | None = None
+    summaries: pd.DataFrame,
+    sets: Mapping[str, Sequence[str]],
+    higher_is_better: Mapping[str, bool] | None = None,
+    *,
+    confidence: float = 0.95,
+    max_exact: int = 20,
+    resamples: int = 100_000,
+    seed: int = 0,
 ) -> pd.DataFrame:
-    """Rank arms by their mean over seeds under each summary.
+    """Rank arms by their mean over seeds under each summary, and say which neighbours the seeds separate.
 
     ``summaries``: runs (index arm, seed) x summaries; ``sets``: name -> arms
     to rank together; ``higher_is_better``: summary -> bool (default True).
-    Returns rows (ranking, summary, arm, mean, rank); rank 1 is the best mean
-    (the highest, or the lowest where lower is better), ties share the best
-    rank.
+    Returns rows (ranking, summary, arm, mean, rank, separated); rank 1 is the
+    best mean (the highest, or the lowest where lower is better), ties share
+    the best rank. ``separated``: whether the exact sign-flip interval
+    (:func:`analysis.resampling.sign_flip`, Hartigan 1969) of the paired
+    difference to the next-ranked arm, over their common seeds, excludes 0 at
+    ``confidence`` (unadjusted, descriptive; False where it cannot, NaN for the last arm).
     """
     means = summaries.groupby(level="arm").mean()
     rows = []
     for name, arms in sets.items():
         block = means.loc[list(arms)]
         for summary in summaries.columns:
-            rows.append(
-                pd.DataFrame(
-                    {
-                        "ranking": name,
-                        "summary": summary,
-                        "arm": block.index,
-                        "mean": block[summary].to_numpy(),
-                        "rank": block[summary]
-                        .rank(ascending=not (higher_is_better or {}).get(summary, True), method="min")
-                        .astype(int)
-                        .to_numpy(),
-                    }
-                ).sort_values("rank", kind="stable")
-            )
+            ranked = pd.DataFrame(
+                {
+                    "ranking": name,
+                    "summary": summary,
+                    "arm": block.index,
+                    "mean": block[summary].to_numpy(),
+                    "rank": block[summary]
+                    .rank(ascending=not (higher_is_better or {}).get(summary, True), method="min")
+                    .astype(int)
+                    .to_numpy(),
+                }
+            ).sort_values("rank", kind="stable")
+            runs = summaries[summary]
+            separated = [
+                _separated(runs.loc[a], runs.loc[b], confidence, max_exact, resamples, seed)
+                for a, b in zip(ranked["arm"], ranked["arm"].iloc[1:])
+            ]
+            rows.append(ranked.assign(separated=[*separated, np.nan]))
     return pd.concat(rows, ignore_index=True)
+
+
+def _separated(a: pd.Series, b: pd.Series, confidence: float, max_exact: int, resamples: int, seed: int) -> bool:
+    """Whether the sign-flip interval of a - b over their common seeds excludes 0."""
+    d = (a - b).dropna().to_numpy()
+    if len(d) < 2:
+        return False
+    rng = np.random.default_rng([seed, len(d), 3])  # 3: the rankings' purpose (intervals use 0-2)
+    ci = resampling.sign_flip(d[None], confidence=confidence, max_exact=max_exact, resamples=resamples, rng=rng)["ci"]
+    return bool(ci[0, 0] > 0 or ci[0, 1] < 0)
 
 
 def rank_correlations(ranked: pd.DataFrame, higher_is_better: Mapping[str, bool] | None = None) -> pd.DataFrame:

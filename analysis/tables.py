@@ -76,21 +76,41 @@ def verdicts(table: pd.DataFrame) -> np.ndarray:
     )
 
 
+def interval_text(low: float, high: float, fmt: Callable[[float], str]) -> str:
+    """An interval as ``[low, high]``; "unbounded" where no data could bound it; "—" where it is not defined."""
+    if np.isnan(low) or np.isnan(high):
+        return "—"
+    if np.isinf(low) and np.isinf(high):
+        return "unbounded"
+    return f"[{_bound(low) if np.isinf(low) else fmt(low)}, {_bound(high) if np.isinf(high) else fmt(high)}]"
+
+
 def interval_columns(table: pd.DataFrame, fmt: Callable[[float], str]) -> dict[str, list[str]]:
     """``{"<level> CI <method>": strings}``, one column per interval method in table order, rows of the first.
 
-    An interval shown in place of the method's (a non-empty note) is marked
-    with a dagger; an interval the method does not define (empty) is "—".
+    A bounded interval shown in place of the method's (a non-empty note) is
+    marked with a dagger; an unbounded one reads "unbounded"; an interval the
+    method does not define (empty) is "—".
     """
     level = f"{100 * table['ci_level'].iloc[0]:g}%"
     columns = {}
     for method in dict.fromkeys(table["ci_method"]):
         rows = table[table["ci_method"] == method]
         columns[f"{level} CI {method}"] = [
-            "—" if np.isnan(lo) else f"[{fmt(lo)}, {fmt(hi)}]{FALLBACK_MARK if note else ''}"
+            interval_text(lo, hi, fmt) + (FALLBACK_MARK if note and np.isfinite([lo, hi]).all() else "")
             for lo, hi, note in zip(rows["ci_low"], rows["ci_high"], rows["note"])
         ]
     return columns
+
+
+DECISION_COLUMN = "interval at Holm's level"
+
+
+def decision_text(row: pd.Series | tuple, fmt: Callable[[float], str] = points) -> str:
+    """The sign-flip interval at the level where it agrees with the verdict, with that level; "not tested"."""
+    if np.isnan(row.decision_level):
+        return "not tested (gate closed)"
+    return f"{interval_text(row.decision_low, row.decision_high, fmt)} ({100 * row.decision_level:.3g}%)"
 
 
 def comparison_display(table: pd.DataFrame) -> pd.DataFrame:
@@ -113,6 +133,7 @@ def comparison_display(table: pd.DataFrame) -> pd.DataFrame:
     )
     out["p"] = first["p_value"].map(_p)
     out["p Holm"] = first["p_holm"].map(_p)
+    out[DECISION_COLUMN] = [decision_text(row) for row in first.itertuples()]
     out["reject"] = first["reject"].map({True: "yes", False: "no"})
     out[f"equiv. ±{margin}"] = equivalence_shown(first)
     out["MDE (pts)"] = [_mde_range(row) for _, row in first.iterrows()]
@@ -186,17 +207,25 @@ def comparison_sections(table: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame
         yield f"Family {family}: arms vs {reference}, per {level}", comparison_display(group)
 
 
+COMPARISON_NOTE = (
+    "p: exact sign-flip test, unadjusted; its interval (the first, sign_flip) excludes 0 exactly when "
+    "p <= 1 - confidence, and is unbounded where no data could make the test reject. p Holm: Holm across the "
+    "family's arms on the primary summary; secondary summaries and benchmarks: Holm over all of them, only once "
+    "every primary comparison is significant (gatekept, so the chance of any false better/worse in a family is "
+    f"at most α). {DECISION_COLUMN}: the same test's interval at the level where Holm's decisions and intervals "
+    "agree, 1 − α/u with u the comparisons of that stage Holm did not reject (1 − α when it rejected all), "
+    f"so it excludes 0 exactly when the verdict is better or worse; secondary cells whose gate stayed closed were "
+    f"not tested. {FALLBACK_MARK}: the percentile interval shown where BCa is undefined."
+)
+
+
 def comparisons_markdown(table: pd.DataFrame) -> str:
     """All comparison tables as Markdown sections."""
     parts = [f"### {markdown_text(title)}\n\n{to_markdown(frame)}" for title, frame in comparison_sections(table)]
     footer = (
-        f"\nDifferences in points (score x 100). p: exact sign-flip test; its interval (first) excludes 0 "
-        f"exactly when p <= 1 - confidence. p Holm: Holm across the family's arms on the primary summary; "
-        f"secondary summaries and benchmarks: Holm over all of them, only once every primary comparison is "
-        f"significant (gatekept, so the chance of any false better/worse in a family is at most α). "
+        f"\nDifferences in points (score x 100). {COMPARISON_NOTE} "
         f"Equivalence: {_equivalence_test(table)} at α, per comparison. MDE: smallest effect the sign-flip "
-        f"test detects at the power target, and its range over the uncertainty of the spread. "
-        f"{FALLBACK_MARK}: another interval shown in place of the method's (see the note column)."
+        f"test detects at the power target, and its range over the uncertainty of the spread."
     )
     return "\n\n".join(parts) + "\n" + footer + "\n"
 
@@ -215,8 +244,8 @@ def _best(shown: pd.Series, best: Callable[[pd.Series], float]) -> pd.Series:
 def latex_table(table: pd.DataFrame) -> str:
     """One family and level (rows of ``comparisons.csv``) as a booktabs paper table.
 
-    Arms are rows, grouped by measure; the columns are Δ, the first interval
-    method's interval, p, Holm p and the verdict. In a group of two or more
+    Arms are rows, grouped by measure; the columns are Δ, the sign-flip
+    interval at Holm's level (it agrees with the verdict), p, Holm p and the verdict. In a group of two or more
     arms the largest Δ and the smallest p and Holm p, as displayed, are
     bold (nothing is bold in a column where all arms tie).
     """
@@ -230,13 +259,17 @@ def latex_table(table: pd.DataFrame) -> str:
         else "Holm-adjusted over the family's arms on the primary summary, and over all secondary summaries and "
         "benchmarks once every primary comparison is significant"
     )
+    levels = ", ".join(
+        f"{100 * c:.3g}% ({stage})" if np.isfinite(c) else f"{stage}: not tested, gate closed"
+        for stage, c in rows.groupby("stage", sort=False)["decision_level"].first().items()
+    )
     caption = (
         f"Family {family}: arms vs {reference} ({n_seeds} seeds), per {level}. Δ: mean paired difference in "
-        f"points; {100 * rows['ci_level'].iloc[0]:g}% {method} interval over seeds; p: exact sign-flip "
+        f"points; interval: the exact sign-flip test's over seeds at the level where it agrees with Holm's "
+        f"decisions ({levels}), so it excludes 0 exactly when the verdict is better or worse; p: exact sign-flip "
         f"test, {procedure}. Verdict: better/worse when significant, equivalent when {_equivalence_test(rows)} "
         f"puts it within ±{100 * rows['equivalence_margin'].iloc[0]:g} point(s). Smallest attainable Holm p: "
-        f"{rows['min_attainable_p'].min():.3g}. Bold: best value per {level}. {FALLBACK_MARK}: another interval "
-        f"shown in place of the method's (the paired t interval where the sign-flip one is unbounded)."
+        f"{rows['min_attainable_p'].min():.3g}. Bold: best value per {level}."
     )
     label = re.sub(r"[^A-Za-z0-9]+", "-", f"{family}-{level}").strip("-")
     lines = [
@@ -246,7 +279,7 @@ def latex_table(table: pd.DataFrame) -> str:
         rf"\label{{tab:{label}}}",
         r"\begin{tabular}{lrcrrl}",
         r"\toprule",
-        rf"Arm & $\Delta$ (pts) & {_latex_escape(method)} interval & $p$ & $p_\mathrm{{Holm}}$ & Verdict \\",
+        r"Arm & $\Delta$ (pts) & Interval & $p$ & $p_\mathrm{Holm}$ & Verdict \\",
         r"\midrule",
     ]
     for g, (measure, group) in enumerate(rows.groupby("measure", sort=False)):
@@ -258,7 +291,8 @@ def latex_table(table: pd.DataFrame) -> str:
         best = {"diff": max if higher else min, "p": min, "holm": min}
         cell = {key: [_math(v, b) for v, b in zip(values, _best(values, best[key]))] for key, values in shown.items()}
         for i, (row, verdict) in enumerate(zip(group.itertuples(), verdicts(group))):
-            interval = _math(f"[{points(row.ci_low)}, {points(row.ci_high)}]") + (r"$^\dagger$" if row.note else "")
+            shown = interval_text(row.decision_low, row.decision_high, points)
+            interval = _math(shown) if shown.startswith("[") else _latex_escape(shown)
             cells = [_latex_escape(row.arm), cell["diff"][i], interval, cell["p"][i], cell["holm"][i], verdict]
             lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
@@ -294,6 +328,24 @@ def improvement_display(table: pd.DataFrame) -> pd.DataFrame:
             "p (P = 1/2)": first["p_value"].map(_p),
         }
     )
+
+
+RANKING_NOTE = (
+    "Order: best first; '>' where the exact sign-flip interval of the two neighbours' paired difference "
+    "(common seeds, unadjusted) excludes 0, '≈' where the seeds do not separate them: a ranking is only as "
+    "sure as its closest neighbours."
+)
+
+
+def ranking_orders(rankings: pd.DataFrame) -> pd.DataFrame:
+    """Per ranking set and summary, the arms best first joined by '>' (separated) or '≈' (rows of rankings.csv)."""
+    rows = []
+    for (name, summary), block in rankings.groupby(["ranking", "summary"], sort=False):
+        order = block["arm"].iloc[0]
+        for separated, arm in zip(block["separated"].iloc[:-1], block["arm"].iloc[1:]):
+            order += f" {'>' if separated is True or separated == 1 else '≈'} {arm}"
+        rows.append({"ranking": name, "summary": summary, "order (best first)": order})
+    return pd.DataFrame(rows)
 
 
 PREDICTION_WORDS = {
@@ -364,6 +416,7 @@ def report_markdown(result: AnalysisResult) -> str:
         )
         for name, block in result.rankings.groupby("ranking", sort=False)
     ]
+    ranks += [to_markdown(ranking_orders(result.rankings)), RANKING_NOTE]
     sections = [
         f"# Analysis of {markdown_text(cfg.experiment)}",
         f"Input: {markdown_text(result.source)}. Config: {markdown_text(cfg.source)}.",
@@ -390,3 +443,25 @@ def report_markdown(result: AnalysisResult) -> str:
         to_markdown(corr) if len(corr) else "No ranking set has three or more arms.",
     ]
     return "\n\n".join(sections) + "\n"
+
+
+def verdict_lines(comparisons: pd.DataFrame, sequential: pd.DataFrame | None = None) -> list[str]:
+    """One line per compared arm on the primary summary: verdict, difference and the interval beside it.
+
+    Under a sequential design (rows of sequential.csv) the verdict is each arm's decision at its stop with
+    its repeated confidence interval; otherwise the family's Holm verdict with the interval at Holm's level.
+    """
+    if sequential is not None and len(sequential):
+        return [
+            f"{r.family}: {r.arm} vs {r.reference}: {r.direction or r.decision}, Δ {points(r.mean_diff)} points, "
+            f"{100 * r.rci_level:g}% repeated interval {interval_text(r.rci_low, r.rci_high, points)} "
+            f"(look {r.look}, {r.n_seeds} seeds)"
+            for r in sequential.itertuples()
+        ]
+    rows = comparisons[(comparisons["level"] == "summary") & (comparisons["ci_method"] == "sign_flip")]
+    rows = rows[rows["measure"] == rows["measure"].iloc[0]]
+    return [
+        f"{r.family}: {r.arm} vs {r.reference} on {r.measure}: {verdict}, Δ {points(r.mean_diff)} points, "
+        f"interval at Holm's level {decision_text(r)}, Holm p {_p(r.p_holm)} ({r.n_seeds} seeds)"
+        for r, verdict in zip(rows.itertuples(), verdicts(rows))
+    ]

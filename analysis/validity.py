@@ -67,20 +67,13 @@ def bootstrap_sentence(n: int, methods: Iterable[str], confidence: float) -> str
     )
 
 
-def fallback_sentence(n: int, confidence: float) -> str:
-    """Why the first interval is the paired t interval with n seeds, with its measured coverage."""
-    p_min = 2.0 ** (1 - n)
-    found = [measured("coverage", "t", n, noise) for noise in ("normal", "t3")]
-    coverage = (
-        f"; measured at {100 * confidence:g}%, it covers {found[0][0]:.3f} for normal and {found[1][0]:.3f} "
-        f"for heavy-tailed differences (analysis/README.md)"
-        if None not in found and math.isclose(confidence, validity_measured.SETTINGS["confidence"])
-        else ""
-    )
+def unbounded_sentence(n: int, confidence: float) -> str:
+    """Why the sign-flip interval is unbounded with n seeds, and what the t interval (if asked for) is not."""
     return (
-        f"With {n} seeds the sign-flip test cannot reject at {1 - confidence:.3g} (its smallest p is "
-        f"{p_min:.3g}), so the set of differences it does not reject is unbounded; the first interval shown "
-        f"is the paired t interval instead{coverage}. Whether it excludes 0 is not a significance result."
+        f"With {n} seeds the exact sign-flip test cannot reject at {1 - confidence:.3g} (its smallest p is "
+        f"{2.0 ** (1 - n):.3g}), so the set of differences it does not reject is the whole line: its interval "
+        f"is shown as unbounded. A paired t interval (analysis.ci_methods: [t]) rests on normality, and whether "
+        f"it excludes 0 is not the verdict's test."
     )
 
 

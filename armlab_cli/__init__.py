@@ -4,13 +4,17 @@ A subcommand is one function ``register(subparsers)`` that adds its parser and s
 arguments -> an exit status), listed in its package's ``commands.SUBCOMMANDS`` (``analysis.commands``:
 analyze, report, curves, plan; ``training.commands``: arms) or added with :func:`subcommand`. A refused input — an
 :class:`~analysis.errors.AnalysisInputError`, a :class:`~armlab.files.BadFile` (a refused ``--out``, a corrupt
-file) or a :class:`~armlab.configfile.ConfigError` — is printed as one line without a traceback, status 2.
+file) or a :class:`~armlab.configfile.ConfigError` — is printed as one line without a traceback, status 2
+(:data:`BAD_INPUT`, as argparse's usage errors); any other exception is a failure of armlab itself: its
+traceback and status 3 (:data:`INTERNAL_FAILURE`).
 
     armlab analyze CONFIG --out DIR        (or: python -m armlab_cli analyze ...)
 """
 
 import argparse
 import sys
+import traceback
+from importlib import metadata
 
 from analysis import commands as analysis_commands
 from analysis.errors import AnalysisInputError
@@ -18,6 +22,9 @@ from armlab.configfile import ConfigError
 from armlab.files import BadFile
 from training import commands as training_commands
 
+BAD_INPUT = 2  # the input was refused: fix the config, the file or the argument named in the message
+INTERNAL_FAILURE = 3  # armlab itself failed: a bug to report, with the traceback printed above
+EPILOG = f"exit status: 0 done; {BAD_INPUT} bad input (one line names what); {INTERNAL_FAILURE} internal failure"
 _SUBCOMMANDS = [*analysis_commands.SUBCOMMANDS, *training_commands.SUBCOMMANDS]
 
 
@@ -27,8 +34,16 @@ def subcommand(register):
     return register
 
 
+def _version() -> str:
+    try:
+        return metadata.version("armlab")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "(not installed)"
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(prog="armlab", description="RLVR ablation harness")
+    parser = argparse.ArgumentParser(prog="armlab", description="RLVR ablation harness", epilog=EPILOG)
+    parser.add_argument("--version", action="version", version=f"armlab {_version()}")
     subparsers = parser.add_subparsers(dest="command", required=True)
     for register in _SUBCOMMANDS:
         register(subparsers)
@@ -41,4 +56,8 @@ def main(argv=None):
         return args.run(args)
     except (AnalysisInputError, BadFile, ConfigError) as exc:
         print(f"armlab {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        return BAD_INPUT
+    except Exception:
+        traceback.print_exc()
+        print(f"armlab {args.command}: internal failure (a bug in armlab; the traceback is above)", file=sys.stderr)
+        return INTERNAL_FAILURE

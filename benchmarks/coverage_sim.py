@@ -140,7 +140,7 @@ LINES = [  # (section, label, quantity, what)
         None,
         None,
     ),
-    (None, "first interval: sign-flip inversion (paired t at 3 and 5 seeds)", "coverage", "sign_flip"),
+    (None, "first interval: sign-flip inversion (unbounded at 3 and 5 seeds)", "coverage", "sign_flip"),
     (None, "paired t", "coverage", "t"),
     (None, "percentile bootstrap", "coverage", "percentile"),
     (None, "BCa bootstrap", "coverage", "bca"),
@@ -205,7 +205,7 @@ LINES = [  # (section, label, quantity, what)
         ),
         (None, "crossed: variance components (default)", "crossed_coverage", f"components, {scenario}"),
         (None, "crossed: pigeonhole bootstrap (option)", "crossed_coverage", f"pigeonhole, {scenario}"),
-        (None, "seeds only: first interval", "crossed_coverage", f"seeds_only, {scenario}"),
+        (None, "seeds only: sign-flip (paired t at 3 and 5 seeds)", "crossed_coverage", f"seeds_only, {scenario}"),
         (None, "width: variance components", "crossed_width", f"components, {scenario}"),
         (None, "width: pigeonhole bootstrap", "crossed_width", f"pigeonhole, {scenario}"),
     )

@@ -75,11 +75,15 @@ def snakemake_command() -> str:
 
 
 def readme_run(
-    workdir: Path, *extra: str, configfile: Path = TINY, timeout: float = RUN_TIMEOUT_S
+    workdir: Path, *extra: str, configfile: Path = TINY, timeout: float = RUN_TIMEOUT_S, replace_config: bool = True
 ) -> subprocess.CompletedProcess:
-    """The README's command for one's own experiment, from ``workdir`` (a copy of the repository root)."""
+    """The README's command for one's own experiment, from ``workdir`` (a copy of the repository root).
+
+    ``replace_config=False``: the config is merged with config/config.yaml, as plain ``--configfile`` does.
+    """
+    replace = ["--replace-workflow-config"] if replace_config else []
     return subprocess.run(
-        [snakemake_command(), "--configfile", str(configfile), "--replace-workflow-config", "--cores", "2", *extra],
+        [snakemake_command(), "--configfile", str(configfile), *replace, "--cores", "2", *extra],
         cwd=workdir,
         capture_output=True,
         text=True,
@@ -111,14 +115,8 @@ SEQUENTIAL = Path("tests/fixtures/tiny_sequential.yaml")  # relative: the checko
 
 
 def sequential_readme_run(workdir: Path, *extra: str, configfile: Path = SEQUENTIAL) -> subprocess.CompletedProcess:
-    """The README's command for one's own experiment (the sequential fixture by default), from ``workdir``."""
-    return subprocess.run(
-        [snakemake_command(), "--configfile", str(configfile), "--cores", "2", *extra],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-    )
+    """:func:`readme_run` of the sequential fixture (by default), merged with config/config.yaml."""
+    return readme_run(workdir, *extra, configfile=configfile, replace_config=False)
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,7 @@
 
 import csv
 import json
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 import armlab_cli as cli
+from analysis import tables
 from analysis.synthetic import synthetic_scores
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -201,7 +203,7 @@ def _experiment(tmp_path, analysis=None):
 
 
 def test_tidy_scores_with_a_base_arm_and_a_json_config(tmp_path, capsys):
-    config, scores = _experiment(tmp_path, {"item_bootstrap": True})
+    config, scores = _experiment(tmp_path, {"item_bootstrap": True, "ci_methods": ["percentile", "bca"]})
     out = tmp_path / "results/demo/analysis"
     assert cli.main(["analyze", str(config), "--scores", str(scores), "--out", str(out)]) == 0
     assert "arm(s) base are in no comparison and only summarized" in capsys.readouterr().out
@@ -233,10 +235,11 @@ def test_tidy_scores_with_a_base_arm_and_a_json_config(tmp_path, capsys):
 def test_default_input_is_results_experiment_scores_and_runs_are_deterministic(tmp_path, monkeypatch):
     config, _ = _experiment(tmp_path)
     monkeypatch.chdir(tmp_path)
-    assert cli.main(["analyze", str(config), "--out", "a1"]) == 0
-    assert cli.main(["analyze", str(config), "--out", "a2"]) == 0
+    bootstrap = ["--set", "analysis.ci_methods=[percentile]"]  # the seed matters only to resampled intervals
+    assert cli.main(["analyze", str(config), "--out", "a1", *bootstrap]) == 0
+    assert cli.main(["analyze", str(config), "--out", "a2", *bootstrap]) == 0
     assert (tmp_path / "a1/comparisons.csv").read_text() == (tmp_path / "a2/comparisons.csv").read_text()
-    assert cli.main(["analyze", str(config), "--out", "a3", "--set", "analysis.bootstrap_seed=1"]) == 0
+    assert cli.main(["analyze", str(config), "--out", "a3", *bootstrap, "--set", "analysis.bootstrap_seed=1"]) == 0
     assert (tmp_path / "a1/comparisons.csv").read_text() != (tmp_path / "a3/comparisons.csv").read_text()
 
 
@@ -263,3 +266,52 @@ def test_a_subcommand_is_one_registered_function(monkeypatch, capsys):
         subparsers.add_parser("hello").set_defaults(run=lambda args: print("hi") or 0)
 
     assert cli.main(["hello"]) == 0 and capsys.readouterr().out == "hi\n"
+
+
+def test_the_console_ends_with_a_verdict_per_arm_and_summary_reprints_it(tmp_path, capsys):
+    config, scores = _experiment(tmp_path)
+    out = tmp_path / "results/demo/analysis"
+    assert cli.main(["analyze", str(config), "--scores", str(scores), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    comp = pd.read_csv(out / "comparisons.csv")
+    primary = comp[comp["stage"] == "primary"].set_index("arm")
+    assert printed[-3] == f"Verdicts ({out / 'comparisons.csv'}):"
+    for line, arm in zip(printed[-2:], ["dr_grpo", "rloo"]):
+        row = primary.loc[arm]
+        verdict = tables.verdicts(primary.loc[[arm]])[0]
+        assert line.startswith(
+            f"  estimators: {arm} vs grpo on domain_balanced: {verdict}, Δ {tables.points(row.mean_diff)}"
+        )
+    # by hand: rloo's clear effect on all 6 seeds gives p = 2/64, Holm over 2 arms 0.0625, so neither is
+    # rejected; the level is then 1 - 0.05/2, where 6 seeds cannot bound the interval (2/64 > 0.025)
+    assert (
+        ": inconclusive, Δ +5.56 points, interval at Holm's level unbounded (97.5%), Holm p 0.0625 (6 seeds)"
+        in (printed[-1])
+    )
+    assert cli.main(["summary", str(tmp_path / "results/demo")]) == 0  # the experiment folder finds analysis/
+    assert capsys.readouterr().out.splitlines() == printed[-3:]
+    assert cli.main(["summary", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nowhere/comparisons.csv: not found" in err
+
+
+def test_version_and_distinct_exit_statuses_for_bad_input_and_internal_failure(monkeypatch, capsys, tmp_path):
+    with pytest.raises(SystemExit) as done:
+        cli.main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out == f"armlab {metadata.version('armlab')}\n"
+    assert cli.main(["summary", str(tmp_path)]) == cli.BAD_INPUT == 2  # refused input: one line, no traceback
+    assert "Traceback" not in capsys.readouterr().err
+    monkeypatch.setattr(cli, "_SUBCOMMANDS", list(cli._SUBCOMMANDS))
+
+    @cli.subcommand
+    def broken(subparsers):
+        subparsers.add_parser("broken").set_defaults(run=lambda args: 1 / 0)
+
+    assert cli.main(["broken"]) == cli.INTERNAL_FAILURE == 3  # armlab's own failure: the traceback, then why
+    err = capsys.readouterr().err
+    assert "ZeroDivisionError" in err and err.endswith(
+        "armlab broken: internal failure (a bug in armlab; the traceback is above)\n"
+    )
+    with pytest.raises(SystemExit) as usage:
+        cli.main(["analyze"])  # argparse's usage error is bad input too
+    assert usage.value.code == cli.BAD_INPUT

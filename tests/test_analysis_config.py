@@ -21,7 +21,7 @@ def test_defaults_and_the_pipeline_keys_it_ignores():
         }
     )
     s = cfg.settings
-    assert (s.alpha, s.resamples, s.ci_methods, s.bootstrap_seed) == (0.05, 10_000, ("percentile", "bca"), 0)
+    assert (s.alpha, s.resamples, s.ci_methods, s.bootstrap_seed) == (0.05, 10_000, (), 0)
     assert cfg.benchmarks == {"add": "math"} and cfg.input is None
     assert cfg.compared_arms == ["grpo", "rloo"]
 
@@ -42,7 +42,7 @@ def test_subset_weights_are_normalized_and_written_explicitly():
         ({"subsets": {"flat": ["a"]}}, "reserved for a built-in summary"),
         ({"subsets": {"s": {"a": -1}}}, "positive weight"),
         ({"rankings": {"r": ["one"]}}, "list of >= 2 arms"),
-        ({"ci_methods": [{"t": 1}]}, "analysis.ci_methods: expected a non-empty list drawn from"),
+        ({"ci_methods": [{"t": 1}]}, "analysis.ci_methods: expected a list drawn from"),
         ({"crossed_methods": ["jackknife"]}, "analysis.crossed_methods: expected a non-empty list drawn from"),
         (
             {"statistics": ["median"]},

@@ -40,7 +40,7 @@ def _per_benchmark_scores(seeds=8):
 
 
 def test_constant_differences_fall_back_from_bca_and_have_no_spread():
-    result = pipeline.run_analysis(_config(), _per_benchmark_scores())
+    result = pipeline.run_analysis(_config(ci_methods=["percentile", "bca"]), _per_benchmark_scores())
     rows = result.comparisons[(result.comparisons["arm"] == "shifted")].set_index(["measure", "ci_method"])
     bca, pct = rows.xs("bca", level="ci_method"), rows.xs("percentile", level="ci_method")
     assert (bca["note"] != "").all() and (pct["note"] == "").all()
@@ -113,21 +113,26 @@ def _compare(diffs, **analysis):
     return paired.compare(_values(diffs), cfg.comparisons, cfg.settings, levels={"domain_balanced": "summary"})
 
 
-def test_three_seeds_show_the_t_interval_and_say_equivalence_is_not_attainable():
-    # DataFlex-RL's maxvar: 3 seeds, a spread of 1.4 points, reported "equivalent" by e2d0814
+def test_three_seeds_show_the_sign_flip_interval_unbounded_and_the_t_interval_in_its_own_column():
+    # DataFlex-RL's maxvar: 3 seeds, a spread of 1.4 points, reported "equivalent" by e2d0814; before, the
+    # unbounded sign-flip interval was replaced by this t interval in the sign_flip column (issue 26)
     diffs = np.array([-0.0199, 0.0074, -0.0003])
     table, notes = _compare(diffs)
     first = table[table["ci_method"] == intervals.FIRST_METHOD].iloc[0]
     t_row = table[table["ci_method"] == "t"].iloc[0]
     expected = stats.t.interval(0.95, 2, loc=diffs.mean(), scale=diffs.std(ddof=1) / np.sqrt(3))
-    assert [first["ci_low"], first["ci_high"]] == pytest.approx(expected)
+    assert [first["ci_low"], first["ci_high"]] == [-np.inf, np.inf]
     assert [t_row["ci_low"], t_row["ci_high"]] == pytest.approx(expected) and t_row["note"] == ""
-    assert first["note"] == "sign-flip interval unbounded with 3 seeds; paired t interval shown"
+    assert first["note"] == "unbounded: with 3 seeds the exact test cannot reject at 0.05"
+    assert [first["decision_low"], first["decision_high"]] == [-np.inf, np.inf]
+    shown = tables.comparison_display(table).iloc[0]
+    assert shown["95% CI sign_flip"] == "unbounded" and shown["95% CI t"].startswith("[-3.")
+    assert shown[tables.DECISION_COLUMN] == "unbounded (95%)"
     assert not first["equivalent"] and not first["equivalence_attainable"] and np.isinf(first["eq_high"])
     assert tables.comparison_display(table)["equiv. ±1"].tolist() == ["not attainable with 3 seeds"]
     assert tables.verdicts(table.iloc[:1]).tolist() == ["inconclusive"]
     assert any("equivalence within ±1 point(s) is not attainable" in n for n in notes)
-    assert any("the first interval shown is the paired t interval" in n for n in notes)
+    assert any("its interval is shown as unbounded" in n for n in notes)
     assert any("percentile interval(s) are too narrow" in n for n in notes)
     # the t-TOST option can say yes or no with 3 seeds, and equals statsmodels
     table, _ = _compare(diffs, equivalence_test="t")
@@ -178,3 +183,36 @@ def test_rankings_follow_the_config_and_unknown_arms_are_an_error():
     assert set(result.correlations["ranking"]) == {"all"}
     with pytest.raises(AnalysisInputError, match=r"analysis.rankings: arm\(s\) \['ghost'\] have no scores"):
         pipeline.run_analysis(_config(rankings={"r": ["ref", "ghost"]}), scores)
+
+
+@pytest.mark.parametrize(
+    "benchmarks, twins",
+    [
+        ({"gsm8k": "math"}, "flat = domain_balanced; gsm8k = domain_balanced"),  # one benchmark: three names
+        ({"a": "math", "b": "math", "c": "logic", "d": "logic"}, "flat = domain_balanced"),  # balanced domains
+    ],
+)
+def test_a_measure_under_two_names_is_tested_and_shown_once(benchmarks, twins):
+    scores = synthetic_scores(
+        arms=["ref", "shifted", "other"],
+        seeds=range(1, 9),
+        benchmarks=benchmarks,
+        items=20,
+        experiment="demo",
+        rng=np.random.default_rng(5),
+        effects={"shifted": 0.3},
+    )
+    result = pipeline.run_analysis(_config(), scores)
+    first = result.comparisons[result.comparisons["ci_method"] == intervals.FIRST_METHOD]
+    measures = list(dict.fromkeys(first["measure"]))
+    assert "flat" not in measures and measures[0] == "domain_balanced"
+    assert (
+        f"Same measure under another name, tested and shown once: {twins} (they weigh the benchmarks identically)."
+        in (result.notes)
+    )
+    # the secondary Holm family counts each measure once: 2 arms x its distinct secondary measures
+    secondary = first[first["stage"] == "secondary"]
+    assert len(secondary) == 2 * (len(measures) - 1)
+    assert "flat" in result.summaries.columns  # summaries.csv still has every name
+    markdown = tables.comparisons_markdown(result.comparisons)
+    assert markdown.count("| shifted |") == len(measures)

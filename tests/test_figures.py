@@ -3,9 +3,10 @@
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_hex
 
-from analysis import figures, pipeline, power
+from analysis import figures, pipeline, power, tables
 from analysis.config import parse_config
 from analysis.resampling import min_sign_flip_pvalue
 from analysis.synthetic import synthetic_scores
@@ -221,3 +222,58 @@ def test_profile_plot_draws_each_arms_share_above_every_threshold_and_its_band(d
     assert len(ax.collections) == 3 and (big["ci_low"] <= big["fraction"]).all()
     assert (big["fraction"] <= big["ci_high"]).all()
     assert ax.get_title() == "policies, 95% percentile bootstrap band over seeds"
+
+
+def _overlaps(boxes):
+    return [(i, j) for i, a in enumerate(boxes) for j, b in enumerate(boxes[i + 1 :], i + 1) if a.overlaps(b)]
+
+
+def test_ranking_plot_labels_do_not_overlap_where_arms_tie_or_summaries_have_long_names():
+    summaries = ["domain_balanced_average", "flat_mean_over_benchmarks", "math_and_logic_only", "science_only"]
+    arms = ["grpo", "dr_grpo", "rloo", "difffilter"]
+    ranks = [[1, 1, 1, 1], [2, 2, 2, 1], [3, 3, 2, 1], [4, 4, 4, 4]]  # three arms share rank 1 on the last summary
+    rankings = pd.DataFrame(
+        [
+            {"ranking": "all", "summary": s, "arm": a, "mean": 0.5, "rank": r[j], "separated": False}
+            for a, r in zip(arms, ranks)
+            for j, s in enumerate(summaries)
+        ]
+    )
+    fig = figures.ranking_plot(rankings)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    ax = fig.axes[0]
+    labels = [t.get_window_extent(renderer) for t in ax.texts]
+    ticks = [t.get_window_extent(renderer) for t in ax.get_xticklabels()]
+    assert len(labels) == 4 and _overlaps(labels) == []
+    assert len(ticks) == 4 and _overlaps(ticks) == []
+
+
+def test_rankings_say_which_neighbours_the_seeds_separate():
+    from itertools import product
+
+    from analysis import sensitivity
+
+    rng = np.random.default_rng(3)
+    seeds = range(8)
+    base = rng.normal(0.5, 0.02, 8)
+    runs = {"top": base + 0.05, "close": base + 0.049 + rng.normal(0, 0.004, 8), "low": base}
+    frame = pd.DataFrame(
+        {"s": np.concatenate(list(runs.values()))},
+        index=pd.MultiIndex.from_product([list(runs), seeds], names=["arm", "seed"]),
+    )
+    ranked = sensitivity.rankings(frame, {"all": ["low", "close", "top"]}).set_index("arm")
+    assert ranked["rank"].to_dict() == {"top": 1, "close": 2, "low": 3}
+
+    def exact_p(d):  # enumeration of all 2^8 sign patterns, independent of analysis.resampling
+        sums = [abs(np.dot(signs, d)) for signs in product([-1, 1], repeat=len(d))]
+        return np.mean(np.array(sums) >= abs(d.sum()) - 1e-12)
+
+    for arm, below in (("top", "close"), ("close", "low")):
+        expected = exact_p(runs[arm] - runs[below]) <= 0.05
+        assert bool(ranked.loc[arm, "separated"]) == expected
+    assert not ranked.loc["top", "separated"] and ranked.loc["close", "separated"]  # one of each case
+    assert np.isnan(ranked.loc["low", "separated"])
+    orders = tables.ranking_orders(ranked.reset_index())
+    assert orders["order (best first)"].tolist() == ["top ≈ close > low"]

@@ -233,7 +233,13 @@ def _comparisons(**columns):
     frame = pd.DataFrame({key: [value] * n for key, value in base.items()})
     for key, values in columns.items():
         frame[key] = values
-    return frame
+    # the interval beside the verdict: here the shown one, at Holm's level of a family that rejects all but one
+    return frame.assign(
+        stage="primary",
+        decision_level=columns.get("decision_level", 0.95),
+        decision_low=columns.get("decision_low", frame.get("ci_low", np.nan)),
+        decision_high=columns.get("decision_high", frame.get("ci_high", np.nan)),
+    )
 
 
 SETTINGS = Settings(
@@ -271,11 +277,11 @@ def test_headline_names_winners_losers_and_equivalent_arms_and_the_precision():
     )
     assert list(rows["verdict"]) == ["better", "worse", "equivalent"]
     assert report.family_headline(rows, SETTINGS) == [
-        "up beats ref by 3.00 points (95% interval +2.00 to +4.00; Holm p = 0.0078).",
-        "down is worse than ref by 2.00 points (95% interval -3.00 to -1.00; Holm p = 0.0156).",
+        "up beats ref by 3.00 points (95% interval at Holm's level: [+2.00, +4.00]; Holm p = 0.0078).",
+        "down is worse than ref by 2.00 points (95% interval at Holm's level: [-3.00, -1.00]; Holm p = 0.0156).",
         "same is equivalent to ref within ±1 point(s) (descriptive only: with 8 seeds a nominal 95% interval "
         "covers about 89%).",
-        "Largest observed difference: up, +3.00 points (95% interval +2.00 to +4.00).",
+        "Largest observed difference: up, +3.00 points (95% interval at Holm's level: [+2.00, +4.00]).",
     ]
     assert report.precision_sentence(rows, SETTINGS) == (
         "The smallest effect detectable with 8 seeds (power 0.8, level α/3) is 1.00–2.00 points at the observed "
@@ -338,13 +344,14 @@ def test_latex_table_has_arms_as_rows_and_the_best_values_in_bold():
         r"\end{table}",
     ]
     assert r"\label{tab:policies-summary}" in tex and r"\toprule" in tex and r"\midrule" in tex
-    assert r"Arm & $\Delta$ (pts) & percentile interval & $p$ & $p_\mathrm{Holm}$ & Verdict \\" in lines
+    assert r"Arm & $\Delta$ (pts) & Interval & $p$ & $p_\mathrm{Holm}$ & Verdict \\" in lines
+    assert r"(95\% (primary))" in tex  # the level at which the intervals agree with Holm's decisions
     assert r"\multicolumn{6}{l}{\textit{domain\_balanced}} \\" in lines
     rows = [line for line in lines if line.startswith(("a", "b", "c")) and "&" in line]
     assert rows == [
         r"a\_1 & $\mathbf{+1.20}$ & $[+0.00, +2.00]$ & $0.25$ & $0.5$ & inconclusive \\",
         r"b\textless{}2\textgreater{} & $-0.40$ & $[-1.00, +0.00]$ & $0.5$ & $0.5$ & equivalent \\",
-        r"c & $\mathbf{+1.20}$ & $[+0.10, +2.00]$$^\dagger$ & $\mathbf{0.125}$ & $\mathbf{0.375}$ & inconclusive \\",
+        r"c & $\mathbf{+1.20}$ & $[+0.10, +2.00]$ & $\mathbf{0.125}$ & $\mathbf{0.375}$ & inconclusive \\",
     ]
     assert "Smallest attainable Holm p: 0.0234" in tex
 
@@ -399,3 +406,31 @@ def test_the_snakemake_rule_writes_the_report_and_snakemake_report_shows_it(tmp_
     snakemake("--report", "snakemake_report.html")
     text = (tmp_path / "snakemake_report.html").read_text()
     assert "index.html" in text and "forest-1.svg" in text and "self-contained HTML file" in text
+
+
+def test_two_seeds_give_seeds_needed_as_a_lower_end_not_a_range_of_noise():
+    # issue 26: "seeds needed 7–6726" on a 2-seed table; the sd's interval with 1 df spans a factor of ~70
+    rows = report.primary_rows(
+        _comparisons(
+            arm=["a", "b"],
+            mean_diff=[-0.064, 0.01],
+            n_seeds=[2, 2],
+            mde=[0.02, 0.03],
+            mde_low=[0.009, 0.01],
+            mde_high=[0.65, 0.7],
+            seeds_needed=[20.0, 30.0],
+            seeds_needed_low=[7.0, 9.0],
+            seeds_needed_high=[6726.0, 5000.0],
+            min_attainable_p=[1.0, 1.0],
+        )
+    )
+    text = report.precision_sentence(rows, SETTINGS)
+    assert (
+        "detectable effect at least 0.90 points (2 seeds cannot estimate the spread well enough for an upper end)"
+        in text
+    )
+    assert "seeds needed at least 7 (2 seeds cannot estimate the spread well enough for an upper end)" in text
+    assert "6726" not in text
+    # with enough seeds the range is informative and stays a range
+    rows = rows.assign(n_seeds=12, seeds_needed_high=[14.0, 15.0], mde_high=[0.03, 0.04])
+    assert "seeds needed 7–15." in report.precision_sentence(rows, SETTINGS)

@@ -100,6 +100,28 @@ def test_report_loads_without_console_errors_and_renders_every_figure(browser, d
     assert SCREENSHOT.stat().st_size > 10_000
 
 
+def test_on_a_narrow_screen_wide_tables_scroll_in_their_own_box(browser, demo_report):
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride", {"width": 800, "height": 900, "deviceScaleFactor": 1, "mobile": False}
+    )
+    try:
+        open_report(browser, demo_report)
+        column, boxes = browser.execute_script(
+            "const s = getComputedStyle(document.body);"
+            "const right = document.body.getBoundingClientRect().right - parseFloat(s.paddingRight);"
+            "return [right, Array.from(document.querySelectorAll('table'),"
+            " t => [t.scrollWidth, (t.closest('.scroll') || t).getBoundingClientRect().right])]"
+        )
+        assert max(width for width, _ in boxes) > 800  # the comparison tables are wider than the screen
+        assert all(right <= column + 1 for _, right in boxes)  # and none reaches past the page's column
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= 800
+    finally:
+        browser.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": SCREEN[0], "height": SCREEN[1], "deviceScaleFactor": 1, "mobile": False},
+        )
+
+
 def test_a_hostile_arm_name_is_shown_as_text_and_never_run(browser, tmp_path):
     config = BUILD["write_hostile"](tmp_path)
     page = BUILD["analyze_and_report"](config, tmp_path, "--scores", str(tmp_path / "scores.parquet"))

@@ -56,12 +56,16 @@ def test_unknown_names_are_errors_naming_the_setting_on_the_compute_path_too():
 
 
 def test_config_parsing_offers_exactly_the_registered_names():
-    for key, registry in (("ci_methods", intervals.SEED_METHODS), ("crossed_methods", intervals.CROSSED_METHODS)):
+    # the seed intervals beyond the sign-flip one are opt-in (an empty list: none); a crossed interval is not
+    for key, registry, listed in (
+        ("ci_methods", intervals.SEED_METHODS, "a list"),
+        ("crossed_methods", intervals.CROSSED_METHODS, "a non-empty list"),
+    ):
         assert getattr(_settings(**{key: sorted(registry)}), key) == tuple(sorted(registry))
         with pytest.raises(
             AnalysisInputError,
-            match=f"analysis.{key}: expected a non-empty list drawn from {sorted(registry)}".replace(
-                "[", r"\["
-            ).replace("]", r"\]"),
+            match=f"analysis.{key}: expected {listed} drawn from {sorted(registry)}".replace("[", r"\[").replace(
+                "]", r"\]"
+            ),
         ):
             _settings(**{key: ["nonesuch"]})

@@ -70,7 +70,8 @@ def test_every_registered_statistic_keeps_the_registry_contract(name):
     assert statistics.higher_is_better(chosen) == {name: entry.higher_is_better}
 
 
-BENCHMARKS = {"a": "math", "b": "math", "c": "logic", "d": "logic", "e": "science", "f": "science"}
+# domains of unequal size, so flat is not domain_balanced under another name (that one would be tested once)
+BENCHMARKS = {"a": "math", "b": "math", "c": "logic", "d": "logic", "e": "science"}
 
 
 def _analysis(**analysis):
@@ -109,9 +110,9 @@ def test_statistics_are_secondary_measures_and_leave_every_other_number_alone(wi
     pd.testing.assert_frame_equal(shared[columns], plain[columns])
     stats_rows = table[table["measure"].isin(["iqm", "optimality_gap"])]
     assert (stats_rows["stage"] == "secondary").all() and (stats_rows["level"] == "summary").all()
-    # secondary Holm is over the larger family now: 2 arms x (1 + 2 statistics + 6 benchmarks)
+    # secondary Holm is over the larger family now: 2 arms x (1 + 2 statistics + 5 benchmarks)
     first = table[table["ci_method"] == "sign_flip"]
-    np.testing.assert_allclose(first.loc[first["stage"] == "secondary", "min_attainable_p"], 18 * 2 / 1024)
+    np.testing.assert_allclose(first.loc[first["stage"] == "secondary", "min_attainable_p"], 16 * 2 / 1024)
 
 
 def test_a_lower_gap_is_better_and_with_gamma_one_it_mirrors_flat(with_statistics):
