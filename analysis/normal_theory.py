@@ -56,6 +56,25 @@ def t_tost(diffs: np.ndarray, margin: float, alpha: float) -> tuple[np.ndarray, 
     return p, t_interval(diffs, 1 - 2 * alpha)
 
 
+def item_mean_squares(item_diffs: Sequence[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per benchmark, the two-way ANOVA's ``(MS_item, MS_residual)`` of each comparison's seeds x items table, ``(P,)``.
+
+    E[MS_item - MS_residual] = n sigma2_item (Searle, Casella & McCulloch 1992, ch. 4); NaN with one item.
+    """
+    out = []
+    for x in item_diffs:
+        n, m = x.shape[1], x.shape[2]
+        seed_means, item_means = x.mean(axis=2, keepdims=True), x.mean(axis=1)  # (P, n, 1), (P, m)
+        grand = item_means.mean(axis=1, keepdims=True)
+        if m < 2:
+            out.append((np.full(len(x), np.nan), np.full(len(x), np.nan)))
+            continue
+        ms_item = n * ((item_means - grand) ** 2).sum(axis=1) / (m - 1)
+        residual = x - seed_means - item_means[:, None, :] + grand[:, :, None]
+        out.append((ms_item, (residual**2).sum(axis=(1, 2)) / ((n - 1) * (m - 1))))
+    return out
+
+
 def crossed_components(
     item_diffs: Sequence[np.ndarray], weights: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -87,15 +106,10 @@ def crossed_components(
     item_term = np.zeros_like(seed_term)
     df_denominator = seed_term**2 / (n - 1)
     min_df = np.full(seed_term.shape, n - 1.0)
-    for b, x in enumerate(item_diffs):
-        m = x.shape[2]
+    for b, (ms_item, ms_residual) in enumerate(item_mean_squares(item_diffs)):
+        m = item_diffs[b].shape[2]
         if m < 2:
             continue  # one item: no item variance to estimate
-        item_means = x.mean(axis=1)  # (P, m)
-        grand = item_means.mean(axis=1, keepdims=True)
-        ms_item = n * ((item_means - grand) ** 2).sum(axis=1) / (m - 1)
-        residual = x - seed_means[:, :, b : b + 1] - item_means[:, None, :] + grand[:, :, None]
-        ms_residual = (residual**2).sum(axis=(1, 2)) / ((n - 1) * (m - 1))
         keep = (ms_item > ms_residual)[:, None]  # truncation at 0 drops both mean squares
         scale = weights[:, b] ** 2 / (n * m)  # (M,)
         item_term += np.where(keep, scale * (ms_item - ms_residual)[:, None], 0.0)

@@ -810,6 +810,17 @@ def sampling_section(analysis: Analysis, pass_figures: Mapping[str, str]) -> str
             )
             + html_table(shown)
         )
+        negative = [
+            f"{r.arm} vs {r.reference} ({name})"
+            for r in components.itertuples()
+            for name in ("training", "items")
+            if str(getattr(r, f"{name}_negative")) == "True"
+        ]
+        if negative:
+            body += muted(
+                "Estimated below 0 by chance (the estimates are not truncated, so they stay unbiased), counted as "
+                f"0 in the shares and the standard error: {_join(negative)}."
+            )
     advice = analysis.allocation
     if advice is not None and len(advice):
         lines = []

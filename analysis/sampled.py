@@ -34,7 +34,7 @@ COMPONENTS = ("training", "items", "sampling")
 COMPONENT_COLUMNS = [
     "family", "arm", "reference", "measure", "n_seeds", "n_items", "samples", "mean_diff",
     *(f"var_{name}" for name in COMPONENTS), "var_total", *(f"share_{name}" for name in COMPONENTS),
-    "se", "training_truncated", "sampling_method",
+    "se", "training_negative", "items_negative", "sampling_method",
 ]  # fmt: skip
 ALLOCATION_COLUMNS = [
     "family", "arm", "reference", "measure", "option", "minutes", "se", "se_after", "reduction",
@@ -225,12 +225,20 @@ def components_table(
                 "mean_diff": float(found.mean[j, 0]),
                 **{f"var_{name}": value for name, value in parts.items()},
                 "var_total": total,
-                **{f"share_{name}": value / total if total > 0 else np.nan for name, value in parts.items()},
+                **_shares(parts),
                 "se": float(np.sqrt(total)),
-                "training_truncated": bool(found.truncated[j, 0]),
+                "training_negative": bool(found.training_negative[j, 0]),
+                "items_negative": bool(found.items_negative[j, 0]),
                 "sampling_method": "paired by sample" if paired[i] else "independent arms",
             }
     return pd.DataFrame(rows, columns=COMPONENT_COLUMNS), found
+
+
+def _shares(parts: dict[str, float]) -> dict[str, float]:
+    """Each component's share of the variance, a negative estimate (by chance) counted as 0; NaN without any."""
+    kept = {name: max(value, 0.0) if np.isfinite(value) else 0.0 for name, value in parts.items()}
+    whole = sum(kept.values())
+    return {f"share_{name}": value / whole if whole > 0 else np.nan for name, value in kept.items()}
 
 
 def read_answers(results_dir: Path | str) -> pd.DataFrame | None:
@@ -302,7 +310,8 @@ def allocation_table(components: pd.DataFrame, pairs: Sequence, minutes: pd.Data
             mean=np.array([[row.mean_diff]]),
             total=np.array([[row.var_total]]),
             seed_term=parts["training"] + np.nan_to_num(parts["sampling"]),
-            truncated=np.array([[row.training_truncated]]),
+            training_negative=np.array([[row.training_negative]]),
+            items_negative=np.array([[row.items_negative]]),
             n_seeds=int(row.n_seeds),
             item_counts=(int(row.n_items),),
             **parts,

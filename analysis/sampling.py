@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.normal_theory import crossed_components
+from analysis.normal_theory import item_mean_squares
 
 OPTIONS = ("seed", "samples")  # the two purchases :func:`allocation` compares, in its row order
 
@@ -108,12 +108,14 @@ def cell_sampling_variance(n: np.ndarray | int, c: np.ndarray | float) -> np.nda
 class SamplingComponents:
     """Variance of each (comparison, measure)'s mean paired difference by source; arrays ``(P, M)``.
 
-    ``total = training + items + sampling`` (sampling counted as 0 where it
-    is NaN: it is then inside ``training``). ``seed_term`` is the variance over
-    seeds of each seed's measure divided by n (training plus sampling);
-    ``truncated`` marks where the sampling part exceeded it and ``training``
-    was set to 0. ``n_seeds`` and ``item_counts`` (items per benchmark) are
-    what :func:`allocation` needs besides the components.
+    ``training``, ``items`` and ``sampling`` are unbiased method-of-moments
+    estimates, not truncated, so one can be negative by chance;
+    ``training_negative`` and ``items_negative`` flag where. ``total`` is the
+    variance of the mean difference, the sum of the three with a negative
+    estimate counted as 0 (sampling as 0 where NaN); ``seed_term`` is the
+    variance over seeds of each seed's measure divided by n (training plus
+    sampling; training alone where sampling is NaN). ``n_seeds`` and
+    ``item_counts`` (items per benchmark) are what :func:`allocation` needs.
     """
 
     mean: np.ndarray
@@ -122,7 +124,8 @@ class SamplingComponents:
     sampling: np.ndarray
     total: np.ndarray
     seed_term: np.ndarray
-    truncated: np.ndarray
+    training_negative: np.ndarray
+    items_negative: np.ndarray
     n_seeds: int
     item_counts: tuple[int, ...]
 
@@ -144,7 +147,9 @@ def variance_components(
     difference (the sum of the arm's and the reference's
     :func:`cell_sampling_variance`; NaN where it cannot be estimated);
     ``weights`` is ``(M, B)``, each measure a weighted mean of benchmark
-    means. Method of moments on the model of the module docstring:
+    means. Method of moments on the model of the module docstring (Searle,
+    Casella & McCulloch 1992, Variance Components, ch. 4), every estimate
+    unbiased because none is truncated:
 
     - the seed term Var_s(per-seed measure) / n of ``crossed_components``
       holds training and sampling, and its expected sampling part is
@@ -152,17 +157,21 @@ def variance_components(
           sampling = sum_b w_b^2 (1 / m_b^2) sum_i mean_s(v_sbi) / n,
 
       exactly for independent sampling errors of any variances;
-    - training = seed term - sampling, truncated at 0 (``truncated`` says
-      where): the seed main effect and the seed x item interaction, all that
-      a new seed redraws besides evaluation sampling;
-    - items = the item term of ``crossed_components``, sum_b w_b^2
-      sigma2_item_b / m_b from the ANOVA mean squares (the sampling errors
-      are in both MS_item and MS_residual and cancel in expectation).
+    - training = seed term - sampling: the seed main effect and the seed x
+      item interaction, all that a new seed redraws besides evaluation
+      sampling (negative by chance where sampling noise dominates:
+      ``training_negative``);
+    - items = sum_b w_b^2 (MS_item_b - MS_residual_b) / (n m_b) from each
+      benchmark's ANOVA mean squares (the sampling errors are in both and
+      cancel in expectation), summed before any truncation: truncating each
+      benchmark's term at 0, as the crossed interval does to stay
+      conservative, biases the sum upward (about x2 at 4 seeds and 20-40
+      items, benchmarks/components_bias.py). Negative by chance where the
+      item effects are small: ``items_negative``.
 
     Where a benchmark of non-zero weight has a NaN variance (e.g. one sample
     per cell), the sampling part is not estimable: ``sampling`` is NaN and
-    ``training`` holds the whole seed term (training plus sampling), so that
-    ``total`` stays the crossed variance.
+    ``training`` holds the whole seed term (training plus sampling).
     """
     weights = np.asarray(weights, dtype=float)
     if len(item_variances) != len(item_diffs) or weights.ndim != 2 or weights.shape[1] != len(item_diffs):
@@ -176,11 +185,15 @@ def variance_components(
                 f"variance_components: expected benchmark {b}'s variances of the shape of its (P, n, m) differences"
                 f" {np.shape(x)}, got {np.shape(v)}"
             )
-    mean, se, _ = crossed_components(item_diffs, weights)
     per_seed = np.stack([x.mean(axis=2) for x in item_diffs], axis=2) @ weights.T  # (P, n, M)
     n = per_seed.shape[1]
+    mean = per_seed.mean(axis=1)
     seed_term = per_seed.var(axis=1, ddof=1) / n
-    items = np.maximum(se**2 - seed_term, 0.0)  # the item term; max: rounding of se**2 around an item term of 0
+    items = np.zeros_like(seed_term)
+    for b, (ms_item, ms_residual) in enumerate(item_mean_squares(item_diffs)):
+        m = item_diffs[b].shape[2]
+        if m >= 2:  # one item: no item variance to estimate
+            items += (ms_item - ms_residual)[:, None] * weights[:, b] ** 2 / (n * m)
     sampling = np.zeros_like(seed_term)
     for b, v in enumerate(item_variances):
         v = np.asarray(v, dtype=float)
@@ -188,17 +201,16 @@ def variance_components(
         w2 = weights[:, b] ** 2  # (M,)
         sampling += np.where(w2 > 0, w2 * part[:, None], 0.0)  # a weight of 0 ignores a NaN variance
     estimable = np.isfinite(sampling)
-    truncated = estimable & (sampling > seed_term)
-    training = np.where(estimable, np.maximum(seed_term - sampling, 0.0), seed_term)
-    total = training + items + np.where(estimable, sampling, 0.0)
+    training = np.where(estimable, seed_term - sampling, seed_term)
     return SamplingComponents(
         mean=mean,
         training=training,
         items=items,
         sampling=sampling,
-        total=total,
+        total=np.maximum(training, 0.0) + np.maximum(items, 0.0) + np.where(estimable, sampling, 0.0),
         seed_term=seed_term,
-        truncated=truncated,
+        training_negative=training < 0,
+        items_negative=items < 0,
         n_seeds=n,
         item_counts=tuple(int(np.shape(x)[2]) for x in item_diffs),
     )
@@ -262,8 +274,10 @@ def allocation(
     estimable = np.isfinite(c.sampling)
     sampling = np.where(estimable, c.sampling, 0.0)
     se = np.sqrt(c.total)
-    se_seed = np.sqrt((c.training + sampling) * n / (n + 1) + c.items)
-    se_samples = np.where(estimable, np.sqrt(c.training + sampling / 2 + c.items), np.nan)
+    # a negative estimate (by chance) counts as 0, as in the total
+    items, training = np.maximum(c.items, 0.0), np.maximum(c.training, 0.0)
+    se_seed = np.sqrt((training + sampling) * n / (n + 1) + items)
+    se_samples = np.where(estimable, np.sqrt(training + sampling / 2 + items), np.nan)
     gain_seed, gain_samples = (se - se_seed) / seed_cost, (se - se_samples) / samples_cost
     samples_better = estimable & (gain_samples > gain_seed)  # NaN compares False
     advice = np.where(samples_better, "samples", "seed")

@@ -40,8 +40,8 @@ class Regime:
 
 REGIMES = (
     Regime("issue 26: 30/20/40 items, 4 seeds, k = 8", (30, 20, 40), 4, 8, 0.04, 0.01, 0.03),
-    Regime("items dominate: 3 x 50 items, 8 seeds, k = 4", (50, 50, 50), 8, 4, 0.10, 0.005, 0.02),
-    Regime("seeds dominate: 3 x 50 items, 8 seeds, k = 4", (50, 50, 50), 8, 4, 0.01, 0.03, 0.02),
+    Regime("items dominate: 3 x 50 items, 8 seeds, k = 4", (50, 50, 50), 8, 4, 0.10, 0.015, 0.05),
+    Regime("seeds dominate: 3 x 50 items, 8 seeds, k = 4", (50, 50, 50), 8, 4, 0.04, 0.05, 0.05),
 )
 
 
