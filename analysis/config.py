@@ -227,22 +227,50 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
     design = _parse_design(raw.get("seeds"), settings, source)
     predictions = parse_predictions(raw.get("predictions"), comparisons, settings.equivalence_margin, source)
     if benchmarks is not None:
-        _check_predicted_measures(predictions, compared_measures(settings, benchmarks), source)
+        _check_predicted_measures(predictions, settings, benchmarks, source)
     return Config(experiment, comparisons, benchmarks, input_spec, settings, source, design, predictions)
 
 
 def compared_measures(settings: Settings, benchmarks: dict[str, str]) -> list[str]:
-    """The measures the comparisons table will hold: summaries, statistics, pass@k (k > 1), benchmarks."""
+    """The measures the comparisons table will hold: summaries, statistics, pass@k (k > 1), benchmarks.
+
+    A summary or benchmark that weighs the benchmarks exactly as an earlier one does is left out, as the
+    analysis leaves it out (:func:`analysis.summaries.twin_measures`).
+    """
     from analysis.sampled import measure_name
     from analysis.summaries import BUILT_IN
 
     measures = [*BUILT_IN, *settings.subsets, *settings.statistics]
     measures += [measure_name(k) for k in settings.pass_k if k > 1]  # pass@1 is the primary summary itself
-    return measures + (list(benchmarks) if settings.per_benchmark else [])
+    measures += list(benchmarks) if settings.per_benchmark else []
+    return [m for m in measures if m not in measure_twins(settings, benchmarks)]
 
 
-def _check_predicted_measures(predictions: tuple[Prediction, ...], measures: list[str], source: str) -> None:
+def measure_twins(settings: Settings, benchmarks: dict[str, str]) -> dict[str, str]:
+    """The configured summaries and benchmarks that are another measure under a second name: name -> that measure."""
+    import numpy as np
+    import pandas as pd
+
+    from analysis.summaries import summary_weights, twin_measures
+
+    weights = summary_weights(pd.Series(benchmarks, dtype=object), settings.subsets)
+    if settings.per_benchmark:
+        names = list(benchmarks)
+        weights = pd.concat([weights, pd.DataFrame(np.eye(len(names)), index=names, columns=names)])
+    return twin_measures(weights)
+
+
+def _check_predicted_measures(
+    predictions: tuple[Prediction, ...], settings: Settings, benchmarks: dict[str, str], source: str
+) -> None:
+    measures, twins = compared_measures(settings, benchmarks), measure_twins(settings, benchmarks)
     for i, prediction in enumerate(predictions):
+        if prediction.summary in twins:
+            raise AnalysisInputError(
+                f"{source}: predictions[{i}].summary: {prediction.summary!r} weighs the benchmarks exactly as "
+                f"{twins[prediction.summary]!r} does, so the analysis tests it once, as {twins[prediction.summary]!r}; "
+                f"predict on that"
+            )
         if prediction.summary not in measures:
             raise AnalysisInputError(
                 f"{source}: predictions[{i}].summary: {prediction.summary!r} is not a compared measure; "

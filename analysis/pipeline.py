@@ -157,16 +157,14 @@ def run_analysis(
             items = summaries.item_scores(scores)
     # a measure that weighs the benchmarks exactly as an earlier one does (one benchmark: every summary is that
     # benchmark; domains of equal size: flat is domain_balanced) is the same measure: tested and shown once
-    same = measure_weights.duplicated(keep="first")
-    if same.any():
-        first = {tuple(row): name for name, row in measure_weights[~same].iterrows()}
-        twins = {name: first[tuple(row)] for name, row in measure_weights[same].iterrows()}
+    twins = summaries.twin_measures(measure_weights)
+    if twins:
         notes.append(
             "Same measure under another name, tested and shown once: "
             + "; ".join(f"{name} = {twin}" for name, twin in twins.items())
             + " (they weigh the benchmarks identically)."
         )
-        measure_weights = measure_weights[~same]
+        measure_weights = measure_weights.drop(index=list(twins))
     weighted = summaries.summarize(accuracy, measure_weights)
     # pass@1 is avg@k weighted like the primary summary, i.e. the primary summary itself: in summaries.csv for the
     # pass@k curve, but not tested a second time (it would only enlarge the secondary Holm family)

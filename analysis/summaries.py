@@ -33,6 +33,18 @@ def benchmark_domains(scores: pd.DataFrame) -> pd.Series:
     return scores.drop_duplicates("benchmark").set_index("benchmark")["domain"]
 
 
+def twin_measures(weights: pd.DataFrame) -> dict[str, str]:
+    """Measures (rows of a weight matrix) that weigh the benchmarks exactly as an earlier row does: name -> that row.
+
+    With one benchmark every summary is that benchmark; with domains of equal size flat is domain_balanced.
+    Such a twin is the same measure under another name, so the analysis tests and shows it once.
+    """
+    rounded = weights.round(12)  # 1/4/3 and 1/12 differ in the last bit
+    same = rounded.duplicated(keep="first")
+    first = {tuple(row): name for name, row in rounded[~same].iterrows()}
+    return {name: first[tuple(row)] for name, row in rounded[same].iterrows()}
+
+
 def summary_weights(domains: pd.Series, subsets: dict[str, dict[str, float]] | None = None) -> pd.DataFrame:
     """Weight matrix (summary x benchmark) of the built-in summaries and the named ``subsets``.
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from analysis.config import DEFAULTS, apply_overrides, load_config, parse_config
+from analysis.config import DEFAULTS, apply_overrides, compared_measures, load_config, parse_config
 from analysis.errors import AnalysisInputError
 
 BASE = {"experiment": "demo", "comparisons": [{"family": "estimators", "reference": "grpo", "arms": ["rloo"]}]}
@@ -120,3 +120,22 @@ def test_every_default_is_a_documented_setting():
 
     for key in DEFAULTS:
         assert f"\n{key} " in module.__doc__, key
+
+
+def test_a_prediction_on_a_measure_under_a_second_name_names_the_one_tested():
+    # four benchmarks in two domains of two: flat weighs them exactly as domain_balanced does (tested once)
+    raw = {
+        "experiment": "x",
+        "benchmarks": {"a": {"domain": "m"}, "b": {"domain": "m"}, "c": {"domain": "l"}, "d": {"domain": "l"}},
+        "comparisons": [{"family": "f", "reference": "r", "arms": ["a1"]}],
+        "predictions": [{"family": "f", "arm": "a1", "direction": "better", "summary": "flat", "source": "s"}],
+    }
+    with pytest.raises(
+        AnalysisInputError,
+        match=r"predictions\[0\].summary: 'flat' weighs the benchmarks exactly as "
+        r"'domain_balanced' does, so the analysis tests it once, as 'domain_balanced'; predict on that",
+    ):
+        parse_config(raw, source="cfg.yaml")
+    assert "flat" not in compared_measures(
+        parse_config({**raw, "predictions": []}).settings, {b: v["domain"] for b, v in raw["benchmarks"].items()}
+    )

@@ -24,7 +24,7 @@ def _rejects(raw, match):
 def test_default_and_tiny_configs_validate_with_defaults():
     config = load_config([REPO / "config" / "config.yaml"])
     assert config["experiment"] == "demo"
-    assert {"grpo", "dr_grpo", "rloo", "difffilter"} <= set(config["arms"])
+    assert {"grpo", "dr_grpo", "difffilter", "no_learning"} <= set(config["arms"])
     assert len(config["benchmarks"]) == 12
     assert {b["domain"] for b in config["benchmarks"].values()} == {"math", "logic", "science"}
     assert config["recipe"]["loss_agg"] == "token-mean"  # a schema default

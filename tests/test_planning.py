@@ -179,19 +179,25 @@ def _armlab(*args):
     )
 
 
-def test_armlab_plan_on_the_demo_config_warns_before_anything_is_spent():
+def test_armlab_plan_on_the_demo_config_says_it_can_decide_and_warns_at_three_seeds():
     done = _armlab("config/config.yaml")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("armlab plan: family estimators: 2 arm(s) x 3 seeds: smallest Holm p 0.5")
-    assert any(line.startswith("armlab plan: WARNING: with 3 seeds") for line in lines)
+    # one arm per family, 6 seeds: 2/64; 12 benchmarks in domains of 4 (flat = domain_balanced) + pass@2, pass@4
+    assert lines[0].startswith(
+        "armlab plan: family estimators: 1 arm(s) x 6 seeds: smallest Holm p 0.0312 (can reach alpha = 0.05), "
+        "its 14 secondary cell(s) 0.438; equivalence within ±1 point(s) attainable"
+    )
+    assert "WARNING" not in done.stdout
+    fewer = _armlab("config/config.yaml", "--seeds", "3")  # the demo before issue 26: nothing could be significant
+    assert any(line.startswith("armlab plan: WARNING: with 3 seeds") for line in fewer.stdout.splitlines())
     more = _armlab("config/config.yaml", "--seeds", "8", "--sd", "0.01")
     assert more.returncode == 0 and "WARNING" not in more.stdout
     config = load_config("config/config.yaml")
-    (estimators, _) = planning.plan_families(config, 8, sd=0.01)
+    (estimators, *_) = planning.plan_families(config, 8, sd=0.01)
     assert f"seeds for 2 points {estimators.seeds_needed:.0f}" in more.stdout
     raw = load_mapping("config/config.yaml")
-    assert planning.configured_seeds(raw, config) == 3
+    assert planning.configured_seeds(raw, config) == 6
 
 
 def test_armlab_plan_refuses_a_bad_seed_count_in_one_line():

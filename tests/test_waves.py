@@ -134,12 +134,12 @@ def test_the_final_table_replays_the_recorded_looks(tmp_path):
 def test_a_sequential_design_puts_every_arm_in_a_comparison():
     from training.config import load_config
 
-    with pytest.raises(ConfigError, match=r"arm\(s\) \['difffilter'\] are in no comparison"):
+    with pytest.raises(ConfigError, match=r"arm\(s\) \['difffilter', 'no_learning'\] are in no comparison"):
         load_config(
             ["config/config.yaml"],
             {
                 "seeds": {"initial": 2, "wave": 1, "max": 4},
-                "comparisons": [{"family": "estimators", "reference": "grpo", "arms": ["dr_grpo", "rloo"]}],
+                "comparisons": [{"family": "estimators", "reference": "grpo", "arms": ["dr_grpo"]}],
             },
         )
     with pytest.raises(ConfigError, match=r"seeds.initial: 6 is above seeds.max \(4\)"):
