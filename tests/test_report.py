@@ -434,3 +434,22 @@ def test_two_seeds_give_seeds_needed_as_a_lower_end_not_a_range_of_noise():
     # with enough seeds the range is informative and stays a range
     rows = rows.assign(n_seeds=12, seeds_needed_high=[14.0, 15.0], mde_high=[0.03, 0.04])
     assert "seeds needed 7–15." in report.precision_sentence(rows, SETTINGS)
+
+
+def test_the_report_names_every_component_estimated_below_zero():
+    # unbiased components are not truncated (issue 26): a negative one is named and counts as 0 in the shares
+    row = {
+        "family": "f", "arm": "a", "reference": "ref", "measure": "domain_balanced", "n_seeds": 4, "n_items": 90,
+        "samples": 8, "mean_diff": 0.01, "var_training": -2e-5, "var_items": 3e-5, "var_sampling": 1e-4,
+        "var_total": 1.3e-4, "share_training": 0.0, "share_items": 3 / 13, "share_sampling": 10 / 13,
+        "se": 1.3e-4**0.5, "training_negative": True, "items_negative": False, "sampling_method": "paired by sample",
+    }  # fmt: skip
+    empty = pd.DataFrame()
+    analysis = report.Analysis(
+        manifest={}, settings=SETTINGS, comparisons=empty, summaries=empty, weights=empty, rankings=empty,
+        sensitivity=empty, dropped=empty, probability_of_improvement=None, performance_profiles=None,
+        variance_components=pd.DataFrame([row, {**row, "arm": "b", "training_negative": False}]),
+    )  # fmt: skip
+    html = report.sampling_section(analysis, {})
+    assert "counted as 0 in the shares and the standard error: a vs ref (training)." in html
+    assert "b vs ref" not in html.split("Estimated below 0")[1]
