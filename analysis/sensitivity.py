@@ -60,13 +60,13 @@ def rankings(
 
 
 def _separated(a: pd.Series, b: pd.Series, confidence: float, max_exact: int, resamples: int, seed: int) -> bool:
-    """Whether the sign-flip interval of a - b over their common seeds excludes 0."""
+    """Whether the sign-flip interval of a - b over their common seeds excludes 0, i.e. p <= 1 - confidence."""
     d = (a - b).dropna().to_numpy()
     if len(d) < 2:
         return False
     rng = np.random.default_rng([seed, len(d), 3])  # 3: the rankings' purpose (intervals use 0-2)
-    ci = resampling.sign_flip(d[None], confidence=confidence, max_exact=max_exact, resamples=resamples, rng=rng)["ci"]
-    return bool(ci[0, 0] > 0 or ci[0, 1] < 0)
+    p = resampling.sign_flip_pvalue(d[None], max_exact=max_exact, resamples=resamples, rng=rng)[0]
+    return bool(p <= 1 - confidence)
 
 
 def rank_correlations(ranked: pd.DataFrame, higher_is_better: Mapping[str, bool] | None = None) -> pd.DataFrame:
