@@ -56,6 +56,13 @@ statistics             []            per-run statistics compared like summaries
                                      parameters (:data:`analysis.statistics.STATISTICS`)
 rankings               null          ``{name: [arms]}``; default one per family
                                      (its reference and arms)
+pairing                paired        paired: runs matched by seed, the sign-flip test
+                                     of paired differences; unpaired: independent
+                                     runs, the exact permutation test of run-level
+                                     scores (:func:`analysis.resampling.permutation`)
+common_seeds_only      false         paired runs whose arms ran different seeds: keep
+                                     the seeds every compared arm ran, list the rest
+                                     as dropped (default: refused)
 drop_incomplete        false         drop runs lacking benchmarks or items instead of
                                      failing; the outputs list what was dropped
 pass_k                 eval.pass_k   k of the unbiased pass@k (Chen et al. 2021), each
@@ -102,7 +109,10 @@ DEFAULTS = {
     "rankings": None,
     "drop_incomplete": False,
     "pass_k": None,
+    "pairing": "paired",
+    "common_seeds_only": False,
 }
+PAIRINGS = ("paired", "unpaired")
 
 
 @dataclass(frozen=True)
@@ -139,6 +149,8 @@ class Settings:
     power_replicates: int = 4000
     statistics: dict = field(default_factory=dict)  # name -> {parameter: value}, every parameter given
     pass_k: tuple = ()  # k of each pass@k measure
+    pairing: str = "paired"  # or "unpaired": runs not matched by seed, compared as independent samples
+    common_seeds_only: bool = False  # paired runs of different seed sets: keep the seeds every compared arm ran
 
 
 @dataclass(frozen=True)
@@ -225,6 +237,11 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
     except ConfigError as exc:
         raise AnalysisInputError(str(exc)) from None
     design = _parse_design(raw.get("seeds"), settings, source)
+    if design is not None and settings.pairing == "unpaired":
+        raise AnalysisInputError(
+            f"{source}: analysis.pairing: unpaired cannot run a sequential design (seeds: {{initial, wave, max}}), "
+            f"whose looks pair the arms by seed; give a seed list"
+        )
     predictions = parse_predictions(raw.get("predictions"), comparisons, settings.equivalence_margin, source)
     if benchmarks is not None:
         _check_predicted_measures(predictions, settings, benchmarks, source)
@@ -369,6 +386,16 @@ def _parse_settings(section: dict, source: str) -> Settings:
 
     if s["equivalence_test"] not in ("sign_flip", "t"):
         fail("equivalence_test", "sign_flip or t")
+    if s["pairing"] not in PAIRINGS:
+        fail("pairing", f"one of {list(PAIRINGS)}")
+    if s["pairing"] == "unpaired":
+        # the other intervals and tests are of paired differences; an unpaired row must not borrow them
+        paired_only = {"ci_methods": [], "equivalence_test": "sign_flip", "item_bootstrap": False}
+        for key, allowed in paired_only.items():
+            if s[key] != allowed:
+                fail(key, f"{allowed!r} with analysis.pairing: unpaired (the other choices pair runs by seed)")
+        if flag("common_seeds_only"):
+            fail("common_seeds_only", "false with analysis.pairing: unpaired (unpaired runs need no common seeds)")
     return Settings(
         alpha=number("alpha", 0, 0.5),
         confidence=number("confidence", 0, 1),
@@ -390,6 +417,8 @@ def _parse_settings(section: dict, source: str) -> Settings:
         rankings=_parse_rankings(s["rankings"], source),
         drop_incomplete=flag("drop_incomplete"),
         pass_k=_parse_pass_k(s["pass_k"], source),
+        pairing=s["pairing"],
+        common_seeds_only=flag("common_seeds_only"),
     )
 
 

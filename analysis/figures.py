@@ -38,8 +38,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from analysis import power
-from analysis.resampling import min_sign_flip_pvalue
-from analysis.tables import higher_is_better, verdicts
+from analysis.tables import higher_is_better, is_unpaired, sizes_text, verdicts
 from armlab.contract import BASE_ARM
 
 if TYPE_CHECKING:
@@ -118,7 +117,7 @@ def cannot_reach_alpha(table: pd.DataFrame, alpha: float) -> str | None:
     if worst["min_attainable_p"] <= alpha:
         return None
     return (
-        f"With {int(worst['n_seeds'])} seeds no Holm-adjusted p in this family can be below "
+        f"With {sizes_text(worst)} no Holm-adjusted p in this family can be below "
         f"{worst['min_attainable_p']:.3g} > α = {alpha:g}: nothing here can be significant, whatever the data."
     )
 
@@ -170,14 +169,15 @@ def forest_plot(table: pd.DataFrame, alpha: float, styles: Mapping[str, Mapping[
         ax.grid(axis="y", visible=False)
     axes[0].set_yticks(range(len(arms)), arms)
     axes[0].set_ylim(len(arms) - 0.5, -0.5)
-    n = int(rows["n_seeds"].max())
+    sizes = sizes_text(rows.loc[rows["n_seeds"].idxmax()])
     handles = [
         Line2D([], [], marker="o", color="#444444", mfc="#444444", ls="none", label="Holm-significant"),
         Line2D([], [], marker="D", color="#444444", mfc="white", ls="none", label=f"equivalent (±{margin:g})"),
         Line2D([], [], marker="o", color="#444444", mfc="white", ls="none", label="inconclusive"),
     ]
     fig.legend(handles=handles, loc="outside lower center", ncols=3)
-    title = f"{rows['family'].iloc[0]}: arms vs {reference}, {n} seeds, sign-flip intervals at Holm's level"
+    test = "permutation" if is_unpaired(rows) else "sign-flip"
+    title = f"{rows['family'].iloc[0]}: arms vs {reference}, {sizes}, {test} intervals at Holm's level"
     warning = cannot_reach_alpha(rows[rows["measure"] == measures[0]], alpha)  # the primary summary decides first
     fig.suptitle(
         title + (f"\n{warning}" if warning else ""), fontsize=10, color=WARNING_COLOR if warning else REFERENCE_COLOR
@@ -237,7 +237,8 @@ def benchmark_heatmap(table: pd.DataFrame, domains: Mapping[str, str] | None = N
         )
         secondary.tick_params(length=0)
     fig.colorbar(image, ax=ax, label="Δ (points)", shrink=0.8)
-    ax.set_title("Mean paired difference per benchmark (bold: significant, gatekept Holm over the family)")
+    kind = "Difference of mean scores (unpaired runs)" if is_unpaired(table) else "Mean paired difference"
+    ax.set_title(f"{kind} per benchmark (bold: significant, gatekept Holm over the family)")
     return fig
 
 
@@ -372,8 +373,9 @@ def power_plot(
     Each arm's line uses the observed standard deviation of its paired
     differences on the primary summary, at the family's first Holm level
     α/k and ``settings.power``: the power of the exact sign-flip test
-    (:func:`analysis.power.minimum_detectable_effect`).
-    Seeds with which the sign-flip test cannot reach α/k at all are shaded;
+    (:func:`analysis.power.minimum_detectable_effect`); unpaired, of the
+    permutation test with as many runs of each arm, at the pooled sd of runs.
+    Seeds with which the test cannot reach α/k at all are shaded;
     the dotted line is the seeds used, the dashed one ``settings.power_effect``.
     """
     rows = first_method(table[table["level"] == "summary"])
@@ -381,6 +383,8 @@ def power_plot(
     rows = rows[rows["measure"] == primary]
     families = list(dict.fromkeys(rows["family"]))
     seeds = np.arange(2, max_seeds + 1)
+    unpaired = is_unpaired(rows)
+    other = seeds if unpaired else 0  # unpaired: as many runs of the reference as of the arm
     fig = Figure(figsize=(4.2 * len(families), 3.2), layout="constrained")
     axes = fig.subplots(1, len(families), squeeze=False)[0]
     for ax, family in zip(axes, families):
@@ -389,10 +393,12 @@ def power_plot(
         styles_here = styles or arm_styles(block["arm"])
         limits = power.options(settings)
         for row in block.itertuples():
-            mde = power.minimum_detectable_effect(np.full(len(seeds), row.sd_diff), seeds, level=level, **limits)
+            mde = power.minimum_detectable_effect(
+                np.full(len(seeds), row.sd_diff), seeds, level=level, n_reference=other, **limits
+            )
             ax.plot(seeds, 100 * np.where(np.isfinite(mde), mde, np.nan), label=row.arm, **styles_here[row.arm])
         unreachable = (
-            min_sign_flip_pvalue(seeds, max_exact=settings.exact_max_seeds, resamples=settings.sign_flip_resamples)
+            power.min_pvalue(seeds, other, max_exact=settings.exact_max_seeds, resamples=settings.sign_flip_resamples)
             > level
         )
         if unreachable.any():
@@ -404,7 +410,7 @@ def power_plot(
             color=REFERENCE_COLOR,
             ls=":",
             lw=1,
-            label=f"{int(block['n_seeds'].max())} seeds used",
+            label=f"{int(block['n_seeds'].max())} {'runs' if unpaired else 'seeds'} used",
         )
         ax.axhline(
             100 * settings.power_effect,
@@ -415,12 +421,13 @@ def power_plot(
         )
         ax.set_xlim(1.5, max_seeds + 0.5)
         ax.set_ylim(bottom=0)
-        ax.set_xlabel("matched seeds")
+        ax.set_xlabel("runs per arm (unpaired)" if unpaired else "matched seeds")
         ax.set_title(f"{family} (vs {block['reference'].iloc[0]})")
         ax.legend(fontsize=7, loc="upper right")
     axes[0].set_ylabel("detectable effect (points)")
     fig.suptitle(
-        f"Power on {primary}: smallest effect the sign-flip test detects with probability "
+        f"Power on {primary}: smallest effect the {'permutation' if unpaired else 'sign-flip'} test detects with "
+        f"probability "
         f"{settings.power:g} at the observed spread",
         fontsize=10,
     )

@@ -60,8 +60,11 @@ def probability_of_improvement(
 ) -> pd.DataFrame:
     """The paired probability of improvement of every (family, arm), one row per interval method (:data:`COLUMNS`).
 
-    ``accuracy`` is runs (index arm, seed) x benchmarks.
+    ``accuracy`` is runs (index arm, seed) x benchmarks. Runs not matched by
+    seed (``analysis.pairing: unpaired``) get :func:`unpaired_probability`.
     """
+    if settings.pairing == "unpaired":
+        return unpaired_probability(accuracy, comparisons, settings.confidence)
     pairs = paired.paired_differences(accuracy, comparisons)
     by_n = {}
     for i, pair in enumerate(pairs):
@@ -92,3 +95,36 @@ def probability_of_improvement(
                 ]
             )
     return pd.concat([found[i] for i in range(len(pairs))], ignore_index=True)[COLUMNS]
+
+
+def unpaired_probability(accuracy: pd.DataFrame, comparisons: Sequence[Comparison], confidence: float) -> pd.DataFrame:
+    """rliable's unpaired probability of improvement (Agarwal et al. 2021), one row per (family, arm), no interval.
+
+    Per benchmark, the share of all (run of the arm, run of the reference)
+    pairs where the arm scores higher, ties 1/2 (the Mann-Whitney U over
+    n1 n2); the mean over benchmarks. Descriptive: no interval or p-value
+    (rliable's stratified bootstrap is not exact at these run counts).
+    """
+    rows = []
+    for comp in comparisons:
+        ref = accuracy.loc[comp.reference].to_numpy()
+        for arm in comp.arms:
+            mine = accuracy.loc[arm].to_numpy()
+            beats = mine[:, None, :] - ref[None, :, :]  # arm runs x reference runs x benchmarks
+            rows.append(
+                {
+                    "family": comp.family,
+                    "arm": arm,
+                    "reference": comp.reference,
+                    "n_seeds": len(mine),
+                    "n_benchmarks": mine.shape[1],
+                    "probability": ((beats > 0) + 0.5 * (beats == 0)).mean(),
+                    "ci_low": np.nan,
+                    "ci_high": np.nan,
+                    "ci_method": "",
+                    "ci_level": confidence,
+                    "p_value": np.nan,
+                    "note": f"unpaired: Mann-Whitney share over {len(mine)} x {len(ref)} runs, no interval",
+                }
+            )
+    return pd.DataFrame(rows, columns=COLUMNS)

@@ -35,8 +35,25 @@ if TYPE_CHECKING:
     from analysis.config import Settings
 
 FIRST_METHOD = "sign_flip"  # the interval of the test that decides, always the first row
+UNPAIRED_METHOD = "permutation"  # its place for independent runs (analysis.pairing: unpaired)
 BCA_FALLBACK = "BCa undefined (no spread in the bootstrap); percentile interval shown"
-_SEEDS, _SIGN_FLIP, _CROSSED = 0, 1, 2  # purposes in the generator seed
+_SEEDS, _SIGN_FLIP, _CROSSED, _PERMUTATION = 0, 1, 2, 3  # purposes in the generator seed
+
+
+def first_method(pairing: str) -> str:
+    """The ``ci_method`` of the interval of the test that decides, for ``analysis.pairing``."""
+    return UNPAIRED_METHOD if pairing == "unpaired" else FIRST_METHOD
+
+
+def test_options(settings: Settings) -> dict[str, float | int]:
+    """The keyword arguments of the exact tests (:func:`analysis.resampling.sign_flip`, ``permutation``)."""
+    return {
+        "confidence": settings.confidence,
+        "alpha": settings.alpha,
+        "margin": settings.equivalence_margin,
+        "max_exact": settings.exact_max_seeds,
+        "resamples": settings.sign_flip_resamples,
+    }
 
 
 class Block:
@@ -56,16 +73,21 @@ class Block:
     @cached_property
     def sign_flip(self) -> dict[str, np.ndarray]:
         """:func:`analysis.resampling.sign_flip` of every row: p-value, inverted interval and TOST."""
-        s = self.settings
-        return resampling.sign_flip(
-            self.d,
-            confidence=s.confidence,
-            alpha=s.alpha,
-            margin=s.equivalence_margin,
-            max_exact=s.exact_max_seeds,
-            resamples=s.sign_flip_resamples,
-            rng=self.rng(_SIGN_FLIP),
-        )
+        return resampling.sign_flip(self.d, rng=self.rng(_SIGN_FLIP), **test_options(self.settings))
+
+    @property
+    def test(self) -> dict[str, np.ndarray]:
+        """The test that decides: :attr:`sign_flip`."""
+        return self.sign_flip
+
+    @property
+    def mean(self) -> np.ndarray:
+        return self.d.mean(axis=1)
+
+    @property
+    def spread(self) -> np.ndarray:
+        """The sd of the paired differences, which scales the test's power."""
+        return normal_theory.spread(self.d)
 
     @cached_property
     def t(self) -> np.ndarray:
@@ -85,6 +107,34 @@ class Block:
         return np.full(len(self.d), "", dtype=object)
 
 
+class UnpairedBlock:
+    """K rows of independent runs: the arm's n and the reference's n_reference (``analysis.pairing: unpaired``)."""
+
+    methods = ()  # the other intervals are of paired differences
+
+    def __init__(self, x: np.ndarray, y: np.ndarray, settings: Settings) -> None:
+        self.x, self.y = np.atleast_2d(np.asarray(x, dtype=float)), np.atleast_2d(np.asarray(y, dtype=float))
+        self.n, self.n_reference = self.x.shape[1], self.y.shape[1]
+        self.settings = settings
+
+    @cached_property
+    def test(self) -> dict[str, np.ndarray]:
+        """:func:`analysis.resampling.permutation` of every row: p-value, inverted interval and TOST."""
+        rng = np.random.default_rng([self.settings.bootstrap_seed, self.n, self.n_reference, _PERMUTATION])
+        return resampling.permutation(self.x, self.y, rng=rng, **test_options(self.settings))
+
+    @property
+    def mean(self) -> np.ndarray:
+        return self.x.mean(axis=1) - self.y.mean(axis=1)
+
+    @property
+    def spread(self) -> np.ndarray:
+        """The pooled sd of runs within an arm, which scales the test's power."""
+        squares = ((self.x - self.x.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
+        squares += ((self.y - self.y.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
+        return np.sqrt(squares / (self.n + self.n_reference - 2))
+
+
 def sign_flip_interval(block: Block) -> tuple[np.ndarray, np.ndarray]:
     """The shifts the exact sign-flip test does not reject (Hartigan 1969); (-inf, inf) with a note where unbounded."""
     unbounded = ~np.isfinite(block.sign_flip["ci"]).all(axis=1)
@@ -92,9 +142,19 @@ def sign_flip_interval(block: Block) -> tuple[np.ndarray, np.ndarray]:
     return block.sign_flip["ci"], note.astype(object)
 
 
-def unbounded_note(n: int, confidence: float) -> str:
-    """Why a sign-flip interval is unbounded: with n seeds no data can make the test reject at 1 - confidence."""
-    return f"unbounded: with {n} seeds the exact test cannot reject at {1 - confidence:.3g}"
+def unbounded_note(n: int, confidence: float, n_reference: int | None = None) -> str:
+    """Why an exact test's interval is unbounded: with n seeds (or n and n_reference runs) no data can make the
+    test reject at 1 - confidence."""
+    sizes = f"{n} seeds" if n_reference is None else f"{n} and {n_reference} unpaired runs"
+    return f"unbounded: with {sizes} the exact test cannot reject at {1 - confidence:.3g}"
+
+
+def permutation_interval(block: UnpairedBlock) -> tuple[np.ndarray, np.ndarray]:
+    """The shifts the exact two-sample permutation test does not reject (Pitman 1937); (-inf, inf) where unbounded."""
+    ci = block.test["ci"]
+    unbounded = ~np.isfinite(ci).all(axis=1)
+    note = np.where(unbounded, unbounded_note(block.n, block.settings.confidence, block.n_reference), "")
+    return ci, note.astype(object)
 
 
 def t_interval(block: Block) -> tuple[np.ndarray, np.ndarray]:
@@ -158,8 +218,10 @@ def lookup(registry: Mapping[str, Callable], name: str, key: str) -> Callable:
     return registry[name]
 
 
-def seed_intervals(block: Block) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def seed_intervals(block: Block | UnpairedBlock) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """``{method: (ci, note)}``: the first interval, then each of ``block.methods`` in order."""
+    if isinstance(block, UnpairedBlock):
+        return {UNPAIRED_METHOD: permutation_interval(block)}
     names = [FIRST_METHOD, *(m for m in block.methods if m != FIRST_METHOD)]
     return {name: lookup(SEED_METHODS, name, "analysis.ci_methods")(block) for name in names}
 

@@ -783,6 +783,8 @@ def validate_scores(
     drop_incomplete: bool = False,
     nested_seeds: bool = False,
     source: str = "scores",
+    unpaired: bool = False,
+    common_seeds_only: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Check a tidy table before any computation; return ``(frame, dropped)``.
 
@@ -805,7 +807,10 @@ def validate_scores(
     exactly :data:`COLUMNS`, with ``seed`` and ``n_samples`` int64. With
     ``nested_seeds`` (a sequential design, which stops an arm before its
     reference, or after it when the arm is still open in another family) one
-    of the two seed sets may hold the other.
+    of the two seed sets may hold the other. With ``unpaired`` (independent
+    runs, ``analysis.pairing: unpaired``) seeds are not matched at all. With
+    ``common_seeds_only`` the runs of compared arms whose seed some compared
+    arm lacks are removed and listed in ``dropped``.
     """
 
     def fail(problem: str, bad: pd.Series) -> NoReturn:
@@ -857,13 +862,27 @@ def validate_scores(
             )
 
     seeds = frame.groupby("arm", observed=True)["seed"].unique().map(lambda s: set(s.tolist())).to_dict()
+    unmatched = pd.DataFrame(columns=[*RUN, "reason"])
+    if common_seeds_only:
+        compared = [a for comp in comparisons for a in (comp.reference, *comp.arms) if a in seeds]
+        common = set.intersection(*(seeds[a] for a in compared)) if compared else set()
+        unmatched = pd.DataFrame(
+            [
+                (arm, seed, f"seed {seed} was not run by every compared arm (analysis.common_seeds_only)")
+                for arm in dict.fromkeys(compared)
+                for seed in sorted(seeds[arm] - common)
+            ],
+            columns=[*RUN, "reason"],
+        ).astype({"seed": "int64"})
+        seeds |= {arm: seeds[arm] & common for arm in compared}
+        frame = frame[~(frame["arm"].isin(compared) & ~frame["seed"].isin(common))]
     for comp in comparisons:
         absent = [a for a in (comp.reference, *comp.arms) if a not in seeds]
         if absent:
             raise AnalysisInputError(
                 f"{source}: family {comp.family}: arm(s) {absent} have no scores; arms present: {sorted(seeds)}"
             )
-        for arm in comp.arms:
+        for arm in () if unpaired else comp.arms:
             if nested_seeds and (seeds[arm] <= seeds[comp.reference] or seeds[comp.reference] <= seeds[arm]):
                 continue  # a sequential design stops an arm before its reference, or (open elsewhere) after it
             if seeds[arm] != seeds[comp.reference]:
@@ -885,7 +904,7 @@ def validate_scores(
     if len(incomplete):
         bad = pd.MultiIndex.from_frame(frame[RUN]).isin(pd.MultiIndex.from_frame(incomplete[RUN]))
         frame = frame[~bad]
-    return frame, incomplete
+    return frame, pd.concat([unmatched, incomplete], ignore_index=True) if len(unmatched) else incomplete
 
 
 def incomplete_runs(frame: pd.DataFrame) -> pd.DataFrame:

@@ -62,8 +62,13 @@ def min_attainable_p(p_min: np.ndarray | float, k: np.ndarray | int) -> np.ndarr
     return np.minimum(1.0, k * np.asarray(p_min, dtype=float))
 
 
-def attainability_statement(n: int, k: int, p_min: float, alpha: float, family: str) -> str | None:
-    """Plain words on whether n seeds can reach ``alpha`` in a family of k primary comparisons, or ``None``."""
+def attainability_statement(
+    n: int, k: int, p_min: float, alpha: float, family: str, design: str | None = None
+) -> str | None:
+    """Plain words on whether n seeds can reach ``alpha`` in a family of k primary comparisons, or ``None``.
+
+    ``design`` replaces "with n seeds an exact sign-flip test has 2^n sign patterns" (unpaired runs).
+    """
     bound = float(min_attainable_p(p_min, k))
     if bound <= alpha:
         return None
@@ -73,21 +78,27 @@ def attainability_statement(n: int, k: int, p_min: float, alpha: float, family: 
         else f"a single comparison could reach p = {p_min:.3g}, but not after Holm over {k}"
     )
     return (
-        f"Family {family}: with {n} seeds an exact sign-flip test has {2**n} sign patterns, so {single}; "
+        f"Family {family}: {design or f'with {n} seeds an exact sign-flip test has {2**n} sign patterns'}, "
+        f"so {single}; "
         f"the smallest Holm-adjusted p over its {k} comparison(s) is {bound:.3g} > alpha = {alpha}. "
         f"No result in this family can be significant at alpha whatever the data, so 'not significant' "
         f"here is not evidence of no effect; more seeds are needed."
     )
 
 
-def secondary_attainability_statement(n: int, k: int, m: int, p_min: float, alpha: float, family: str) -> str | None:
-    """Plain words on whether the family's m gatekept secondary cells can reach ``alpha``, or ``None``."""
+def secondary_attainability_statement(
+    n: int, k: int, m: int, p_min: float, alpha: float, family: str, runs: str | None = None
+) -> str | None:
+    """Plain words on whether the family's m gatekept secondary cells can reach ``alpha``, or ``None``.
+
+    ``runs`` replaces "n seeds" (unpaired runs).
+    """
     bound = float(min_attainable_p(p_min, max(k, m)))
     if bound <= alpha:
         return None
     return (
         f"Family {family}: its {m} secondary summary and benchmark comparison(s) are tested only once all "
-        f"{k} primary comparison(s) are significant, then with Holm over all {m}; with {n} seeds their smallest "
-        f"adjusted p is {bound:.3g} > alpha = {alpha}, so none of them can be significant whatever the data: "
-        f"read them as descriptive."
+        f"{k} primary comparison(s) are significant, then with Holm over all {m}; with {runs or f'{n} seeds'} "
+        f"their smallest adjusted p is {bound:.3g} > alpha = {alpha}, so none of them can be significant whatever "
+        f"the data: read them as descriptive."
     )

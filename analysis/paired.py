@@ -22,6 +22,7 @@ comparisons are in the config.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from analysis import intervals, multiplicity, normal_theory, power, resampling, validity
+from analysis import intervals, multiplicity, normal_theory, power, validity
 from analysis.errors import AnalysisInputError
 
 if TYPE_CHECKING:
@@ -71,6 +72,8 @@ COLUMNS = [
     "decision_level",
     "decision_low",
     "decision_high",
+    "pairing",
+    "n_reference_seeds",
 ]
 NOT_WEIGHTED = "no crossed interval: not a weighted mean of benchmarks"
 
@@ -83,6 +86,58 @@ class Pair:
     reference: str
     arm: str
     diffs: pd.DataFrame
+
+
+@dataclass(frozen=True)
+class Independent:
+    """One arm against its reference with runs not matched by seed (``analysis.pairing: unpaired``)."""
+
+    family: str
+    reference: str
+    arm: str
+    runs: pd.DataFrame  # the arm's runs x measures
+    reference_runs: pd.DataFrame
+
+
+def independent_samples(values: pd.DataFrame, comparisons: Sequence[Comparison]) -> list[Independent]:
+    """Every (family, arm) as two independent samples of runs; ``values`` has index (arm, seed)."""
+    samples = []
+    for comp in comparisons:
+        ref = values.loc[comp.reference]
+        for arm in comp.arms:
+            mine = values.loc[arm]
+            if min(len(mine), len(ref)) < 2:
+                raise AnalysisInputError(
+                    f"family {comp.family}: {arm} has {len(mine)} run(s) and {comp.reference} {len(ref)}; "
+                    f"an unpaired comparison needs at least 2 of each"
+                )
+            samples.append(Independent(comp.family, comp.reference, arm, mine, ref))
+    return samples
+
+
+def _sizes(sample: Pair | Independent) -> tuple[int, int]:
+    """(runs of the arm, runs of the reference): the matched seeds twice when paired."""
+    if isinstance(sample, Independent):
+        return len(sample.runs), len(sample.reference_runs)
+    return len(sample.diffs), len(sample.diffs)
+
+
+def _block(
+    samples: Sequence[Pair | Independent], settings: Settings, columns: Sequence[str] | None = None, **kwargs
+) -> intervals.Block | intervals.UnpairedBlock:
+    """One interval block of samples of equal sizes, rows sample-major and measure-minor (or ``columns`` only)."""
+
+    def stacked(frames: Sequence[pd.DataFrame]) -> np.ndarray:
+        # numpy's row sums depend on the memory layout, so one fixed layout (column-major, as a matrix product's
+        # frame gives) keeps results independent of how values was built
+        return np.asfortranarray(
+            np.concatenate([(f if columns is None else f[list(columns)]).to_numpy().T for f in frames])
+        )
+
+    if isinstance(samples[0], Independent):
+        x, y = stacked([s.runs for s in samples]), stacked([s.reference_runs for s in samples])
+        return intervals.UnpairedBlock(x, y, settings)
+    return intervals.Block(stacked([s.diffs for s in samples]), settings, **kwargs)
 
 
 def paired_differences(values: pd.DataFrame, comparisons: Sequence[Comparison]) -> list[Pair]:
@@ -128,18 +183,16 @@ def compare(
     ``table`` has :data:`COLUMNS`, one row per comparison, measure and
     interval method; ``notes`` are plain sentences for the report.
     """
-    pairs = paired_differences(values, comparisons)
+    unpaired = settings.pairing == "unpaired"
+    pairs = independent_samples(values, comparisons) if unpaired else paired_differences(values, comparisons)
     measures = list(values.columns)
     by_n = {}
     for i, pair in enumerate(pairs):
-        by_n.setdefault(len(pair.diffs), []).append(i)
+        by_n.setdefault(_sizes(pair), []).append(i)
 
     blocks = []
-    for n, members in sorted(by_n.items()):
-        # rows: pair-major, measure-minor; numpy's row sums depend on the memory layout, so one fixed
-        # layout (column-major, as a matrix product's frame gives) keeps results independent of how values was built
-        d = np.asfortranarray(np.concatenate([pairs[i].diffs.to_numpy().T for i in members]))
-        stats = seed_statistics(d, settings)
+    for (n, n_reference), members in sorted(by_n.items()):
+        stats = block_statistics(_block([pairs[i] for i in members], settings))
         if settings.item_bootstrap and items is not None:
             stats["intervals"] |= _crossed_intervals(
                 [pairs[i] for i in members], items, measure_weights, measures, settings
@@ -167,6 +220,8 @@ def compare(
                     "eq_low": stats["eq"][rows, 0],
                     "eq_high": stats["eq"][rows, 1],
                     "higher_is_better": [(higher_is_better or {}).get(m, True) for m in measures],
+                    "pairing": settings.pairing,
+                    "n_reference_seeds": n_reference,
                 }
             )
             for method, (ci, note) in stats["intervals"].items():
@@ -204,9 +259,7 @@ def _with_family_procedure(table: pd.DataFrame, primary: str, settings: Settings
             first["p_value"].to_numpy(), rest["p_value"].to_numpy(), settings.alpha
         )
         k, m = len(first), len(rest)
-        p_min = resampling.min_sign_flip_pvalue(
-            group["n_seeds"].to_numpy(), max_exact=settings.exact_max_seeds, resamples=settings.sign_flip_resamples
-        )
+        p_min = smallest_p(group["n_seeds"].to_numpy(), group["n_reference_seeds"].to_numpy(), settings)
         secondary = (group["stage"] == "secondary").to_numpy()
         adjusted.append(
             pd.DataFrame(
@@ -232,6 +285,16 @@ def _with_family_procedure(table: pd.DataFrame, primary: str, settings: Settings
     return table.merge(pd.concat(adjusted), on=["family", "measure", "arm"], how="left")
 
 
+def smallest_p(n: np.ndarray | int, n_reference: np.ndarray | int, settings: Settings) -> np.ndarray:
+    """Smallest two-sided p the deciding test can give: sign-flip on n seeds, or (unpaired) permutation of runs."""
+    return power.min_pvalue(
+        n,
+        n_reference if settings.pairing == "unpaired" else 0,
+        max_exact=settings.exact_max_seeds,
+        resamples=settings.sign_flip_resamples,
+    )
+
+
 def decision_confidence(p_values: np.ndarray, reject: np.ndarray, alpha: float) -> float:
     """The confidence at which two-sided intervals agree with Holm's decisions over one set of p-values.
 
@@ -247,8 +310,10 @@ def decision_confidence(p_values: np.ndarray, reject: np.ndarray, alpha: float) 
     return 1.0 - alpha / max(m - r, 1)
 
 
-def _with_decision_intervals(table: pd.DataFrame, pairs: Sequence[Pair], settings: Settings) -> pd.DataFrame:
-    """Add the interval shown beside each verdict: the sign-flip interval at the level of :func:`decision_confidence`.
+def _with_decision_intervals(
+    table: pd.DataFrame, pairs: Sequence[Pair | Independent], settings: Settings
+) -> pd.DataFrame:
+    """Add the interval shown beside each verdict: the test's interval at the level of :func:`decision_confidence`.
 
     Per family and stage (the primary summary; the gatekept secondary cells), so
     each interval excludes 0 exactly when the cell's ``reject`` is true. A
@@ -256,9 +321,9 @@ def _with_decision_intervals(table: pd.DataFrame, pairs: Sequence[Pair], setting
     Unbounded where no data could make the test reject at that level (-inf, inf).
     """
     cells = table.drop_duplicates(["family", "measure", "arm"])[
-        ["family", "measure", "arm", "stage", "p_value", "reject", "n_seeds"]
+        ["family", "measure", "arm", "stage", "p_value", "reject", "n_seeds", "n_reference_seeds"]
     ]
-    diffs = {(p.family, p.arm): p.diffs for p in pairs}
+    samples = {(p.family, p.arm): p for p in pairs}
     gate_open = cells[cells["stage"] == "primary"].groupby("family")["reject"].all()
     levels = pd.Series(np.nan, index=cells.index)
     for (family, stage), group in cells.groupby(["family", "stage"], sort=False):
@@ -267,47 +332,66 @@ def _with_decision_intervals(table: pd.DataFrame, pairs: Sequence[Pair], setting
             levels[group.index] = decision_confidence(p, reject, settings.alpha)
     cells = cells.assign(decision_level=levels, decision_low=np.nan, decision_high=np.nan)
     tested = cells[cells["decision_level"].notna()]
-    for (_, confidence), group in tested.groupby(["n_seeds", "decision_level"], sort=False):
-        d = np.stack([diffs[(c.family, c.arm)][c.measure].to_numpy() for c in group.itertuples()])
-        block = intervals.Block(d, replace(settings, confidence=confidence), methods=())
-        cells.loc[group.index, ["decision_low", "decision_high"]] = block.sign_flip["ci"]
+    for (_, _, confidence), group in tested.groupby(["n_seeds", "n_reference_seeds", "decision_level"], sort=False):
+        at_level = replace(settings, confidence=confidence)
+        cells.loc[group.index, ["decision_low", "decision_high"]] = np.concatenate(
+            [
+                _block([samples[(c.family, c.arm)]], at_level, [c.measure], methods=()).test["ci"]
+                for c in group.itertuples()
+            ]
+        )
     keep = ["family", "measure", "arm", "decision_level", "decision_low", "decision_high"]
     return table.merge(cells[keep], on=["family", "measure", "arm"], how="left")
 
 
 def _with_power(table: pd.DataFrame, settings: Settings) -> pd.DataFrame:
-    """Add the sign-flip test's MDE and seeds needed at each cell's first Holm level, and their range.
+    """Add the deciding test's MDE and seeds needed at each cell's first Holm level, and their range.
 
     The range uses both ends of the ``confidence`` chi-square interval for the
-    sd of the differences; all rows are computed at once.
+    sd of the differences (unpaired: of runs within an arm, n + n_reference - 2
+    degrees of freedom); all rows are computed at once.
     """
     sd, n, level = table["sd_diff"].to_numpy(), table["n_seeds"].to_numpy(), table.pop("power_level").to_numpy()
     limits = power.options(settings)
-    low, high = power.sd_interval(sd, n, settings.confidence)
+    unpaired = settings.pairing == "unpaired"
+    n_reference = table["n_reference_seeds"].to_numpy() if unpaired else 0
+    low, high = power.sd_interval(sd, n + n_reference - 1 if unpaired else n, settings.confidence)
     columns = {}
     for suffix, spread in (("", sd), ("_low", low), ("_high", high)):
-        columns[f"mde{suffix}"] = power.minimum_detectable_effect(spread, n, level=level, **limits)
-        columns[f"seeds_needed{suffix}"] = power.seeds_needed(settings.power_effect, spread, level=level, **limits)
+        columns[f"mde{suffix}"] = power.minimum_detectable_effect(
+            spread, n, level=level, n_reference=n_reference, **limits
+        )
+        columns[f"seeds_needed{suffix}"] = power.seeds_needed(
+            settings.power_effect, spread, level=level, unpaired=unpaired, **limits
+        )
     return table.assign(**columns)
 
 
 def _design_notes(table: pd.DataFrame, settings: Settings) -> list[str]:
     """Plain sentences on what the seed counts allow, which intervals to trust, and fallbacks."""
     notes = []
-    limits = {"max_exact": settings.exact_max_seeds, "resamples": settings.sign_flip_resamples}
+    unpaired = settings.pairing == "unpaired"
     cells = table.drop_duplicates(["family", "measure", "arm"])
     for family, group in cells.groupby("family", sort=False):
         k, m = int((group["stage"] == "primary").sum()), int((group["stage"] == "secondary").sum())
-        for n in sorted(group["n_seeds"].unique()):
-            p_min = float(resampling.min_sign_flip_pvalue(n, **limits))
-            statement = multiplicity.attainability_statement(int(n), k, p_min, settings.alpha, family)
+        for (n, n_ref), _ in group.groupby(["n_seeds", "n_reference_seeds"]):
+            p_min = float(smallest_p(n, n_ref, settings))
+            design, runs = None, None
+            if unpaired:
+                runs = f"{n} and {n_ref} unpaired runs"
+                design = f"with {runs} an exact permutation test has {math.comb(int(n + n_ref), int(n))} splits"
+            statement = multiplicity.attainability_statement(int(n), k, p_min, settings.alpha, family, design)
             if statement is None and m:  # the primaries can reach alpha; can the gatekept cells?
-                statement = multiplicity.secondary_attainability_statement(int(n), k, m, p_min, settings.alpha, family)
+                statement = multiplicity.secondary_attainability_statement(
+                    int(n), k, m, p_min, settings.alpha, family, runs
+                )
             if statement:
                 notes.append(statement)
-    first = table[table["ci_method"] == intervals.FIRST_METHOD]
-    for n in sorted(first["n_seeds"].unique()):
-        at_n = first[first["n_seeds"] == n]
+    first = table[table["ci_method"] == intervals.first_method(settings.pairing)]
+    for (n, n_ref), at_n in first.groupby(["n_seeds", "n_reference_seeds"]):
+        if unpaired:
+            notes += validity.unpaired_sentences(int(n), int(n_ref), at_n, settings)
+            continue
         if (at_n["note"] != "").any():
             notes.append(validity.unbounded_sentence(int(n), settings.confidence))
         if not at_n["equivalence_attainable"].all():
@@ -347,16 +431,21 @@ def seed_statistics(d: np.ndarray, settings: Settings) -> dict:
     (:func:`analysis.intervals.seed_intervals`); a non-empty note says which
     interval was shown instead of the method's.
     """
-    block = intervals.Block(d, settings)
-    flip = block.sign_flip
+    return block_statistics(intervals.Block(d, settings))
+
+
+def block_statistics(block: intervals.Block | intervals.UnpairedBlock) -> dict:
+    """:func:`seed_statistics` of a block: paired differences, or (unpaired) two samples of runs per row."""
+    settings = block.settings
+    flip = block.test
     if settings.equivalence_test == "t":
         p_eq, eq = normal_theory.t_tost(block.d, settings.equivalence_margin, settings.alpha)
         attainable = np.ones(len(block.d), dtype=bool)
     else:
         p_eq, eq, attainable = flip["p_equivalence"], flip["eq"], flip["equivalence_attainable"]
     return {
-        "mean": block.d.mean(axis=1),
-        "sd": normal_theory.spread(block.d),
+        "mean": block.mean,
+        "sd": block.spread,
         "p": flip["p_value"],
         "p_eq": p_eq,
         "eq": eq,

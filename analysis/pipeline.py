@@ -101,6 +101,7 @@ def run_analysis(
     preregistered predictions (``lock``: :func:`analysis.predictions.read_lock`; without one, every prediction
     is exploratory)."""
     settings = config.settings
+    unpaired = settings.pairing == "unpaired"
     scores, dropped = io.validate_scores(
         scores,
         experiment=config.experiment,
@@ -109,15 +110,19 @@ def run_analysis(
         drop_incomplete=settings.drop_incomplete,
         nested_seeds=config.design is not None,
         source=source,
+        unpaired=unpaired,
+        common_seeds_only=settings.common_seeds_only,
     )
     compared = config.compared_arms
     others = [a for a in pd.unique(scores["arm"]) if a not in compared]
+    matched = "were not matched (analysis.pairing: unpaired)" if unpaired else "were matched"
     notes = [
-        f"Seeds were matched for the compared arms ({', '.join(compared)})"
+        f"Seeds {matched} for the compared arms ({', '.join(compared)})"
         + (f"; arm(s) {', '.join(others)} are in no comparison and only summarized." if others else ".")
     ]
     for row in dropped.itertuples():
-        notes.append(f"Dropped run arm={row.arm} seed={row.seed} (analysis.drop_incomplete): {row.reason}.")
+        why = "" if "common_seeds_only" in row.reason else " (analysis.drop_incomplete)"
+        notes.append(f"Dropped run arm={row.arm} seed={row.seed}{why}: {row.reason}.")
 
     accuracy = summaries.benchmark_accuracy(scores)
     weights = summaries.summary_weights(summaries.benchmark_domains(scores), settings.subsets)
@@ -205,11 +210,18 @@ def run_analysis(
         max_exact=settings.exact_max_seeds,
         resamples=settings.sign_flip_resamples,
         seed=settings.bootstrap_seed,
+        unpaired=unpaired,
     )
-    pairs = paired.paired_differences(per_run[[primary]], config.comparisons)
+    pairs = [] if unpaired else paired.paired_differences(per_run[[primary]], config.comparisons)
     components, _ = sampled.components_table(
         scores, pairs, weights.loc[primary], primary, int(scores["n_samples"].max()), answers
     )
+    if unpaired:
+        notes.append(
+            "Unpaired runs: the variance components and the allocation advice split paired differences by seed, "
+            "so they are not computed; the probability of improvement is rliable's unpaired share, without an "
+            "interval."
+        )
     if (components["samples"] > 1).any() and (components["sampling_method"] == "independent arms").any():
         notes.append(
             "Variance components: without per-sample verdicts the arms' sampling errors were taken as independent. "

@@ -17,6 +17,7 @@ manifests of an earlier experiment's runs and evaluations), per training step.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -72,8 +73,16 @@ def configured_seeds(raw: dict, config: Config) -> int | None:
     return len(seeds) if isinstance(seeds, list) and seeds else None
 
 
+def _unpaired(config: Config) -> bool:
+    return config.settings.pairing == "unpaired"
+
+
 def _min_p(n: int, config: Config) -> float:
+    """The smallest p of the deciding test: sign-flip on n seeds, or (unpaired) permutation of n runs per arm."""
     settings = config.settings
+    if _unpaired(config):
+        limits = {"max_exact": settings.exact_max_seeds, "resamples": settings.sign_flip_resamples}
+        return float(resampling.min_permutation_pvalue(n, n, **limits))
     return float(
         resampling.min_sign_flip_pvalue(n, max_exact=settings.exact_max_seeds, resamples=settings.sign_flip_resamples)
     )
@@ -84,7 +93,8 @@ def _equivalence_attainable(n: int, config: Config) -> bool:
     settings = config.settings
     if settings.equivalence_test == "t":
         return n >= 2
-    flip = resampling.sign_flip(
+    test = functools.partial(resampling.permutation, np.zeros((1, n))) if _unpaired(config) else resampling.sign_flip
+    flip = test(
         np.zeros((1, n)),
         alpha=settings.alpha,
         margin=settings.equivalence_margin,
@@ -126,8 +136,14 @@ def plan_families(
             planned = {
                 "sd": sd,
                 "effect": size,
-                "mde": float(power.minimum_detectable_effect(sd, seeds, level=alpha / k, **limits)),
-                "seeds_needed": float(power.seeds_needed(size, sd, level=alpha / k, **limits)),
+                "mde": float(
+                    power.minimum_detectable_effect(
+                        sd, seeds, level=alpha / k, n_reference=seeds if _unpaired(config) else 0, **limits
+                    )
+                ),
+                "seeds_needed": float(
+                    power.seeds_needed(size, sd, level=alpha / k, unpaired=_unpaired(config), **limits)
+                ),
             }
         plans.append(
             FamilyPlan(
@@ -169,7 +185,13 @@ def sd_from_scores(config: Config, scores_path: Path | str) -> tuple[float, int]
     weights = summaries.summary_weights(summaries.benchmark_domains(scores))
     primary = summaries.summarize(accuracy, weights)[summaries.PRIMARY].unstack("arm")
     squares, df, used = 0.0, 0, []
-    for comparison in config.comparisons:
+    if _unpaired(config):  # the sd of runs within an arm, pooled over the compared arms that experiment ran
+        for arm in config.compared_arms:
+            runs = primary[arm].dropna() if arm in primary.columns else primary.iloc[:0, 0]
+            if len(runs) >= 2:
+                squares += float(runs.var(ddof=1)) * (len(runs) - 1)
+                df += len(runs) - 1
+    for comparison in [] if _unpaired(config) else config.comparisons:
         for arm in comparison.arms:
             if {arm, comparison.reference} <= set(primary.columns):
                 diffs = (primary[arm] - primary[comparison.reference]).dropna()
@@ -179,8 +201,9 @@ def sd_from_scores(config: Config, scores_path: Path | str) -> tuple[float, int]
                     used.append(arm)
     if not df:
         raise AnalysisInputError(
-            f"{scores_path}: no compared arm of {config.source} has two or more seeds matched with its reference "
-            f"there; expected scores of arms {config.compared_arms}"
+            f"{scores_path}: no compared arm of {config.source} has two or more "
+            f"{'runs' if _unpaired(config) else 'seeds matched with its reference'} there; expected scores of arms "
+            f"{config.compared_arms}"
         )
     return math.sqrt(squares / df), df
 
@@ -242,9 +265,10 @@ def describe(config: Config, plans: list[FamilyPlan], *, sd_source: str = "", wa
     """The plan as console lines: one per family, then a loud warning when nothing can be significant."""
     settings, alpha = config.settings, config.settings.alpha
     lines = []
+    unit, spread = ("runs per arm (unpaired)", "an sd of runs") if _unpaired(config) else ("seeds", "a paired sd")
     for p in plans:
         text = (
-            f"armlab plan: family {p.family}: {p.arms} arm(s) x {p.seeds} seeds: smallest Holm p {p.min_p:.3g} "
+            f"armlab plan: family {p.family}: {p.arms} arm(s) x {p.seeds} {unit}: smallest Holm p {p.min_p:.3g} "
             f"({'can reach' if p.min_p <= alpha else 'can NOT reach'} alpha = {alpha:g})"
         )
         if p.min_p_secondary is not None:
@@ -255,8 +279,8 @@ def describe(config: Config, plans: list[FamilyPlan], *, sd_source: str = "", wa
         )
         if p.sd is not None:
             text += (
-                f"; at a paired sd of {100 * p.sd:.3g} points{sd_source}: detectable effect {_points(p.mde)}, "
-                f"seeds for {100 * (p.effect):g} points {_seed_count(p.seeds_needed)}"
+                f"; at {spread} of {100 * p.sd:.3g} points{sd_source}: detectable effect {_points(p.mde)}, "
+                f"{unit.split()[0]} for {100 * (p.effect):g} points {_seed_count(p.seeds_needed)}"
             )
         lines.append(text)
     blocked = [p for p in plans if p.min_p > alpha]

@@ -20,6 +20,12 @@ level the most significant comparison must reach. The uncertainty of the
 spread itself (2 degrees of freedom at 3 seeds) is given as a range: the MDE
 and the seeds needed at both ends of the chi-square confidence interval for
 sigma.
+
+Independent runs (``analysis.pairing: unpaired``) are the same with the
+exact two-sample permutation test (:func:`analysis.resampling.permutation`):
+sigma is the sd of runs within an arm, e = mu / sigma, the interval's lower
+end is simulated for n1 + n2 <= :data:`SIMULATED_MAX_RUNS` runs and the
+two-sample t-test's power is used beyond; "seeds needed" are runs per arm.
 """
 
 from __future__ import annotations
@@ -31,52 +37,77 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import stats
 
-from analysis.resampling import min_sign_flip_pvalue, sign_flip
+from analysis.resampling import min_permutation_pvalue, min_sign_flip_pvalue, permutation, sign_flip
 
 if TYPE_CHECKING:
     from analysis.config import Settings
 
 SIMULATED_MAX_SEEDS = 14  # 2^14 subset means per replicate; beyond, t power (gap <= 0.01 measured)
+SIMULATED_MAX_RUNS = 16  # unpaired: n1 + n2 runs, C(16, 8) = 12,870 splits per replicate; beyond, t power
 
 
 @functools.lru_cache(maxsize=512)
-def _lower_ends(n: int, level: float, replicates: int, seed: int) -> np.ndarray:
+def _lower_ends(n: int, level: float, replicates: int, seed: int, n_reference: int = 0) -> np.ndarray:
     """Sorted draws of the lower end L of the sign-flip (1 - level) interval for standard normal samples.
 
-    Each sample gives two: L, and minus the upper end, which has the law of L
-    (-z has the law of z) and is negatively correlated with it.
+    With ``n_reference`` > 0, of the permutation interval of n against
+    n_reference independent standard normal runs instead. Each sample gives
+    two: L, and minus the upper end, which has the law of L (-z has the law of
+    z) and is negatively correlated with it.
     """
+    if n_reference:
+        z = np.random.default_rng([seed, n, n_reference, replicates]).normal(size=(replicates, n + n_reference))
+        ci = permutation(z[:, :n], z[:, n:], confidence=1 - level, max_exact=SIMULATED_MAX_RUNS)["ci"]
+        return np.sort(np.concatenate([ci[:, 0], -ci[:, 1]]))
     z = np.random.default_rng([seed, n, replicates]).normal(size=(replicates, n))
     ci = sign_flip(z, confidence=1 - level, max_exact=SIMULATED_MAX_SEEDS)["ci"]
     return np.sort(np.concatenate([ci[:, 0], -ci[:, 1]]))
 
 
 def sign_flip_power(
-    effect_sd: np.ndarray | float, n: int, level: float, *, replicates: int = 4000, seed: int = 0
+    effect_sd: np.ndarray | float,
+    n: int,
+    level: float,
+    *,
+    replicates: int = 4000,
+    seed: int = 0,
+    n_reference: int = 0,
 ) -> np.ndarray:
     """Power of the two-sided exact sign-flip test on n normal differences at ``level`` (n <= 14).
 
     ``effect_sd`` (any shape) is the true mean difference in units of the
-    differences' standard deviation. Monte-Carlo error at most about
-    sqrt(p (1 - p) / replicates).
+    differences' standard deviation. With ``n_reference`` > 0: of the
+    permutation test of n against n_reference independent normal runs
+    (n + n_reference <= 16), the effect in units of the runs' sd. Monte-Carlo
+    error at most about sqrt(p (1 - p) / replicates).
     """
-    lower = _lower_ends(int(n), float(level), int(replicates), int(seed))
+    lower = _lower_ends(int(n), float(level), int(replicates), int(seed), int(n_reference))
     e = np.asarray(effect_sd, dtype=float)
     above = lambda x: 1 - np.searchsorted(lower, x, side="right") / len(lower)  # noqa: E731  P(L > x)
     return above(-e) + above(e)
 
 
-def t_power(effect_sd: np.ndarray | float, n: np.ndarray | float, level: np.ndarray | float) -> np.ndarray:
+def t_power(
+    effect_sd: np.ndarray | float,
+    n: np.ndarray | float,
+    level: np.ndarray | float,
+    n_reference: np.ndarray | float = 0,
+) -> np.ndarray:
     """Power of the two-sided one-sample t-test on n differences at ``level``.
 
     ``effect_sd`` is the true mean difference in units of its standard
     deviation; the test statistic is noncentral t with n - 1 degrees of
-    freedom and noncentrality effect_sd * sqrt(n) (Cohen 1988, ch. 2).
+    freedom and noncentrality effect_sd * sqrt(n) (Cohen 1988, ch. 2). With
+    ``n_reference`` > 0, of the two-sample t-test of n against n_reference
+    runs: n + n_reference - 2 degrees of freedom, noncentrality
+    effect_sd / sqrt(1/n + 1/n_reference) (Cohen 1988, ch. 2).
     """
-    n = np.asarray(n, dtype=float)
-    df = n - 1
+    n, n_ref = np.asarray(n, dtype=float), np.asarray(n_reference, dtype=float)
+    two = n_ref > 0
+    df = np.where(two, n + n_ref - 2, n - 1)
     crit = stats.t.isf(np.asarray(level) / 2, df)
-    nc = np.asarray(effect_sd) * np.sqrt(n)
+    with np.errstate(divide="ignore"):
+        nc = np.asarray(effect_sd) * np.where(two, 1 / np.sqrt(1 / n + 1 / np.where(two, n_ref, 1)), np.sqrt(n))
     # P(T < -crit) written as sf at -nc: scipy's nct.cdf returns NaN deep in the lower tail
     return stats.nct.sf(crit, df, nc) + stats.nct.sf(crit, df, -nc)
 
@@ -90,21 +121,38 @@ def detectable_effect_sd(
     seed: int = 0,
     max_exact: int = 20,
     resamples: int = 100_000,
+    n_reference: int = 0,
 ) -> float:
     """Smallest mu / sigma the sign-flip test at ``level`` detects with probability ``power`` with n seeds.
 
-    Infinite when the test cannot reject at ``level`` with n seeds whatever the data.
+    With ``n_reference`` > 0, the permutation test of n against n_reference
+    independent runs. Infinite when the test cannot reject at ``level``
+    whatever the data.
     """
-    if min_sign_flip_pvalue(n, max_exact=max_exact, resamples=resamples) > level:
+    if min_pvalue(n, n_reference, max_exact=max_exact, resamples=resamples) > level:
         return np.inf
-    if n <= SIMULATED_MAX_SEEDS:
-        f = lambda e: sign_flip_power(e, n, level, replicates=replicates, seed=seed) - power  # noqa: E731
+    if (n + n_reference <= SIMULATED_MAX_RUNS) if n_reference else (n <= SIMULATED_MAX_SEEDS):
+        f = lambda e: (  # noqa: E731
+            sign_flip_power(e, n, level, replicates=replicates, seed=seed, n_reference=n_reference) - power
+        )
     else:
-        f = lambda e: t_power(e, n, level) - power  # noqa: E731
+        f = lambda e: t_power(e, n, level, n_reference) - power  # noqa: E731
     high = 1.0
     while f(high) < 0:
         high *= 2
     return float(_bisect(f, np.zeros(()), np.full((), high)))
+
+
+def min_pvalue(
+    n: np.ndarray | int, n_reference: np.ndarray | int = 0, *, max_exact: int = 20, resamples: int = 100_000
+) -> np.ndarray:
+    """Smallest two-sided p of the exact test: sign-flip on n seeds, or permutation of n against n_reference runs."""
+    n, n_reference = np.broadcast_arrays(np.asarray(n), np.asarray(n_reference))
+    flip = min_sign_flip_pvalue(n, max_exact=max_exact, resamples=resamples)
+    if not np.any(n_reference):
+        return flip
+    runs = min_permutation_pvalue(n, np.maximum(n_reference, 1), max_exact=max_exact, resamples=resamples)
+    return np.where(n_reference > 0, runs, flip)
 
 
 def options(settings: Settings) -> dict[str, float | int]:
@@ -128,19 +176,22 @@ def minimum_detectable_effect(
     seed: int = 0,
     max_exact: int = 20,
     resamples: int = 100_000,
+    n_reference: np.ndarray | int = 0,
 ) -> np.ndarray:
     """Smallest true mean difference detected with probability ``power`` at ``level`` (score units).
 
     ``sd`` is the standard deviation of the paired differences (observed, or
-    an end of :func:`sd_interval`); arrays broadcast. Infinite when the
-    sign-flip test cannot reach ``level`` with n seeds; NaN when ``sd`` is
-    zero (no spread to scale by).
+    an end of :func:`sd_interval`); with ``n_reference`` > 0 (unpaired), of
+    the runs within an arm. Arrays broadcast. Infinite when the test cannot
+    reach ``level`` with n seeds; NaN when ``sd`` is zero (no spread to scale by).
     """
-    sd, n, level = np.broadcast_arrays(np.asarray(sd, dtype=float), np.asarray(n), np.asarray(level, dtype=float))
+    sd, n, level, n_ref = np.broadcast_arrays(
+        np.asarray(sd, dtype=float), np.asarray(n), np.asarray(level, dtype=float), np.asarray(n_reference)
+    )
     unit = np.array(
         [
-            detectable_effect_sd(int(m), float(lv), float(power), replicates, seed, max_exact, resamples)
-            for m, lv in zip(n.ravel(), level.ravel())
+            detectable_effect_sd(int(m), float(lv), float(power), replicates, seed, max_exact, resamples, int(r))
+            for m, lv, r in zip(n.ravel(), level.ravel(), n_ref.ravel())
         ]
     ).reshape(sd.shape)
     with np.errstate(invalid="ignore"):  # inf * 0 when the test cannot reject and there is no spread
@@ -158,6 +209,7 @@ def seeds_needed(
     max_exact: int = 20,
     resamples: int = 100_000,
     max_seeds: int = 100_000,
+    unpaired: bool = False,
 ) -> np.ndarray:
     """Fewest matched seeds with which the sign-flip test at ``level`` detects ``effect`` with probability ``power``.
 
@@ -167,39 +219,44 @@ def seeds_needed(
     for which even the t-test needs more seeds skip the simulated range: for
     normal differences the t-test is the most powerful unbiased test
     (Lehmann & Romano 2005, sec. 5.3), so the sign-flip test needs as many.
+    With ``unpaired``: runs per arm for the permutation test of independent
+    runs (``sd`` within an arm), the two-sample t-test beyond
+    :data:`SIMULATED_MAX_RUNS` / 2 per arm.
     """
     shape = np.broadcast_shapes(np.shape(sd), np.shape(level))  # a scalar sd gives a 0-d answer
     sd, level = (np.broadcast_to(np.asarray(x, dtype=float), shape).ravel() for x in (sd, level))
     with np.errstate(divide="ignore", invalid="ignore"):
         effect_sd = np.where(sd > 0, effect / sd, np.nan)
     needed = np.full(sd.shape, np.nan)
+    simulated = SIMULATED_MAX_RUNS // 2 if unpaired else SIMULATED_MAX_SEEDS
     for lv in np.unique(level):
         rows = (level == lv) & (sd > 0)
-        beyond = _t_seeds_needed(effect_sd[rows], lv, power, max_seeds, low=1)
+        beyond = _t_seeds_needed(effect_sd[rows], lv, power, max_seeds, low=1, unpaired=unpaired)
         searching = rows.copy()
-        searching[rows] = beyond <= SIMULATED_MAX_SEEDS
-        for n in range(2, SIMULATED_MAX_SEEDS + 1):
+        searching[rows] = beyond <= simulated
+        for n in range(2, simulated + 1):
             if not searching.any():
                 break
-            if min_sign_flip_pvalue(n, max_exact=max_exact, resamples=resamples) > lv:
+            other = n if unpaired else 0
+            if min_pvalue(n, other, max_exact=max_exact, resamples=resamples) > lv:
                 continue
-            enough = sign_flip_power(effect_sd[searching], n, lv, replicates=replicates, seed=seed) >= power
-            found = np.flatnonzero(searching)[enough]
+            chance = sign_flip_power(effect_sd[searching], n, lv, replicates=replicates, seed=seed, n_reference=other)
+            found = np.flatnonzero(searching)[chance >= power]
             needed[found], searching[found] = n, False
         open_ = rows & np.isnan(needed)
-        needed[open_] = _t_seeds_needed(effect_sd[open_], lv, power, max_seeds)
+        needed[open_] = _t_seeds_needed(effect_sd[open_], lv, power, max_seeds, low=simulated, unpaired=unpaired)
     return needed.reshape(shape)
 
 
 def _t_seeds_needed(
-    effect_sd: np.ndarray, level: float, power: float, max_seeds: int, low: int = SIMULATED_MAX_SEEDS
+    effect_sd: np.ndarray, level: float, power: float, max_seeds: int, low: int, unpaired: bool = False
 ) -> np.ndarray:
     """Fewest n in (low, max_seeds] with t power >= ``power``: integer bisection, rows that converge stay put."""
     low = np.full(effect_sd.shape, float(low))
     high = np.full(effect_sd.shape, float(max_seeds))
     while np.any(open_ := high - low > 1):
         mid = (low + high) // 2
-        ok = t_power(effect_sd, mid, level) >= power
+        ok = t_power(effect_sd, mid, level, mid if unpaired else 0) >= power
         high, low = np.where(ok & open_, mid, high), np.where(~ok & open_, mid, low)
     return high
 

@@ -54,6 +54,18 @@ TEXT_COLUMNS = (
     "benchmark",
     "reason",
 )
+# independent runs (analysis.pairing: unpaired): the captions that would otherwise speak of paired differences
+UNPAIRED_CAPTIONS = {
+    "forest": "Difference of the arms' mean scores from the reference's, in points (independent runs, unpaired), "
+    "with the permutation test's interval, per arm and summary (where lower is better, as for the optimality gap, "
+    "a negative difference is an improvement). Grey band: the equivalence margin. Filled: Holm-significant; "
+    "diamond: equivalent; open: inconclusive.",
+    "benchmarks": "Difference of mean scores (points, independent runs) of every arm on every benchmark; bold "
+    "numbers are significant under the family's gatekept Holm: tested only once every arm's primary comparison "
+    "is significant, then with Holm over all benchmarks and secondary summaries of the family.",
+    "power": "Smallest true difference the permutation test detects with the target power, against the number "
+    "of runs per arm, at the observed sd of runs within an arm.",
+}
 # in the sequential tables ``level`` is the Holm level, a number
 SEQUENTIAL_TEXT_COLUMNS = ("family", "arm", "reference", "decision", "direction")
 CAPTIONS = {
@@ -299,40 +311,48 @@ def primary_rows(comparisons: pd.DataFrame) -> pd.DataFrame:
     return rows.assign(verdict=tables.verdicts(rows))
 
 
+def _sizes(rows: pd.DataFrame) -> str:
+    """The family's seeds (or, unpaired, runs of the arms vs the reference) in words."""
+    return tables.sizes_text(rows.loc[rows["n_seeds"].idxmax()])
+
+
 def precision_sentence(rows: pd.DataFrame, settings: Settings) -> str:
     """What the family's seeds can detect (rows: :func:`primary_rows` of one family)."""
-    n, k = int(rows["n_seeds"].max()), len(rows)
+    n, k, sizes = int(rows["n_seeds"].max()), len(rows), _sizes(rows)
+    unpaired = tables.is_unpaired(rows)
     mde = _span(100 * rows["mde"], "{:.2f}")
     if figures.cannot_reach_alpha(rows, settings.alpha):
         text = (
-            f"With {n} seeds no effect of any size is detectable: the smallest Holm-adjusted p this family "
+            f"With {sizes} no effect of any size is detectable: the smallest Holm-adjusted p this family "
             f"can reach is {rows['min_attainable_p'].max():.3g} > α = {settings.alpha:g}."
         )
     elif mde:
         text = (
-            f"The smallest effect detectable with {n} seeds (power {settings.power:g}, level α/{k}) is "
+            f"The smallest effect detectable with {sizes} (power {settings.power:g}, level α/{k}) is "
             f"{mde} points at the observed spread."
         )
     else:
-        text = "The paired differences have no spread, so the detectable effect is undefined."
+        text = (
+            f"The {'runs' if unpaired else 'paired differences'} have no spread, so the detectable effect is undefined."
+        )
     needed = _span(rows["seeds_needed"], "{:.0f}")
     if needed:
         text += (
             f" Detecting {100 * settings.power_effect:g} point(s) with power {settings.power:g} needs "
-            f"{needed} matched seeds at the observed spread."
+            f"{needed} {'runs per arm' if unpaired else 'matched seeds'} at the observed spread."
         )
     if "mde_low" in rows:  # the spread's own uncertainty (absent from tables written before it existed)
         mde_range = _spread_span(100 * np.concatenate([rows["mde_low"], rows["mde_high"]]), "{:.2f}", n, " points")
         needed_range = _spread_span(np.concatenate([rows["seeds_needed_low"], rows["seeds_needed_high"]]), "{:.0f}", n)
         ranges = [
             f"detectable effect {mde_range}" if mde_range else None,
-            f"seeds needed {needed_range}" if needed_range else None,
+            f"{'runs per arm' if unpaired else 'seeds'} needed {needed_range}" if needed_range else None,
         ]
         ranges = [r for r in ranges if r]
         if ranges:
             text += (
-                f" Power is the exact sign-flip test's, for normal differences; over the "
-                f"{100 * settings.confidence:g}% range of the spread with {n} seeds: {' and '.join(ranges)}."
+                f" Power is the {tables.test_name(rows)}'s, for normal {'runs' if unpaired else 'differences'}; "
+                f"over the {100 * settings.confidence:g}% range of the spread with {sizes}: {' and '.join(ranges)}."
             )
     return text
 
@@ -352,7 +372,7 @@ def family_headline(rows: pd.DataFrame, settings: Settings) -> list[str]:
     sentences = []
     if not (rows["verdict"] == "better").any():
         sentences.append(
-            f"No arm beats {reference} on {measure} at this precision ({n} seeds, Holm at α = {settings.alpha:g})."
+            f"No arm beats {reference} on {measure} at this precision ({_sizes(rows)}, Holm at α = {settings.alpha:g})."
         )
     for r in rows[rows["verdict"].isin(["better", "worse"])].itertuples():
         relation = "beats" if r.verdict == "better" else "is worse than"
@@ -370,7 +390,8 @@ def family_headline(rows: pd.DataFrame, settings: Settings) -> list[str]:
             f"{_join(equivalent)} {verb} equivalent to {reference} within ±{margin} point(s)"
             f"{' ' + caveat if caveat else ''}."
         )
-    if "equivalence_attainable" in rows and not rows["equivalence_attainable"].astype(bool).all():
+    attainable = rows["equivalence_attainable"].astype(bool).all() if "equivalence_attainable" in rows else True
+    if not attainable and not tables.is_unpaired(rows):  # unpaired: the notes say it, with the run counts
         sentences.append(
             validity.unattainable_equivalence_sentence(n, settings.alpha, rows["equivalence_margin"].iloc[0])
         )
@@ -619,12 +640,13 @@ def verdict_section(analysis: Analysis) -> str:
             + precision
             + "</div>"
         )
+    test = tables.test_name(rows)
     lede = (
         f'<p class="muted">On the primary summary, {esc(rows["measure"].iloc[0])}; Δ in points (score × 100), '
-        f"with the exact sign-flip interval at the level where it agrees with Holm's decisions (it excludes 0 "
+        f"with the {esc(test)}'s interval at the level where it agrees with Holm's decisions (it excludes 0 "
         f"exactly when the arm is better or worse). "
-        f"Better/worse: exact sign-flip test, Holm across the family's arms at α = {analysis.settings.alpha:g}; "
-        f"equivalent: exact sign-flip TOST (or paired t-TOST, analysis.equivalence_test) within the margin at "
+        f"Better/worse: {esc(test)}, Holm across the family's arms at α = {analysis.settings.alpha:g}; "
+        f"equivalent: {esc(tables.equivalence_test(rows))} within the margin at "
         f"α; otherwise inconclusive.</p>"
     )
     return section("verdicts", "Headline verdicts", lede + f'<div class="cards">{"".join(cards)}</div>')
@@ -641,8 +663,9 @@ def comparison_section(analysis: Analysis, forest: Mapping[str, str]) -> str:
             else details(f"{family}: per benchmark", table)
         )
     note = (
-        f'<p class="muted">{esc(tables.COMPARISON_NOTE)} MDE: minimum detectable effect of the sign-flip test at '
-        f"power {analysis.settings.power:g} (range: over the uncertainty of the spread). Percentile and BCa "
+        f'<p class="muted">{esc(tables.comparison_note(analysis.comparisons))} MDE: minimum detectable effect of the '
+        f"{esc(tables.test_name(analysis.comparisons))} at power {analysis.settings.power:g} (range: over the "
+        f"uncertainty of the spread). Percentile and BCa "
         f"intervals over few seeds are too narrow: their measured coverage is in the notes below and in "
         f"analysis/README.md. The same tables are in comparisons.csv, .md and .tex.</p>"
     )
@@ -757,7 +780,14 @@ def distributions_section(analysis: Analysis, profile_figures: Mapping[str, str]
             f"<h3>{esc(family)}</h3>{profile_figures[family]}"
             + html_table(tables.improvement_display(group).drop(columns="family"))
         )
-    return section("distributions", "Score distributions", "".join(parts) + muted(tables.IMPROVEMENT_NOTE))
+    return section(
+        "distributions",
+        "Score distributions",
+        "".join(parts)
+        + muted(
+            tables.UNPAIRED_IMPROVEMENT_NOTE if tables.is_unpaired(analysis.comparisons) else tables.IMPROVEMENT_NOTE
+        ),
+    )
 
 
 def base_crossing(rows: pd.DataFrame, confidence: float) -> str:
@@ -891,7 +921,8 @@ def render_figures(
                 "profiles",
                 figures.profile_plot(analysis.performance_profiles, [comp.reference, *comp.arms], title, styles),
             )
-    return {name: (title, CAPTIONS[kind], figures.render(fig, formats)) for name, (title, kind, fig) in made.items()}
+    captions = {**CAPTIONS, **UNPAIRED_CAPTIONS} if tables.is_unpaired(comparisons) else CAPTIONS
+    return {name: (title, captions[kind], figures.render(fig, formats)) for name, (title, kind, fig) in made.items()}
 
 
 def render_html(
@@ -929,7 +960,7 @@ def render_html(
             "Ranking sensitivity",
             inline.get("rankings", "")
             + html_table(tables.ranking_orders(analysis.rankings))
-            + muted(tables.RANKING_NOTE)
+            + muted(tables.ranking_note(tables.is_unpaired(analysis.comparisons)))
             + sensitivity,
         ),
         "sampling": sampling_section(

@@ -1,4 +1,5 @@
-"""Resampling for paired differences: bootstrap intervals and the exact sign-flip test.
+"""Resampling for paired differences (bootstrap intervals, the exact sign-flip test) and for independent runs
+(the exact two-sample permutation test).
 
 All functions work on many comparisons at once: ``diffs`` is a ``(K, n)``
 array, one row of n paired (seed-matched) differences per comparison, and the
@@ -15,7 +16,9 @@ one matrix product, instead of indexing the data R times.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Iterator, Sequence
+from itertools import combinations
 
 import numpy as np
 from scipy.special import ndtr, ndtri
@@ -226,15 +229,62 @@ def sign_flip(
     value (rounding of equal sums) count as ties, that is as not rejecting.
     """
     diffs = np.atleast_2d(np.asarray(diffs, dtype=float))
-    k, n = diffs.shape
-    patterns = _Patterns(n, max_exact, resamples, rng)
+    patterns = _Patterns(diffs.shape[1], max_exact, resamples, rng)
+    return _invert(patterns, patterns.subset_means(diffs), len(diffs), confidence, alpha, margin)
+
+
+def permutation(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    confidence: float | None = None,
+    alpha: float | None = None,
+    margin: float | None = None,
+    max_exact: int = 20,
+    resamples: int = 100_000,
+    rng: np.random.Generator | None = None,
+) -> dict[str, np.ndarray]:
+    """Exact permutation test of mean(x) - mean(y) = 0 for independent samples, its interval and its TOST, per row.
+
+    Rows of ``x`` (K, n1) and ``y`` (K, n2) are the run-level scores of an arm
+    and of its reference. Under H0: x - theta and y are exchangeable (the
+    shift model), every split of the n1 + n2 pooled runs into groups of n1 and
+    n2 is equally likely (Pitman 1937, JRSS Suppl. 4; Lehmann & Romano 2005,
+    sec. 15.2). A split that moves m >= 1 runs Xo of x to y and m runs Yi of y
+    to x gives a difference of means >= the observed one, at theta, exactly
+    when mean(Xo) - mean(Yi) <= theta. So the one-sided p-values are ranks of
+    theta among these C(n1 + n2, n1) - 1 swap means, and the interval lies
+    between the k-th smallest and the k-th largest of them, as the sign-flip
+    set does among subset means; everything else (two-sided p, interval, TOST,
+    ties, Monte-Carlo splits beyond C(n1 + n2, n1) > 2^max_exact) is as in
+    :func:`sign_flip`, which returns the same keys.
+    """
+    x, y = np.atleast_2d(np.asarray(x, dtype=float)), np.atleast_2d(np.asarray(y, dtype=float))
+    splits = _Splits(x.shape[1], y.shape[1], max_exact, resamples, rng)
+    return _invert(splits, splits.swap_means(x, y), len(x), confidence, alpha, margin)
+
+
+def _invert(
+    thresholds: _Patterns | _Splits,
+    blocks: Iterator[tuple[slice, np.ndarray, np.ndarray]],
+    k: int,
+    confidence: float | None,
+    alpha: float | None,
+    margin: float | None,
+) -> dict[str, np.ndarray]:
+    """p-values, interval and TOST of a randomization test whose one-sided p at theta ranks theta among thresholds.
+
+    ``blocks`` yields ``(rows, thresholds (r, count), scale (r,))``: the
+    values at or below which theta is not rejected by the test of "greater"
+    (subset means of :func:`sign_flip`, swap means of :func:`permutation`).
+    """
     want_ci, want_eq = confidence is not None, margin is not None
     orders = []
     if want_ci:
-        ci_rank = patterns.rank((1 - confidence) / 2)
+        ci_rank = thresholds.rank((1 - confidence) / 2)
         orders.append(ci_rank)
     if want_eq:
-        eq_rank = patterns.rank(alpha)
+        eq_rank = thresholds.rank(alpha)
         orders.append(eq_rank)
     orders = [r for r in orders if r >= 1]
     out = {"p_value": np.empty(k)}
@@ -243,17 +293,17 @@ def sign_flip(
     if want_eq:
         out["p_equivalence"], out["eq"] = np.empty(k), np.empty((k, 2))
         out["equivalence_attainable"] = np.full(k, eq_rank >= 1)
-    for rows, means, scale in patterns.subset_means(diffs):
+    for rows, means, scale in blocks:
         tol = 1e-10 * scale[:, None]
-        greater, less = patterns.p_at(means, 0.0, tol)
+        greater, less = thresholds.p_at(means, 0.0, tol)
         out["p_value"][rows] = np.minimum(1.0, 2 * np.minimum(greater, less))
-        ordered = _order_statistics(means, orders, patterns.count)
+        ordered = _order_statistics(means, orders, thresholds.count)
         if want_ci:
             out["ci"][rows] = _endpoints(ordered, ci_rank, (0.0, 0.0), tol)
         if want_eq:
             eq_tol = 1e-10 * (scale[:, None] + margin)
-            lower_p, _ = patterns.p_at(means, -margin, eq_tol)
-            _, upper_p = patterns.p_at(means, margin, eq_tol)
+            lower_p, _ = thresholds.p_at(means, -margin, eq_tol)
+            _, upper_p = thresholds.p_at(means, margin, eq_tol)
             out["p_equivalence"][rows] = np.maximum(lower_p, upper_p)
             out["eq"][rows] = _endpoints(ordered, eq_rank, (-margin, margin), eq_tol)
     return out
@@ -272,6 +322,15 @@ def min_sign_flip_pvalue(n: np.ndarray | int, *, max_exact: int = 20, resamples:
     return np.where(n <= max_exact, 2.0 ** (1.0 - n), 2.0 / (resamples + 1))
 
 
+def min_permutation_pvalue(
+    n1: np.ndarray | int, n2: np.ndarray | int, *, max_exact: int = 20, resamples: int = 100_000
+) -> np.ndarray:
+    """Smallest two-sided p :func:`permutation` gives with n1 and n2 runs: 2 / C(n1 + n2, n1), or 2/(B+1) beyond."""
+    n1, n2 = np.broadcast_arrays(np.asarray(n1), np.asarray(n2))
+    splits = np.vectorize(lambda a, b: float(math.comb(int(a) + int(b), int(a))), otypes=[float])(n1, n2)
+    return np.minimum(1.0, np.where(splits <= 2.0**max_exact, 2.0 / splits, 2.0 / (resamples + 1)))
+
+
 def sign_flip_rank(n: np.ndarray | int, tail: np.ndarray | float) -> np.ndarray:
     """Which order statistic of the 2^n - 1 subset means bounds the exact sign-flip set at one-sided level ``tail``.
 
@@ -287,7 +346,24 @@ def _rank(tail: np.ndarray | float, total: np.ndarray | float, base: int) -> np.
     return np.floor(tail * total).astype(int) - base + 1
 
 
-class _Patterns:
+class _Thresholds:
+    """Where a randomization test's one-sided p-values change: ``count`` values, ``base`` always-extreme draws."""
+
+    total: float
+    base: int
+    count: int
+
+    def rank(self, tail: float) -> int:
+        return int(_rank(np.float64(tail), self.total, self.base))
+
+    def p_at(self, means: np.ndarray, theta: float, tol: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """One-sided p-values (greater, less) of the test of mean = theta."""
+        below = (means <= theta + tol).sum(axis=1)
+        above = (means >= theta - tol).sum(axis=1)
+        return (self.base + below) / self.total, (self.base + above) / self.total
+
+
+class _Patterns(_Thresholds):
     """The sign patterns of n seeds, enumerated or drawn, as the subsets of seeds they flip."""
 
     def __init__(self, n: int, max_exact: int, resamples: int, rng: np.random.Generator | None) -> None:
@@ -308,9 +384,6 @@ class _Patterns:
             self.total, self.base = resamples + 1.0, 1 + int(empty.sum())
         self.count = len(self.sizes)
 
-    def rank(self, tail: float) -> int:
-        return int(_rank(np.float64(tail), self.total, self.base))
-
     def subset_means(self, diffs: np.ndarray) -> Iterator[tuple[slice, np.ndarray, np.ndarray]]:
         """``(rows, means (r, count), scale (r,))`` for blocks of rows; scale is max |d| of each row."""
         block = max(1, _BLOCK_CELLS // self.count)
@@ -326,11 +399,48 @@ class _Patterns:
                 sums = d @ self.flipped.T
             yield slice(start, start + len(d)), sums / self.sizes, np.abs(d).max(axis=1)
 
-    def p_at(self, means: np.ndarray, theta: float, tol: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """One-sided p-values (greater, less) of the test of mean = theta."""
-        below = (means <= theta + tol).sum(axis=1)
-        above = (means >= theta - tol).sum(axis=1)
-        return (self.base + below) / self.total, (self.base + above) / self.total
+
+class _Splits(_Thresholds):
+    """The splits of n1 + n2 pooled runs into groups of n1 and n2 other than the observed one, as the runs they swap.
+
+    Enumerated, m = 1 .. min(n1, n2) runs at a time, while C(n1 + n2, n1) <= 2^max_exact; beyond, drawn.
+    """
+
+    def __init__(self, n1: int, n2: int, max_exact: int, resamples: int, rng: np.random.Generator | None) -> None:
+        self.n1, self.n2 = n1, n2
+        splits = math.comb(n1 + n2, n1)
+        if splits <= 2.0**max_exact:
+            self.swaps = [
+                (m, np.array(list(combinations(range(n1), m))), np.array(list(combinations(range(n2), m))))
+                for m in range(1, min(n1, n2) + 1)
+            ]
+            self.drawn = None
+            self.total, self.base, self.count = float(splits), 1, splits - 1
+        else:
+            order = np.argsort(rng.random((resamples, n1 + n2)), axis=1)
+            member = np.zeros((resamples, n1 + n2), dtype=bool)
+            np.put_along_axis(member, order[:, :n1], True, axis=1)
+            moved_out, moved_in = ~member[:, :n1], member[:, n1:]
+            same = ~moved_out.any(axis=1)  # a drawn split that swaps nothing counts as extreme, like the observed one
+            self.drawn = moved_out[~same].astype(float), moved_in[~same].astype(float)
+            self.sizes = self.drawn[0].sum(axis=1)
+            self.total, self.base, self.count = resamples + 1.0, 1 + int(same.sum()), int((~same).sum())
+
+    def swap_means(self, x: np.ndarray, y: np.ndarray) -> Iterator[tuple[slice, np.ndarray, np.ndarray]]:
+        """``(rows, mean(Xo) - mean(Yi) (r, count), scale (r,))`` for blocks of rows; scale is max |value| of a row."""
+        block = max(1, _BLOCK_CELLS // self.count)
+        for start in range(0, len(x), block):
+            a, b = x[start : start + block], y[start : start + block]
+            if self.drawn is None:
+                parts = [
+                    (a[:, out].sum(axis=2)[:, :, None] - b[:, into].sum(axis=2)[:, None, :]).reshape(len(a), -1) / m
+                    for m, out, into in self.swaps
+                ]
+                means = np.concatenate(parts, axis=1)
+            else:
+                means = (a @ self.drawn[0].T - b @ self.drawn[1].T) / self.sizes
+            scale = np.maximum(np.abs(a).max(axis=1), np.abs(b).max(axis=1))
+            yield slice(start, start + len(a)), means, scale
 
 
 def _order_statistics(

@@ -21,6 +21,7 @@ def rankings(
     max_exact: int = 20,
     resamples: int = 100_000,
     seed: int = 0,
+    unpaired: bool = False,
 ) -> pd.DataFrame:
     """Rank arms by their mean over seeds under each summary, and say which neighbours the seeds separate.
 
@@ -32,6 +33,8 @@ def rankings(
     (:func:`analysis.resampling.sign_flip`, Hartigan 1969) of the paired
     difference to the next-ranked arm, over their common seeds, excludes 0 at
     ``confidence`` (unadjusted, descriptive; False where it cannot, NaN for the last arm).
+    With ``unpaired`` (runs not matched by seed) the exact permutation
+    test's interval of their runs (:func:`analysis.resampling.permutation`) instead.
     """
     means = summaries.groupby(level="arm").mean()
     rows = []
@@ -52,15 +55,26 @@ def rankings(
             ).sort_values("rank", kind="stable")
             runs = summaries[summary]
             separated = [
-                _separated(runs.loc[a], runs.loc[b], confidence, max_exact, resamples, seed)
+                _separated(runs.loc[a], runs.loc[b], confidence, max_exact, resamples, seed, unpaired)
                 for a, b in zip(ranked["arm"], ranked["arm"].iloc[1:])
             ]
             rows.append(ranked.assign(separated=[*separated, np.nan]))
     return pd.concat(rows, ignore_index=True)
 
 
-def _separated(a: pd.Series, b: pd.Series, confidence: float, max_exact: int, resamples: int, seed: int) -> bool:
-    """Whether the sign-flip interval of a - b over their common seeds excludes 0, i.e. p <= 1 - confidence."""
+def _separated(
+    a: pd.Series, b: pd.Series, confidence: float, max_exact: int, resamples: int, seed: int, unpaired: bool
+) -> bool:
+    """Whether the sign-flip interval of a - b over their common seeds excludes 0, i.e. p <= 1 - confidence.
+
+    Unpaired: whether the permutation interval of a's runs against b's does.
+    """
+    if unpaired:
+        if min(len(a), len(b)) < 2:
+            return False
+        rng = np.random.default_rng([seed, len(a), len(b), 3])
+        test = resampling.permutation(a.to_numpy(), b.to_numpy(), max_exact=max_exact, resamples=resamples, rng=rng)
+        return bool(test["p_value"][0] <= 1 - confidence)
     d = (a - b).dropna().to_numpy()
     if len(d) < 2:
         return False

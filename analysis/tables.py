@@ -27,6 +27,23 @@ def points(x: float) -> str:
     return f"{round(100 * x, 2) + 0.0:+.2f}"  # + 0.0: no "-0.00"
 
 
+def is_unpaired(table: pd.DataFrame) -> bool:
+    """Whether the comparisons are of independent runs (``analysis.pairing: unpaired``; older tables: paired)."""
+    return "pairing" in table and bool((table["pairing"] == "unpaired").any())
+
+
+def test_name(table: pd.DataFrame) -> str:
+    """The test that decides, in words."""
+    return "exact permutation test of independent runs (unpaired)" if is_unpaired(table) else "exact sign-flip test"
+
+
+def sizes_text(row: pd.Series | tuple) -> str:
+    """What a comparison rests on: "n seeds", or "n vs m unpaired runs"."""
+    if getattr(row, "pairing", "paired") == "unpaired":
+        return f"{row.n_seeds} vs {row.n_reference_seeds} unpaired runs"
+    return f"{row.n_seeds} seeds"
+
+
 def _p(x: float) -> str:
     return f"{x:.3g}"
 
@@ -47,9 +64,8 @@ def equivalence_shown(table: pd.DataFrame) -> pd.Series:
     """The equivalence column in words: yes, no, or "not attainable with n seeds" (no data could say yes)."""
     attainable = table.get("equivalence_attainable", pd.Series(True, index=table.index)).astype(bool)
     said = np.where(table["equivalent"].astype(bool), "yes", "no")
-    return pd.Series(
-        np.where(attainable, said, "not attainable with " + table["n_seeds"].astype(str) + " seeds"), index=table.index
-    )
+    sizes = [sizes_text(row) for row in table.itertuples()]
+    return pd.Series(np.where(attainable, said, [f"not attainable with {n}" for n in sizes]), index=table.index)
 
 
 def higher_is_better(table: pd.DataFrame) -> pd.Series:
@@ -107,7 +123,7 @@ DECISION_COLUMN = "interval at Holm's level"
 
 
 def decision_text(row: pd.Series | tuple, fmt: Callable[[float], str] = points) -> str:
-    """The sign-flip interval at the level where it agrees with the verdict, with that level; "not tested"."""
+    """The test's interval at the level where it agrees with the verdict, with that level; "not tested"."""
     if np.isnan(row.decision_level):
         return "not tested (gate closed)"
     return f"{interval_text(row.decision_low, row.decision_high, fmt)} ({100 * row.decision_level:.3g}%)"
@@ -126,7 +142,8 @@ def comparison_display(table: pd.DataFrame) -> pd.DataFrame:
         {
             "measure": first["measure"].where(higher_is_better(first), first["measure"] + " (lower is better)"),
             "arm": first["arm"],
-            "n": first["n_seeds"].astype(str),
+            "n": first["n_seeds"].astype(str)
+            + (" vs " + first["n_reference_seeds"].astype(str) if is_unpaired(first) else ""),
             "Δ (pts)": first["mean_diff"].map(points),
             **interval_columns(table, points),
         }
@@ -155,9 +172,11 @@ def markdown_cell(value: object) -> str:
     return html.escape(str(value), quote=False).translate(_ONE_CELL)
 
 
-def _equivalence_test(table: pd.DataFrame) -> str:
+def equivalence_test(table: pd.DataFrame) -> str:
     """The TOST that decided equivalence, in words (tables written before the column existed used intervals)."""
     method = table["equivalence_method"].iloc[0] if "equivalence_method" in table else None
+    if is_unpaired(table):
+        return "the exact permutation TOST of independent runs"
     return {"sign_flip": "the exact sign-flip TOST", "t": "the paired t-TOST"}.get(
         method, f"the (1 - 2α) {table['ci_method'].iloc[0]} interval"
     )
@@ -207,6 +226,17 @@ def comparison_sections(table: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame
         yield f"Family {family}: arms vs {reference}, per {level}", comparison_display(group)
 
 
+def comparison_note(table: pd.DataFrame) -> str:
+    """The footnote of the comparison tables, for the test that decided them."""
+    if not is_unpaired(table):
+        return COMPARISON_NOTE
+    return (
+        "Unpaired: the arms' runs are not matched by seed; Δ is the difference of their mean scores and n the runs "
+        "of the arm vs its reference. "
+        + COMPARISON_NOTE.replace("exact sign-flip test", test_name(table)).replace("sign_flip", "permutation")
+    )
+
+
 COMPARISON_NOTE = (
     "p: exact sign-flip test, unadjusted; its interval (the first, sign_flip) excludes 0 exactly when "
     "p <= 1 - confidence, and is unbounded where no data could make the test reject. p Holm: Holm across the "
@@ -223,9 +253,9 @@ def comparisons_markdown(table: pd.DataFrame) -> str:
     """All comparison tables as Markdown sections."""
     parts = [f"### {markdown_text(title)}\n\n{to_markdown(frame)}" for title, frame in comparison_sections(table)]
     footer = (
-        f"\nDifferences in points (score x 100). {COMPARISON_NOTE} "
-        f"Equivalence: {_equivalence_test(table)} at α, per comparison. MDE: smallest effect the sign-flip "
-        f"test detects at the power target, and its range over the uncertainty of the spread."
+        f"\nDifferences in points (score x 100). {comparison_note(table)} "
+        f"Equivalence: {equivalence_test(table)} at α, per comparison. MDE: smallest effect the {test_name(table)} "
+        f"detects at the power target, and its range over the uncertainty of the spread."
     )
     return "\n\n".join(parts) + "\n" + footer + "\n"
 
@@ -252,7 +282,7 @@ def latex_table(table: pd.DataFrame) -> str:
     method = table["ci_method"].iloc[0]
     rows = table[table["ci_method"] == method]
     family, reference, level = rows["family"].iloc[0], rows["reference"].iloc[0], rows["level"].iloc[0]
-    n_seeds = "/".join(map(str, sorted(rows["n_seeds"].unique())))
+    sizes = "/".join(dict.fromkeys(sizes_text(row) for row in rows.itertuples()))
     procedure = (
         "Holm-adjusted over the family's arms"
         if level == "summary" and (rows.get("stage", pd.Series("primary", index=rows.index)) == "primary").all()
@@ -264,10 +294,11 @@ def latex_table(table: pd.DataFrame) -> str:
         for stage, c in rows.groupby("stage", sort=False)["decision_level"].first().items()
     )
     caption = (
-        f"Family {family}: arms vs {reference} ({n_seeds} seeds), per {level}. Δ: mean paired difference in "
-        f"points; interval: the exact sign-flip test's over seeds at the level where it agrees with Holm's "
-        f"decisions ({levels}), so it excludes 0 exactly when the verdict is better or worse; p: exact sign-flip "
-        f"test, {procedure}. Verdict: better/worse when significant, equivalent when {_equivalence_test(rows)} "
+        f"Family {family}: arms vs {reference} ({sizes}), per {level}. Δ: "
+        f"{'difference of mean scores' if is_unpaired(rows) else 'mean paired difference'} in "
+        f"points; interval: the {test_name(rows)}'s at the level where it agrees with Holm's "
+        f"decisions ({levels}), so it excludes 0 exactly when the verdict is better or worse; p: {test_name(rows)}, "
+        f"{procedure}. Verdict: better/worse when significant, equivalent when {equivalence_test(rows)} "
         f"puts it within ±{100 * rows['equivalence_margin'].iloc[0]:g} point(s). Smallest attainable Holm p: "
         f"{rows['min_attainable_p'].min():.3g}. Bold: best value per {level}."
     )
@@ -313,6 +344,13 @@ IMPROVEMENT_NOTE = (
 )
 
 
+UNPAIRED_IMPROVEMENT_NOTE = (
+    "P: per benchmark, the share of all (run of the arm, run of the reference) pairs where the arm's accuracy is "
+    "higher, ties counted 1/2, averaged over benchmarks (rliable's unpaired probability of improvement). "
+    "Descriptive, without an interval: the family's verdicts are the comparisons'."
+)
+
+
 def improvement_display(table: pd.DataFrame) -> pd.DataFrame:
     """The probability of improvement (rows of probability_of_improvement.csv) as strings, one row per arm."""
     first = table[table["ci_method"] == table["ci_method"].iloc[0]].reset_index(drop=True)
@@ -327,6 +365,17 @@ def improvement_display(table: pd.DataFrame) -> pd.DataFrame:
             **interval_columns(table, share),
             "p (P = 1/2)": first["p_value"].map(_p),
         }
+    )
+
+
+def ranking_note(unpaired: bool) -> str:
+    """The ranking footnote, for runs paired by seed or (``unpaired``) independent runs."""
+    if not unpaired:
+        return RANKING_NOTE
+    return (
+        "Order: best first; '>' where the exact permutation interval of the two neighbours' independent runs "
+        "(unpaired, unadjusted) excludes 0, '≈' where the runs do not separate them: a ranking is only as sure "
+        "as its closest neighbours."
     )
 
 
@@ -416,7 +465,7 @@ def report_markdown(result: AnalysisResult) -> str:
         )
         for name, block in result.rankings.groupby("ranking", sort=False)
     ]
-    ranks += [to_markdown(ranking_orders(result.rankings)), RANKING_NOTE]
+    ranks += [to_markdown(ranking_orders(result.rankings)), ranking_note(is_unpaired(result.comparisons))]
     sections = [
         f"# Analysis of {markdown_text(cfg.experiment)}",
         f"Input: {markdown_text(result.source)}. Config: {markdown_text(cfg.source)}.",
@@ -424,7 +473,7 @@ def report_markdown(result: AnalysisResult) -> str:
         "\n".join(f"- {markdown_text(note)}" for note in result.notes) or "- none",
         "## Summaries per arm (mean over seeds, points)",
         to_markdown(arm_table),
-        "## Paired comparisons",
+        "## Unpaired comparisons (independent runs)" if is_unpaired(result.comparisons) else "## Paired comparisons",
         comparisons_markdown(result.comparisons),
         *(
             [
@@ -435,8 +484,10 @@ def report_markdown(result: AnalysisResult) -> str:
             if len(result.replications)
             else []
         ),
-        "## Probability of improvement (paired)",
-        to_markdown(improvement_display(result.improvement)) + "\n\n" + IMPROVEMENT_NOTE,
+        f"## Probability of improvement ({'unpaired' if is_unpaired(result.comparisons) else 'paired'})",
+        to_markdown(improvement_display(result.improvement))
+        + "\n\n"
+        + (UNPAIRED_IMPROVEMENT_NOTE if is_unpaired(result.comparisons) else IMPROVEMENT_NOTE),
         "## Rank of each arm under each summary (1 = highest mean; lowest where lower is better)",
         "\n\n".join(ranks),
         "## Ranking sensitivity (correlation of arm means between summaries)",
@@ -458,10 +509,12 @@ def verdict_lines(comparisons: pd.DataFrame, sequential: pd.DataFrame | None = N
             f"(look {r.look}, {r.n_seeds} seeds)"
             for r in sequential.itertuples()
         ]
-    rows = comparisons[(comparisons["level"] == "summary") & (comparisons["ci_method"] == "sign_flip")]
+    rows = comparisons[
+        (comparisons["level"] == "summary") & (comparisons["ci_method"] == comparisons["ci_method"].iloc[0])
+    ]
     rows = rows[rows["measure"] == rows["measure"].iloc[0]]
     return [
         f"{r.family}: {r.arm} vs {r.reference} on {r.measure}: {verdict}, Δ {points(r.mean_diff)} points, "
-        f"interval at Holm's level {decision_text(r)}, Holm p {_p(r.p_holm)} ({r.n_seeds} seeds)"
+        f"interval at Holm's level {decision_text(r)}, Holm p {_p(r.p_holm)} ({sizes_text(r)})"
         for r, verdict in zip(rows.itertuples(), verdicts(rows))
     ]

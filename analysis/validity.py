@@ -15,8 +15,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from analysis import validity_measured
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from analysis.config import Settings
 
 TOLERANCE = 0.015  # coverage this far below nominal is "too narrow"
 MEASURED_METHODS = ("percentile", "bca")  # methods whose coverage depends on n and is looked up
@@ -75,6 +81,31 @@ def unbounded_sentence(n: int, confidence: float) -> str:
         f"is shown as unbounded. A paired t interval (analysis.ci_methods: [t]) rests on normality, and whether "
         f"it excludes 0 is not the verdict's test."
     )
+
+
+def unpaired_sentences(n: int, n_reference: int, rows: pd.DataFrame, settings: Settings) -> list[str]:
+    """What the unpaired permutation test of n against n_reference runs can say (``rows``: its comparisons)."""
+    splits = math.comb(n + n_reference, n)
+    exact = splits <= 2.0**settings.exact_max_seeds
+    sentences = [
+        f"Unpaired (analysis.pairing: unpaired): {n} runs of an arm against {n_reference} of its reference, "
+        f"compared as independent samples by the exact permutation test of the run-level scores (Pitman 1937; "
+        + (f"all {splits} splits" if exact else f"{settings.sign_flip_resamples} random splits of {splits}")
+        + "). Seed-to-seed variation is not cancelled by pairing, so the same effect needs more runs."
+    ]
+    if (rows["note"] != "").any():
+        sentences.append(
+            f"With {n} and {n_reference} unpaired runs the exact permutation test cannot reject at "
+            f"{1 - settings.confidence:.3g} (its smallest p is {min(1.0, 2 / splits):.3g}), so its interval is "
+            f"shown as unbounded."
+        )
+    if not rows["equivalence_attainable"].all():
+        sentences.append(
+            f"With {n} and {n_reference} unpaired runs equivalence within ±{100 * settings.equivalence_margin:g} "
+            f"point(s) is not attainable: the permutation TOST's smallest one-sided p is {1 / splits:.3g} > "
+            f"α = {settings.alpha:g} whatever the data."
+        )
+    return sentences
 
 
 def unattainable_equivalence_sentence(n: int, alpha: float, margin: float) -> str:
