@@ -839,7 +839,9 @@ def validate_scores(
             "correctness over the item's answers)",
             inconsistent,
         )
-    duplicated = duplicated_keys(frame)
+    # every later check groups by these columns: factorize each once (grouping by strings was most of the time)
+    factorized = {column: pd.factorize(frame[column], sort=True) for column in ("arm", "seed", "benchmark", "item")}
+    duplicated = duplicated_keys(frame, {column: codes for column, (codes, _) in factorized.items()})
     if duplicated.any():
         fail("duplicate rows for the same (experiment, arm, seed, benchmark, item)", duplicated)
     foreign = frame["experiment"] != experiment
@@ -847,12 +849,12 @@ def validate_scores(
         fail(f"rows of another experiment than {experiment!r}", foreign)
     frame = frame.astype({"seed": "int64"})
 
-    domains = frame.groupby("benchmark", observed=True)["domain"].unique()
-    mixed = domains[domains.map(len) > 1]
-    if len(mixed):
-        raise AnalysisInputError(f"{source}: benchmark(s) with more than one domain: {mixed.map(list).to_dict()}")
+    domains = dict(sorted(_values_by_key(factorized["benchmark"], pd.factorize(frame["domain"])).items()))
+    mixed = {benchmark: names for benchmark, names in domains.items() if len(names) > 1}
+    if mixed:
+        raise AnalysisInputError(f"{source}: benchmark(s) with more than one domain: {mixed}")
     if benchmarks is not None:
-        found = domains.map(lambda d: d[0]).to_dict()
+        found = {benchmark: names[0] for benchmark, names in domains.items()}
         absent, extra = sorted(set(benchmarks) - set(found)), sorted(set(found) - set(benchmarks))
         wrong = {b: (found[b], d) for b, d in benchmarks.items() if b in found and found[b] != d}
         if absent or extra or wrong:
@@ -861,7 +863,9 @@ def validate_scores(
                 f"domain (scores, config) {wrong}"
             )
 
-    seeds = frame.groupby("arm", observed=True)["seed"].unique().map(lambda s: set(s.tolist())).to_dict()
+    seeds = {
+        arm: {int(s) for s in found} for arm, found in _values_by_key(factorized["arm"], factorized["seed"]).items()
+    }
     unmatched = pd.DataFrame(columns=[*RUN, "reason"])
     if common_seeds_only:
         compared = [a for comp in comparisons for a in (comp.reference, *comp.arms) if a in seeds]
@@ -875,7 +879,11 @@ def validate_scores(
             columns=[*RUN, "reason"],
         ).astype({"seed": "int64"})
         seeds |= {arm: seeds[arm] & common for arm in compared}
-        frame = frame[~(frame["arm"].isin(compared) & ~frame["seed"].isin(common))]
+        kept = ~(frame["arm"].isin(compared) & ~frame["seed"].isin(common)).to_numpy()
+        frame, factorized = (
+            frame[kept],
+            {column: (codes[kept], labels) for column, (codes, labels) in factorized.items()},
+        )
     for comp in comparisons:
         absent = [a for a in (comp.reference, *comp.arms) if a not in seeds]
         if absent:
@@ -893,7 +901,7 @@ def validate_scores(
                     f"only in {comp.reference}: {sorted(seeds[comp.reference] - seeds[arm])}"
                 )
 
-    incomplete = incomplete_runs(frame)
+    incomplete = incomplete_runs(frame, factorized)
     if len(incomplete) and not drop_incomplete:
         lines = "\n".join(f"  arm={r.arm!r} seed={r.seed}: {r.reason}" for r in incomplete.head(10).itertuples())
         more = f"\n  ... and {len(incomplete) - 10} more" if len(incomplete) > 10 else ""
@@ -907,25 +915,48 @@ def validate_scores(
     return frame, pd.concat([unmatched, incomplete], ignore_index=True) if len(unmatched) else incomplete
 
 
-def incomplete_runs(frame: pd.DataFrame) -> pd.DataFrame:
+def _values_by_key(key: tuple[np.ndarray, pd.Index], value: tuple[np.ndarray, pd.Index]) -> dict:
+    """Each distinct key's distinct values, in order of first appearance (``key``, ``value``: ``pd.factorize``).
+
+    On integer codes: grouping by the string columns was most of the validation's time on large tables.
+    """
+    (key_codes, keys), (value_codes, values) = key, value
+    pairs = pd.unique(key_codes.astype(np.int64) * len(values) + value_codes)
+    found = {}
+    for k, v in zip(pairs // len(values), pairs % len(values)):
+        found.setdefault(keys[k], []).append(values[v])
+    return found
+
+
+def incomplete_runs(frame: pd.DataFrame, factorized: dict | None = None) -> pd.DataFrame:
     """Runs (arm, seed) that lack a benchmark, or some of a benchmark's items.
 
     A benchmark's item set is the union over all runs; returns a frame with
-    columns arm, seed, reason (empty when every run is complete).
+    columns arm, seed, reason (empty when every run is complete), runs in
+    (arm, seed) order. Counted on integer codes, as :func:`_values_by_key` (``factorized``: column ->
+    ``pd.factorize(..., sort=True)`` of arm, seed, benchmark and item, when already computed).
     """
-    items_per_benchmark = frame.groupby("benchmark", observed=True)["item"].nunique()
-    counts = frame.groupby([*RUN, "benchmark"], observed=True).size().unstack("benchmark", fill_value=0)
-    counts = counts.reindex(columns=items_per_benchmark.index, fill_value=0)
-    short = counts.lt(items_per_benchmark, axis=1)
+    factorized = factorized or {c: pd.factorize(frame[c], sort=True) for c in ("arm", "seed", "benchmark", "item")}
+    (arm_codes, arms), (seed_codes, seeds) = factorized["arm"], factorized["seed"]
+    (bench_codes, benchmarks), (item_codes, items) = factorized["benchmark"], factorized["item"]
+    n_bench = len(benchmarks)
+    cells = pd.unique(bench_codes.astype(np.int64) * len(items) + item_codes)
+    items_per_benchmark = np.bincount(cells // len(items), minlength=n_bench)
+    run_codes = arm_codes.astype(np.int64) * len(seeds) + seed_codes
+    runs = np.unique(run_codes)
+    counts = np.bincount(run_codes * n_bench + bench_codes, minlength=(runs.max() + 1) * n_bench)
+    counts = counts.reshape(-1, n_bench)[runs]
+    short = counts < items_per_benchmark
     records = []
-    for (arm, seed), row in short[short.any(axis=1)].iterrows():
-        lacking = row.index[row]
-        absent = [b for b in lacking if counts.at[(arm, seed), b] == 0]
+    for r in np.flatnonzero(short.any(axis=1)):
+        arm, seed = arms[runs[r] // len(seeds)], int(seeds[runs[r] % len(seeds)])
+        lacking = np.flatnonzero(short[r])
+        absent = [benchmarks[b] for b in lacking if counts[r, b] == 0]
         partial = [
-            f"{b} ({counts.at[(arm, seed), b]} of {items_per_benchmark[b]} items)" for b in lacking if b not in absent
+            f"{benchmarks[b]} ({counts[r, b]} of {items_per_benchmark[b]} items)" for b in lacking if counts[r, b] > 0
         ]
         reason = "; ".join(
             filter(None, [absent and f"missing benchmark(s) {absent}", partial and f"incomplete {', '.join(partial)}"])
         )
-        records.append((arm, int(seed), reason))
-    return pd.DataFrame(records, columns=[*RUN, "reason"])
+        records.append((arm, seed, reason))
+    return pd.DataFrame(sorted(records, key=lambda row: row[:2]), columns=[*RUN, "reason"])

@@ -122,22 +122,18 @@ def _sizes(sample: Pair | Independent) -> tuple[int, int]:
     return len(sample.diffs), len(sample.diffs)
 
 
-def _block(
-    samples: Sequence[Pair | Independent], settings: Settings, columns: Sequence[str] | None = None, **kwargs
-) -> intervals.Block | intervals.UnpairedBlock:
-    """One interval block of samples of equal sizes, rows sample-major and measure-minor (or ``columns`` only)."""
+def _block(samples: Sequence[Pair | Independent], settings: Settings) -> intervals.Block | intervals.UnpairedBlock:
+    """One interval block of samples of equal sizes, rows sample-major and measure-minor."""
 
     def stacked(frames: Sequence[pd.DataFrame]) -> np.ndarray:
         # numpy's row sums depend on the memory layout, so one fixed layout (column-major, as a matrix product's
         # frame gives) keeps results independent of how values was built
-        return np.asfortranarray(
-            np.concatenate([(f if columns is None else f[list(columns)]).to_numpy().T for f in frames])
-        )
+        return np.asfortranarray(np.concatenate([f.to_numpy().T for f in frames]))
 
     if isinstance(samples[0], Independent):
         x, y = stacked([s.runs for s in samples]), stacked([s.reference_runs for s in samples])
         return intervals.UnpairedBlock(x, y, settings)
-    return intervals.Block(stacked([s.diffs for s in samples]), settings, **kwargs)
+    return intervals.Block(stacked([s.diffs for s in samples]), settings)
 
 
 def paired_differences(values: pd.DataFrame, comparisons: Sequence[Comparison]) -> list[Pair]:
@@ -333,13 +329,17 @@ def _with_decision_intervals(
     cells = cells.assign(decision_level=levels, decision_low=np.nan, decision_high=np.nan)
     tested = cells[cells["decision_level"].notna()]
     for (_, _, confidence), group in tested.groupby(["n_seeds", "n_reference_seeds", "decision_level"], sort=False):
-        at_level = replace(settings, confidence=confidence)
-        cells.loc[group.index, ["decision_low", "decision_high"]] = np.concatenate(
-            [
-                _block([samples[(c.family, c.arm)]], at_level, [c.measure], methods=()).test["ci"]
-                for c in group.itertuples()
-            ]
-        )
+        at_level, chosen = replace(settings, confidence=confidence), list(group.itertuples())
+        if settings.pairing == "unpaired":
+            x, y = (
+                np.stack([getattr(samples[(c.family, c.arm)], side)[c.measure].to_numpy() for c in chosen])
+                for side in ("runs", "reference_runs")
+            )
+            block = intervals.UnpairedBlock(x, y, at_level)
+        else:
+            d = np.stack([samples[(c.family, c.arm)].diffs[c.measure].to_numpy() for c in chosen])
+            block = intervals.Block(d, at_level, methods=())
+        cells.loc[group.index, ["decision_low", "decision_high"]] = block.test["ci"]
     keep = ["family", "measure", "arm", "decision_level", "decision_low", "decision_high"]
     return table.merge(cells[keep], on=["family", "measure", "arm"], how="left")
 

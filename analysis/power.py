@@ -229,11 +229,13 @@ def seeds_needed(
         effect_sd = np.where(sd > 0, effect / sd, np.nan)
     needed = np.full(sd.shape, np.nan)
     simulated = SIMULATED_MAX_RUNS // 2 if unpaired else SIMULATED_MAX_SEEDS
-    for lv in np.unique(level):
-        rows = (level == lv) & (sd > 0)
-        beyond = _t_seeds_needed(effect_sd[rows], lv, power, max_seeds, low=1, unpaired=unpaired)
-        searching = rows.copy()
-        searching[rows] = beyond <= simulated
+    rows = sd > 0
+    # one bisection for the rows of every level at once (t_power works elementwise): scipy's per-call cost,
+    # not the arithmetic, was the time
+    beyond = np.full(sd.shape, np.inf)
+    beyond[rows] = _t_seeds_needed(effect_sd[rows], level[rows], power, max_seeds, low=1, unpaired=unpaired)
+    for lv in np.unique(level[rows]):
+        searching = rows & (level == lv) & (beyond <= simulated)
         for n in range(2, simulated + 1):
             if not searching.any():
                 break
@@ -243,13 +245,17 @@ def seeds_needed(
             chance = sign_flip_power(effect_sd[searching], n, lv, replicates=replicates, seed=seed, n_reference=other)
             found = np.flatnonzero(searching)[chance >= power]
             needed[found], searching[found] = n, False
-        open_ = rows & np.isnan(needed)
-        needed[open_] = _t_seeds_needed(effect_sd[open_], lv, power, max_seeds, low=simulated, unpaired=unpaired)
+    # beyond the simulated range the t-test's count stands (t power grows with n, so a search started there
+    # ends where the one from 1 did); rows the simulated range could not settle search from its end
+    settled = rows & np.isnan(needed) & (beyond > simulated)
+    needed[settled] = beyond[settled]
+    open_ = rows & np.isnan(needed)
+    needed[open_] = _t_seeds_needed(effect_sd[open_], level[open_], power, max_seeds, low=simulated, unpaired=unpaired)
     return needed.reshape(shape)
 
 
 def _t_seeds_needed(
-    effect_sd: np.ndarray, level: float, power: float, max_seeds: int, low: int, unpaired: bool = False
+    effect_sd: np.ndarray, level: np.ndarray | float, power: float, max_seeds: int, low: int, unpaired: bool = False
 ) -> np.ndarray:
     """Fewest n in (low, max_seeds] with t power >= ``power``: integer bisection, rows that converge stay put."""
     low = np.full(effect_sd.shape, float(low))

@@ -40,8 +40,10 @@ def performance_profiles(
     frames = []
     for arm in arms:
         above = accuracy.loc[arm].to_numpy()[:, :, None] > thresholds  # seeds x benchmarks x thresholds
-        block = intervals.Block(above.mean(axis=1).T, settings, methods=(BAND,))  # thresholds x seeds
-        band, _ = intervals.SEED_METHODS[BAND](block)
+        # thresholds below or above every score give the same row: bootstrap each distinct row once
+        distinct, row_of = np.unique(above.mean(axis=1).T, axis=0, return_inverse=True)  # thresholds x seeds
+        band, _ = intervals.SEED_METHODS[BAND](intervals.Block(distinct, settings, methods=(BAND,)))
+        band = band[row_of.ravel()]
         frames.append(
             pd.DataFrame(
                 {

@@ -16,7 +16,8 @@ Every function here starts from the validated tidy table (one row per run, bench
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -126,44 +127,122 @@ def versus_base(per_run: pd.DataFrame, arms: Sequence[str], ks: Sequence[int], c
     return pd.DataFrame(rows)
 
 
-def _cells(scores: pd.DataFrame, arm: str, seeds: Sequence[int], benchmark: str) -> tuple[pd.DataFrame, np.ndarray]:
-    """(score, sampling variance) of one arm's items of one benchmark: (seeds x items) frame, array in item order."""
-    rows = scores[(scores["arm"] == arm) & (scores["benchmark"] == benchmark) & scores["seed"].isin(seeds)]
-    table = rows.set_index(["seed", "item"]).sort_index()
-    score = table["score"].unstack("item").loc[list(seeds)]
-    n = table["n_samples"].unstack("item").loc[list(seeds), score.columns].to_numpy()
-    c = table["n_correct"].unstack("item").loc[list(seeds), score.columns].to_numpy()
-    binary = np.all(c == np.round(c))
-    variance = sampling.cell_sampling_variance(n, c) if binary else np.full(n.shape, np.nan)
-    return score, variance
+@dataclass(frozen=True)
+class _Cells:
+    """One benchmark's item cells of some arms: score, n_samples and n_correct as (arm, seed, item) arrays."""
+
+    arms: dict[str, int]
+    seeds: dict[int, int]
+    items: pd.Index  # sorted
+    values: np.ndarray  # (arms, seeds, items, 3): score, n_samples, n_correct; NaN where a run lacks the item
+
+    def of(self, arm: str, seeds: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """(score, sampling variance) of one arm's items at ``seeds``, both (seeds x items) in item order."""
+        table = self.values[self.arms[arm], [self.seeds[s] for s in seeds]]
+        n, c = table[..., 1], table[..., 2]
+        binary = np.all(c == np.round(c))
+        variance = sampling.cell_sampling_variance(n, c) if binary else np.full(n.shape, np.nan)
+        return table[..., 0], variance
 
 
-def _paired_variance(
-    answers: pd.DataFrame, arm: str, reference: str, seeds: Sequence[int], benchmark: str, items: pd.Index
-) -> np.ndarray | None:
-    """Sampling variance of each cell's difference from the arms' verdicts paired by sample, (seeds, items).
+def _cubes(
+    frame: pd.DataFrame, arms: Collection[str], axes: Sequence[str], values: Sequence[str]
+) -> Iterator[tuple[str, dict[str, pd.Index], np.ndarray]]:
+    """Per benchmark, ``values`` of the rows of ``arms`` as an array over ``axes`` (arm, seed, item, ...) plus one
+    last axis for the values, NaN where a row is absent: ``(benchmark, {axis: labels}, array)``.
 
-    Sample j of an item is drawn from the same stream in every arm of a seed (common random numbers), so
-    the arm's and the reference's verdicts are correlated; the differences d_j = y_arm,j - y_ref,j of one
-    cell are independent across j, and var(d, ddof 1) / k is unbiased for the variance of the cell's mean
-    difference whatever that correlation. None when the verdicts of either arm are absent.
+    Every axis but item is shared by the benchmarks; items are the benchmark's own, sorted. One pass over the
+    table: selecting each (arm, benchmark) from the whole table again was nearly all of the analysis's time on
+    large grids and answer-level tables.
     """
-    where = (answers["benchmark"] == benchmark) & answers["seed"].isin(seeds)
-    mine, theirs = (answers[where & (answers["arm"] == name)] for name in (arm, reference))
-    if mine.empty or theirs.empty:
-        return None
-    both = mine.merge(theirs, on=["seed", "item", "sample"], suffixes=("_arm", "_ref"), validate="one_to_one")
-    if len(both) != len(mine) or len(both) != len(theirs):
-        raise AnalysisInputError(
-            f"answers.parquet of {arm} and {reference} ({benchmark}): the arms' sampled answers do not pair up "
-            f"by (seed, item, sample); expected the same items and samples in both"
+    codes, labels = {}, {}
+    for axis in (*axes, "benchmark"):
+        codes[axis], labels[axis] = pd.factorize(frame[axis], sort=axis not in ("arm", "benchmark"))
+    keep = np.isin(codes["arm"], [i for i, name in enumerate(labels["arm"]) if name in arms])
+    data = frame[list(values)].to_numpy(dtype=float)
+    if not keep.all():
+        codes, data = {axis: c[keep] for axis, c in codes.items()}, data[keep]
+    for b, benchmark in enumerate(labels["benchmark"]):
+        where = np.flatnonzero(codes["benchmark"] == b)
+        if not len(where):
+            continue
+        items, item_codes = np.unique(codes["item"][where], return_inverse=True)
+        shape = [len(items) if axis == "item" else len(labels[axis]) for axis in axes]
+        cube = np.full((*shape, len(values)), np.nan)
+        cube[tuple(item_codes if axis == "item" else codes[axis][where] for axis in axes)] = data[where]
+        yield (
+            str(benchmark),
+            {axis: pd.Index(labels[axis][items] if axis == "item" else labels[axis]) for axis in axes},
+            cube,
         )
-    d = both["correct_arm"] - both["correct_ref"]
-    cells = both.assign(d=d, d2=d * d).groupby(["seed", "item"])[["d", "d2"]].agg(["sum", "count"])
-    k = cells[("d", "count")]
-    variance = (cells[("d2", "sum")] - cells[("d", "sum")] ** 2 / k) / (k - 1) / k
-    table = variance.where(k >= 2).unstack("item")
-    return table.reindex(index=list(seeds), columns=items).to_numpy()
+
+
+def _positions(labels: pd.Index, cast: type) -> dict:
+    return {cast(label): i for i, label in enumerate(labels)}
+
+
+def _benchmark_cells(scores: pd.DataFrame, arms: Collection[str]) -> dict[str, _Cells]:
+    """Per benchmark, the item cells of ``arms`` (:class:`_Cells`), from one pass over the table (:func:`_cubes`)."""
+    axes, values = ("arm", "seed", "item"), ("score", "n_samples", "n_correct")
+    return {
+        benchmark: _Cells(_positions(labels["arm"], str), _positions(labels["seed"], int), labels["item"], cube)
+        for benchmark, labels, cube in _cubes(scores, arms, axes, values)
+    }
+
+
+@dataclass(frozen=True)
+class _Verdicts:
+    """One benchmark's per-sample verdicts of some arms as an (arm, seed, item, sample) array, NaN where absent."""
+
+    benchmark: str
+    arms: dict[str, int]
+    seeds: dict[int, int]
+    items: pd.Index  # sorted
+    correct: np.ndarray
+
+    def paired_variance(self, arm: str, reference: str, seeds: Sequence[int], items: pd.Index) -> np.ndarray | None:
+        """Sampling variance of each cell's difference from the arms' verdicts paired by sample, (seeds, items).
+
+        Sample j of an item is drawn from the same stream in every arm of a seed (common random numbers), so
+        the arm's and the reference's verdicts are correlated; the differences d_j = y_arm,j - y_ref,j of one
+        cell are independent across j, and var(d, ddof 1) / k is unbiased for the variance of the cell's mean
+        difference whatever that correlation. None when the verdicts of either arm are absent; NaN for a
+        cell with fewer than 2 paired samples.
+        """
+        rows = np.array([self.seeds.get(int(s), -1) for s in seeds])
+        mine, theirs = (self._of(name, rows) for name in (arm, reference))
+        if mine is None or theirs is None:
+            return None
+        present = ~np.isnan(mine)
+        if (present != ~np.isnan(theirs)).any():
+            raise AnalysisInputError(
+                f"answers.parquet of {arm} and {reference} ({self.benchmark}): the arms' sampled answers do not "
+                f"pair up by (seed, item, sample); expected the same items and samples in both"
+            )
+        d = np.where(present, mine - theirs, 0.0)
+        k = present.sum(axis=-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            variance = ((d * d).sum(axis=-1) - d.sum(axis=-1) ** 2 / k) / (k - 1) / k
+        variance = np.where(k >= 2, variance, np.nan)
+        where = self.items.get_indexer(items)
+        return np.where(where >= 0, variance[:, where], np.nan)
+
+    def _of(self, arm: str, rows: np.ndarray) -> np.ndarray | None:
+        """The arm's verdicts at the seed rows (-1: a seed without verdicts), None when it has none of them."""
+        if arm not in self.arms:
+            return None
+        found = np.where((rows >= 0)[:, None, None], self.correct[self.arms[arm], np.maximum(rows, 0)], np.nan)
+        return None if np.isnan(found).all() else found
+
+
+def _benchmark_verdicts(answers: pd.DataFrame, arms: Collection[str]) -> dict[str, _Verdicts]:
+    """Per benchmark, the verdicts of ``arms`` (:class:`_Verdicts`), from one pass over the answers (:func:`_cubes`)."""
+    return {
+        benchmark: _Verdicts(
+            benchmark, _positions(labels["arm"], str), _positions(labels["seed"], int), labels["item"], cube[..., 0]
+        )
+        for benchmark, labels, cube in _cubes(answers, arms, ("arm", "seed", "item", "sample"), ("correct",))
+    }
 
 
 def components_table(
@@ -180,12 +259,15 @@ def components_table(
     weights. One row per pair: the variance of the mean difference from each source, their shares, the
     standard error. Per-benchmark rows (item ``"*"``) give no table. A cell's sampling variance comes from
     the two arms' verdicts paired by sample where ``answers`` (:func:`read_answers`) has them
-    (:func:`_paired_variance`), else from the counts as if the arms' samples were independent
+    (:meth:`_Verdicts.paired_variance`), else from the counts as if the arms' samples were independent
     (``sampling_method`` says which).
     """
     if not len(pairs) or (scores["item"] == PER_BENCHMARK_ITEM).any():
         return pd.DataFrame(columns=COMPONENT_COLUMNS), None
     benchmarks = list(weights.index)
+    compared = {name for pair in pairs for name in (pair.arm, pair.reference)}
+    cells = _benchmark_cells(scores, compared)
+    verdicts = {} if answers is None else _benchmark_verdicts(answers, compared)
     by_seeds: dict[tuple, list[int]] = {}
     for i, pair in enumerate(pairs):
         by_seeds.setdefault(tuple(pair.diffs.index), []).append(i)
@@ -195,13 +277,13 @@ def components_table(
         for benchmark in benchmarks:
             diffs, variances = [], []
             for i in members:
-                arm_score, arm_var = _cells(scores, pairs[i].arm, seeds, benchmark)
-                ref_score, ref_var = _cells(scores, pairs[i].reference, seeds, benchmark)
-                diffs.append((arm_score - ref_score[arm_score.columns]).to_numpy())
+                arm_score, arm_var = cells[benchmark].of(pairs[i].arm, seeds)
+                ref_score, ref_var = cells[benchmark].of(pairs[i].reference, seeds)
+                diffs.append(arm_score - ref_score)
                 both = None
-                if answers is not None:
-                    both = _paired_variance(
-                        answers, pairs[i].arm, pairs[i].reference, seeds, benchmark, arm_score.columns
+                if benchmark in verdicts:
+                    both = verdicts[benchmark].paired_variance(
+                        pairs[i].arm, pairs[i].reference, seeds, cells[benchmark].items
                     )
                 if both is not None:  # cells without both arms' verdicts keep the counts' estimate
                     both = np.where(np.isnan(both), arm_var + ref_var, both)

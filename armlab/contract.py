@@ -24,6 +24,23 @@ BUILTIN_BASE = "builtin_base"  # trl.model: TRL arms start from the builtin base
 PER_BENCHMARK_ITEM = "*"  # the item of a row that holds a whole benchmark's accuracy (results from elsewhere)
 
 
-def duplicated_keys(frame):
-    """Boolean mask of the rows whose :data:`KEY` appears more than once."""
-    return frame.duplicated(KEY, keep=False)
+def duplicated_keys(frame, codes=None):
+    """Boolean mask (on ``frame``'s index) of the rows whose :data:`KEY` appears more than once.
+
+    The key columns are compared as integer codes (``codes``: column -> codes of ``pd.factorize``, computed
+    here when not given), combined into one integer where they fit: hashing the string columns inside
+    ``duplicated`` was most of the validation's time on large tables.
+    """
+    import numpy as np  # this module is imported by code that never reads a table
+    import pandas as pd
+
+    codes = {
+        column: (codes or {})[column] if column in (codes or {}) else pd.factorize(frame[column])[0] for column in KEY
+    }
+    sizes = [int(codes[column].max(initial=-1)) + 2 for column in KEY]  # + 2: code -1 is a missing value
+    if np.prod(sizes, dtype=object) >= 2**63:
+        return pd.DataFrame(codes, index=frame.index).duplicated(keep=False)
+    key = np.zeros(len(frame), dtype=np.int64)
+    for column, size in zip(KEY, sizes):
+        key = key * size + (codes[column] + 1)
+    return pd.Series(pd.Series(key).duplicated(keep=False).to_numpy(), index=frame.index)

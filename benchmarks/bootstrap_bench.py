@@ -13,8 +13,12 @@ to 1 before numpy loads), best of ``--repeat``.
 2. The whole analysis of the grid from the tidy table in memory: validation,
    accuracies, summaries, bootstrap, exact sign-flip, Holm, power, rankings;
    with and without the crossed seeds x items interval.
+3. The same grid sampled at the answer level: 10 answers per item, the
+   936,000 item rows with their counts plus 9,360,000 per-answer verdicts
+   (which pair the arms' sampling noise in the variance components), in a
+   fresh process: its analysis time and the process's peak memory.
 
-    python benchmarks/bootstrap_bench.py [--resamples 10000] [--repeat 3] [--loop-comparisons 180]
+    python benchmarks/bootstrap_bench.py [--resamples 10000] [--repeat 3] [--loop-comparisons 180] [--parts 1,2,3]
 """
 
 import os
@@ -23,9 +27,13 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
+import resource  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from analysis import pipeline, resampling, summaries, synthetic  # noqa: E402
@@ -94,7 +102,55 @@ def python_loop(diffs, resamples):
     return out
 
 
+def grid_scores():
+    return synthetic.synthetic_scores(
+        arms=ARMS,
+        seeds=range(1, 13),
+        benchmarks=synthetic.grid_benchmarks(12),
+        items=500,
+        rng=np.random.default_rng(0),
+        effects={a: 0.02 * i for i, a in enumerate(ARMS)},
+    )
+
+
+def answer_level(samples: int = 10):
+    """The grid sampled ``samples`` times per item: item rows with counts, and one verdict row per answer."""
+    scores = grid_scores()
+    correct = np.random.default_rng(1).random((len(scores), samples)) < scores["score"].to_numpy()[:, None]
+    scores = scores.assign(n_samples=samples, n_correct=correct.sum(axis=1).astype(float))
+    scores["score"] = scores["n_correct"] / samples
+    repeat = {column: np.repeat(scores[column].to_numpy(), samples) for column in ("arm", "seed", "benchmark", "item")}
+    answers = pd.DataFrame(
+        {**repeat, "sample": np.tile(np.arange(samples), len(scores)), "correct": correct.ravel().astype(float)}
+    )
+    return scores, answers
+
+
+def peak_gb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # ru_maxrss is in KiB on Linux
+
+
+def large_child(resamples):
+    """Part 3, run in its own process so that its peak memory is its own."""
+    start = time.perf_counter()
+    scores, answers = answer_level()
+    built, after_build = time.perf_counter() - start, peak_gb()
+    start = time.perf_counter()
+    result = pipeline.run_analysis(
+        grid_config(resamples, item_bootstrap=False), scores, "answer level", answers=answers
+    )
+    elapsed = time.perf_counter() - start
+    method = ", ".join(result.variance_components["sampling_method"].unique())
+    print(
+        f"   {len(scores):,} item rows + {len(answers):,} answer rows (built in {built:.1f} s, peak {after_build:.2f} "
+        f"GB)\n   whole analysis {elapsed:8.3f} s; peak memory of the process {peak_gb():.2f} GB; "
+        f"sampling variance {method}"
+    )
+
+
 def main():
+    if "--large-child" in sys.argv:
+        return large_child(int(sys.argv[sys.argv.index("--large-child") + 1]))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
@@ -104,17 +160,12 @@ def main():
         default=180,
         help="comparisons timed in the Python loop (its time is scaled to all 180)",
     )
+    parser.add_argument("--parts", default="1,2,3", help="which parts to run, e.g. 2,3")
     args = parser.parse_args()
     R = args.resamples
+    parts = set(args.parts.split(","))
 
-    scores = synthetic.synthetic_scores(
-        arms=ARMS,
-        seeds=range(1, 13),
-        benchmarks=synthetic.grid_benchmarks(12),
-        items=500,
-        rng=np.random.default_rng(0),
-        effects={a: 0.02 * i for i, a in enumerate(ARMS)},
-    )
+    scores = grid_scores()
     config = grid_config(R, item_bootstrap=False)
     print(
         f"grid: {scores['arm'].nunique()} arms x {scores['seed'].nunique()} seeds x "
@@ -122,6 +173,22 @@ def main():
         f"{R:,} resamples; one core"
     )
 
+    if "1" in parts:
+        intervals_part(scores, config, args)
+    if "2" in parts:
+        print("\n2. whole analysis of the grid from the tidy table in memory (best of the repeats)")
+        for crossed in (False, True):
+            cfg = grid_config(R, item_bootstrap=crossed)
+            t, result = best_of(args.repeat, lambda cfg=cfg: pipeline.run_analysis(cfg, scores, "synthetic grid"))
+            label = "seeds + crossed seeds x items bootstrap" if crossed else "seeds bootstrap (default)"
+            print(f"   {label:<62} {t:8.3f} s   ({len(result.comparisons)} comparison rows)")
+    if "3" in parts:
+        print("\n3. the grid at the answer level, 10 answers per item, in a fresh process")
+        subprocess.run([sys.executable, __file__, "--large-child", str(R)], check=True)
+
+
+def intervals_part(scores, config, args):
+    R = args.resamples
     # the 180 x 12 paired differences the analysis bootstraps
     accuracy = summaries.benchmark_accuracy(scores)
     weights = summaries.summary_weights(summaries.benchmark_domains(scores), config.settings.subsets)
@@ -159,13 +226,6 @@ def main():
         f"   speed-up vs scipy: {t_sp_bca / t_ours:.1f}x (BCa alone), {(t_sp_pct + t_sp_bca) / t_ours:.1f}x "
         f"(both intervals); vs the Python loop: {t_loop / t_ours:.0f}x"
     )
-
-    print("\n2. whole analysis of the grid from the tidy table in memory")
-    for crossed in (False, True):
-        cfg = grid_config(R, item_bootstrap=crossed)
-        t, result = best_of(args.repeat, lambda cfg=cfg: pipeline.run_analysis(cfg, scores, "synthetic grid"))
-        label = "seeds + crossed seeds x items bootstrap" if crossed else "seeds bootstrap (default)"
-        print(f"   {label:<62} {t:8.3f} s   ({len(result.comparisons)} comparison rows)")
 
 
 if __name__ == "__main__":

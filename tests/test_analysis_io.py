@@ -515,3 +515,29 @@ def test_every_converter_returns_the_contract_columns(tmp_path):
     frame = io.lmeval_to_tidy(runs, experiment="demo", benchmarks=BENCHMARKS, metric="exact_match,strict-match")
     assert list(frame.columns) == COLUMNS and (frame["n_samples"] == 1).all()
     assert frame["n_samples"].dtype == np.int64 and frame["n_correct"].equals(frame["score"])
+
+
+@pytest.mark.parametrize("rows", [40, 20_000])  # ~12,600 distinct values per column: the codes no longer fit an int64
+def test_duplicated_keys_on_integer_codes_are_pandas_duplicated(rows):
+    from armlab.contract import KEY, duplicated_keys
+
+    rng = np.random.default_rng(rows)
+    pick = lambda n: rng.integers(0, n, rows)  # noqa: E731
+    distinct = rows if rows > 1000 else 3
+    frame = pd.DataFrame(
+        {
+            "experiment": [f"e{i}" for i in pick(distinct if rows > 1000 else 1)],
+            "arm": [f"a{i}" for i in pick(distinct)],
+            "seed": pick(distinct),
+            "benchmark": [f"b{i}" for i in pick(distinct)],
+            "item": [f"i{i}" for i in pick(distinct)],
+        }
+    )
+    frame = pd.concat([frame, frame.iloc[: rows // 10]], ignore_index=True)  # plant duplicates
+    frame.loc[len(frame) - 1, "item"] = None  # a missing key value equals another missing one, as in pandas
+    frame.loc[0, "item"] = None
+    found = duplicated_keys(frame)
+    pd.testing.assert_series_equal(found, frame.duplicated(KEY, keep=False))
+    assert found.sum() >= 2 * (rows // 10) - 4
+    sizes = [frame[column].nunique() + 2 for column in KEY]
+    assert (np.prod(sizes, dtype=object) >= 2**63) == (rows > 1000)  # both paths are exercised

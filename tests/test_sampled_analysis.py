@@ -249,3 +249,41 @@ def test_the_advice_says_no_estimate_for_samples_at_one_answer_per_item(tmp_path
     page = write_report(path, tmp_path / "analysis", tmp_path / "report").read_text()
     advice = page[page.index("What to buy next") :]
     assert "twice the samples: no estimate" in advice and "→ nan" not in advice
+
+
+def _ragged_verdicts(rng):
+    """Two arms' verdicts on 2 seeds x 6 items with 0-4 paired samples per cell (a cell of 1 has no variance)."""
+    rows = []
+    for seed in (1, 2):
+        for i in range(6):
+            for j in range(int(rng.integers(0, 5))):
+                u = rng.random()
+                rows += [
+                    ("arm", seed, "add", f"i{i}", j, float(u < 0.6)),
+                    ("ref", seed, "add", f"i{i}", j, float(u < 0.4)),
+                ]
+    return pd.DataFrame(rows, columns=["arm", "seed", "benchmark", "item", "sample", "correct"])
+
+
+def test_paired_sampling_variances_are_pandas_per_cell_variance_of_the_differences_over_k():
+    """The per-cell variance read from the verdict array (one pass over the answers) against an independent
+    pandas computation: var(d, ddof 1) / k per (seed, item), NaN below 2 samples or without verdicts."""
+    from analysis.sampled import _benchmark_verdicts
+
+    answers = _ragged_verdicts(np.random.default_rng(7))
+    items = pd.Index([f"i{i}" for i in range(7)])  # i6 has no verdicts at all
+    found = _benchmark_verdicts(answers, {"arm", "ref"})["add"].paired_variance("arm", "ref", [2, 1, 3], items)
+    wide = answers.pivot_table(index=["seed", "item", "sample"], columns="arm", values="correct")
+    d = (wide["arm"] - wide["ref"]).groupby(["seed", "item"])
+    expected = (d.var(ddof=1) / d.count()).unstack("item").reindex(index=[2, 1, 3], columns=items)
+    np.testing.assert_allclose(found, expected.to_numpy(), rtol=1e-12, equal_nan=True)
+    assert np.isnan(found[2]).all() and np.isnan(found[:, 6]).all()
+
+
+def test_verdicts_that_do_not_pair_up_by_sample_are_an_error_naming_the_arms():
+    from analysis.sampled import _benchmark_verdicts
+
+    answers = _ragged_verdicts(np.random.default_rng(8))
+    answers = answers.drop(index=answers.index[(answers["arm"] == "ref")][0])
+    with pytest.raises(AnalysisInputError, match=r"answers.parquet of arm and ref \(add\): .* do not pair up"):
+        _benchmark_verdicts(answers, {"arm", "ref"})["add"].paired_variance("arm", "ref", [1, 2], pd.Index(["i0"]))
