@@ -27,6 +27,7 @@ import numpy as np
 from analysis import multiplicity, resampling
 from analysis.config import Config, compared_measures
 from analysis.errors import AnalysisInputError
+from armlab.contract import PROBE
 
 PLAN_KEYS = ("sd", "effect")
 SEARCH_MAX_SEEDS = 64  # the fewest seeds that can reach alpha is looked for up to here
@@ -209,12 +210,59 @@ def sd_from_scores(config: Config, scores_path: Path | str) -> tuple[float, int]
 
 
 @dataclass(frozen=True)
+class SequentialPlan:
+    """What a sequential design's looks allow in one family, whatever the data."""
+
+    family: str
+    looks: tuple[int, ...]  # seeds per arm at each look
+    first_difference: int | None  # 1-based look: the earliest that can declare a difference; None: no look can
+    first_equivalence: int | None  # the same for equivalence within the design's margin
+
+
+def sequential_plans(config: Config) -> list[SequentialPlan]:
+    """The earliest look of each family that can decide, found by running the design's own test on the most
+    decisive data: every arm's paired differences equal and positive (the most extreme sign-flip path, so no
+    data could differ sooner) or all zero (as far from either margin as data can be)."""
+    from analysis import sequential
+
+    design = config.design
+
+    def first(arms: tuple[str, ...], value: float, decision: str) -> int | None:
+        records = sequential.run_family(dict.fromkeys(arms, np.full(design.max, value)), design)
+        decided = [r.look for r in records if r.decision == decision]
+        return min(decided) if decided else None
+
+    return [
+        SequentialPlan(
+            c.family, design.looks, first(c.arms, 1.0, sequential.DIFFERS), first(c.arms, 0.0, sequential.EQUIVALENT)
+        )
+        for c in config.comparisons
+    ]
+
+
+def describe_sequential(config: Config, plans: list[SequentialPlan]) -> list[str]:
+    """One console line per family of a sequential design: its looks and the earliest that can decide."""
+    design = config.design
+
+    def at(look: int | None) -> str:
+        return "no look" if look is None else f"look {look} ({design.looks[look - 1]} seeds)"
+
+    return [
+        f"armlab plan: sequential family {p.family}: looks at {', '.join(map(str, p.looks))} seeds "
+        f"({design.spending} spending); a difference can be declared from {at(p.first_difference)}, equivalence "
+        f"within ±{100 * design.margin:g} point(s) from {at(p.first_equivalence)}"
+        for p in plans
+    ]
+
+
+@dataclass(frozen=True)
 class WallTime:
     """Job time of the planned runs from measured per-step training and evaluation times."""
 
     job_minutes: float  # every planned training and evaluation job, one after another
     cores: int
-    measured_runs: int  # the earlier runs the times come from
+    measured_runs: int  # the earlier runs the times come from; 0: from a probe (``armlab probe``)
+    probe_steps: int = 0  # the steps per arm the probe timed
 
     @property
     def wall_minutes(self) -> float:
@@ -226,25 +274,53 @@ def wall_time(raw: dict, seeds: int, results_dir: Path | str, cores: int) -> Wal
     """Job time of ``seeds`` runs of every arm of ``raw`` at the per-step times measured in ``results_dir``.
 
     Per arm: mean training minutes per step (:func:`analysis.sampled.job_minutes`, over each run's recipe
-    steps) times the arm's planned steps, plus its mean evaluation minutes, times ``seeds``; None when the
-    config has no recipe or an arm has no measured training run with its step count and evaluation.
+    steps) times the arm's planned steps, plus its mean evaluation minutes, times ``seeds``. Without a measured
+    training run (with its step count) and evaluation of every arm, the times of ``armlab probe``
+    (``probe.json``: seconds per step of every arm, one evaluation) where it has every arm; else None.
     """
     from analysis.sampled import job_minutes
 
     recipe, arms = raw.get("recipe"), raw.get("arms")
     if not isinstance(recipe, dict) or not isinstance(arms, dict):
         return None
+    steps = {arm: {**recipe, **(o if isinstance(o, dict) else {})}.get("steps") for arm, o in arms.items()}
+    if not all(isinstance(n, int) for n in steps.values()):
+        return None
     measured = job_minutes(results_dir)
     measured = measured.assign(per_step=measured["train_minutes"] / measured["train_steps"])
     per_arm = measured.groupby("arm")
-    per_step, evaluation = per_arm["per_step"].mean(), per_arm["eval_minutes"].mean()
-    minutes = 0.0
-    for arm, overrides in arms.items():
-        steps = {**recipe, **(overrides if isinstance(overrides, dict) else {})}.get("steps")
-        if not isinstance(steps, int) or np.isnan(per_step.get(arm, np.nan)) or np.isnan(evaluation.get(arm, np.nan)):
+    per_step, evaluation = per_arm["per_step"].mean().to_dict(), per_arm["eval_minutes"].mean().to_dict()
+    runs, probe_steps = int(measured["per_step"].notna().sum()), 0
+    if any(np.isnan(per_step.get(arm, np.nan)) or np.isnan(evaluation.get(arm, np.nan)) for arm in arms):
+        probed = _read_probe(Path(results_dir) / PROBE)
+        if probed is None or set(arms) - set(probed["arms"]):
             return None
-        minutes += seeds * (per_step[arm] * steps + evaluation[arm])
-    return WallTime(minutes, cores, int(measured["per_step"].notna().sum()))
+        per_step = {arm: t["seconds_per_step"] / 60 for arm, t in probed["arms"].items()}
+        evaluation = dict.fromkeys(arms, probed["eval_seconds"] / 60)
+        runs, probe_steps = 0, probed["probe_steps"]
+    minutes = sum(seeds * (per_step[arm] * steps[arm] + evaluation[arm]) for arm in arms)
+    return WallTime(minutes, cores, runs, probe_steps)
+
+
+def _read_probe(path: Path) -> dict | None:
+    """``armlab probe``'s times (evals/probe.py), None when absent; a malformed file is a one-line error."""
+    if not path.is_file():
+        return None
+    from armlab.files import BadFile, read_json
+
+    try:
+        found = read_json(path, "probe")
+        arms = found["arms"]
+        ok = all(t["seconds_per_step"] > 0 for t in arms.values()) and found["eval_seconds"] > 0
+        ok = ok and isinstance(found["probe_steps"], int) and found["probe_steps"] > 0
+    except (BadFile, KeyError, TypeError, AttributeError):
+        ok = False
+    if not ok:
+        raise AnalysisInputError(
+            f"{path}: expected armlab probe's times: probe_steps, eval_seconds and arms -> seconds_per_step "
+            f"(rerun armlab probe)"
+        )
+    return found
 
 
 def _points(value: float | None) -> str:
@@ -295,9 +371,15 @@ def describe(config: Config, plans: list[FamilyPlan], *, sd_source: str = "", wa
             f"config/experiments/sequential.yaml), which adds seeds only while a comparison is open."
         )
     if wall is not None:
+        origin = (
+            f"{wall.measured_runs} earlier run(s)"
+            if wall.measured_runs
+            else f"armlab probe ({wall.probe_steps} step(s) per arm)"
+        )
+        bound = "at least" if wall.measured_runs else "about"  # a probe's few steps include start-up
         lines.append(
             f"armlab plan: {_minutes(wall.job_minutes)} job-minutes of training and evaluation at the times of "
-            f"{wall.measured_runs} earlier run(s): at least {_minutes(wall.wall_minutes)} min on {wall.cores} core(s)"
+            f"{origin}: {bound} {_minutes(wall.wall_minutes)} min on {wall.cores} core(s)"
         )
     return "\n".join(lines)
 
@@ -334,11 +416,15 @@ def plan_text(
         sd, origin = section["sd"], " (plan.sd)"
     lines = []
     if config.design is not None:
+        lines += describe_sequential(config, sequential_plans(config))
         lines.append(f"armlab plan: a sequential design: the fixed-design numbers at its maximum of {n} seeds")
     jobs = Path(jobs if jobs is not None else Path("results") / config.experiment)
     wall = wall_time(raw, n, jobs, cores) if jobs.is_dir() else None
     plans = plan_families(config, n, sd=sd, effect=section.get("effect"))
     lines.append(describe(config, plans, sd_source=origin, wall=wall))
     if wall is None and isinstance(raw.get("arms"), dict):
-        lines.append(f"armlab plan: wall time: no measured job time of every arm in {jobs}")
+        lines.append(
+            f"armlab plan: wall time: no measured job time of every arm in {jobs} (armlab probe {config.source} "
+            f"measures them)"
+        )
     return "\n".join(lines)

@@ -20,12 +20,13 @@ from analysis import commands as analysis_commands
 from analysis.errors import AnalysisInputError
 from armlab.configfile import ConfigError
 from armlab.files import BadFile
+from evals import commands as evals_commands
 from training import commands as training_commands
 
 BAD_INPUT = 2  # the input was refused: fix the config, the file or the argument named in the message
 INTERNAL_FAILURE = 3  # armlab itself failed: a bug to report, with the traceback printed above
 EPILOG = f"exit status: 0 done; {BAD_INPUT} bad input (one line names what); {INTERNAL_FAILURE} internal failure"
-_SUBCOMMANDS = [*analysis_commands.SUBCOMMANDS, *training_commands.SUBCOMMANDS]
+_SUBCOMMANDS = [*analysis_commands.SUBCOMMANDS, *training_commands.SUBCOMMANDS, *evals_commands.SUBCOMMANDS]
 
 
 def subcommand(register):

@@ -203,3 +203,83 @@ def test_armlab_plan_on_the_demo_config_says_it_can_decide_and_warns_at_three_se
 def test_armlab_plan_refuses_a_bad_seed_count_in_one_line():
     done = _armlab("config/config.yaml", "--seeds", "0")
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--seeds" in done.stderr
+
+
+def _sequential_config(**seeds):
+    return parse_config(
+        {
+            "experiment": "seq",
+            "seeds": {"initial": 3, "wave": 1, "max": 8, **seeds},
+            "comparisons": [{"family": "f", "reference": "ref", "arms": ["x", "y"]}],
+            "analysis": {"equivalence_margin": 0.5},
+        }
+    )
+
+
+@pytest.mark.parametrize("spending", ["obrien_fleming", "pocock"])
+def test_no_data_decides_a_sequential_family_before_the_planned_earliest_look(spending):
+    """The plan's earliest look for a difference (and for equivalence) is reached by the most decisive data, and
+    no other data decides sooner: checked on 300 random families with large effects (and with none)."""
+    from analysis import sequential
+
+    config = _sequential_config(spending=spending)
+    (plan,) = planning.sequential_plans(config)
+    assert plan.looks == (3, 4, 5, 6, 7, 8) and plan.first_difference is not None
+    rng = np.random.default_rng(5)
+    earliest = {sequential.DIFFERS: [], sequential.EQUIVALENT: []}
+    for _ in range(300):
+        effect = rng.choice([0.0, 3.0])
+        diffs = {arm: effect + rng.normal(0, 0.3 if effect == 0 else 1.0, 8) for arm in ("x", "y")}
+        for record in sequential.run_family(diffs, config.design):
+            if record.decision in earliest:
+                earliest[record.decision].append(record.look)
+    assert min(earliest[sequential.DIFFERS]) >= plan.first_difference
+    assert min(earliest[sequential.EQUIVALENT]) >= plan.first_equivalence
+    assert min(earliest[sequential.DIFFERS]) == plan.first_difference  # large effects reach it
+    # by hand: the first look whose spending at alpha/2 allows the single most extreme pair of paths, 2 / 2^n
+    design = config.design
+    by_hand = next(j for j, n in enumerate(design.looks, 1) if design.spent(n, 0.05 / 2) >= 2 / 2**n)
+    assert plan.first_difference == by_hand
+    line = planning.describe_sequential(config, [plan])[0]
+    assert f"a difference can be declared from look {by_hand} ({design.looks[by_hand - 1]} seeds)" in line
+
+
+def test_without_earlier_runs_the_wall_time_comes_from_armlab_probes_times(tmp_path):
+    raw = {"recipe": {"steps": 20}, "arms": {"grpo": {}, "rloo": {"steps": 40}}}
+    assert planning.wall_time(raw, 4, tmp_path, cores=2) is None  # nothing measured
+    times = {"probe_steps": 5, "eval_seconds": 6.0, "setup_seconds": 30.0, "arms": {}}
+    times["arms"] = {"grpo": {"seconds_per_step": 12.0, "steps": 20}, "rloo": {"seconds_per_step": 10.0, "steps": 40}}
+    (tmp_path / "probe.json").write_text(json.dumps(times))
+    wall = planning.wall_time(raw, 4, tmp_path, cores=2)
+    assert wall.job_minutes == pytest.approx(4 * (12 * 20 + 6 + 10 * 40 + 6) / 60)
+    assert (wall.measured_runs, wall.probe_steps) == (0, 5)
+    # runs measured for every arm take precedence over the probe
+    for arm, seconds, steps in (("grpo", 100.0, 10), ("rloo", 50.0, 5)):
+        _manifest(tmp_path / "runs" / arm / "seed-1", seconds, steps=steps)
+        _manifest(tmp_path / "evals" / arm / "seed-1", 9.0)
+    assert planning.wall_time(raw, 4, tmp_path, cores=2).measured_runs == 2
+    # a probe that lacks an arm gives no estimate; a malformed one is a one-line error naming the file
+    assert planning.wall_time({**raw, "arms": {**raw["arms"], "new": {}}}, 4, tmp_path, cores=2) is None
+    (tmp_path / "probe.json").write_text(json.dumps({**times, "eval_seconds": -1}))
+    with pytest.raises(AnalysisInputError, match=r"probe.json: expected armlab probe's times"):
+        planning.wall_time({**raw, "arms": {**raw["arms"], "new": {}}}, 4, tmp_path, cores=2)
+
+
+def test_armlab_probe_times_every_arm_and_plan_reads_the_times(tmp_path):
+    """As a user runs it, before any run exists: ``armlab probe`` then ``armlab plan`` on the tiny config."""
+    done = subprocess.run(
+        [sys.executable, "-m", "armlab_cli", "probe", "tests/fixtures/tiny.yaml", "--steps", "1", "--out",
+         str(tmp_path / "probe.json")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    times = json.loads((tmp_path / "probe.json").read_text())
+    assert set(times["arms"]) == {"grpo", "difffilter"} and times["probe_steps"] == 1
+    assert all(t["seconds_per_step"] > 0 and t["steps"] == 4 for t in times["arms"].values())
+    plan = _armlab("tests/fixtures/tiny.yaml", "--jobs", str(tmp_path))
+    assert "at the times of armlab probe (1 step(s) per arm)" in plan.stdout, plan.stdout
+    assert (
+        _armlab("tests/fixtures/tiny.yaml", "--jobs", str(tmp_path / "none"))
+        .stdout.rstrip()
+        .endswith("(armlab probe tests/fixtures/tiny.yaml measures them)")
+    )

@@ -1,0 +1,41 @@
+"""The evaluation stage's subcommand of the ``armlab`` command line: ``armlab probe``."""
+
+
+def probe(subparsers):
+    """``armlab probe CONFIG``: time a few training steps of every arm and one evaluation, for the plan's wall time."""
+    parser = subparsers.add_parser(
+        "probe",
+        help="time a few training steps of every arm and one evaluation: the wall time armlab plan prints",
+        description="Build the experiment's data and base policy in a scratch folder, time --steps training "
+        "steps of every arm and one evaluation, and write the times to results/<experiment>/probe.json, which "
+        "armlab plan and every workflow start read when no earlier runs have manifests (evals/probe.py).",
+    )
+    parser.add_argument("config", help="experiment config, YAML or JSON")
+    parser.add_argument("--steps", type=int, default=10, help="training steps timed per arm (default 10)")
+    parser.add_argument("--out", help="where to write the times (default results/<experiment>/probe.json)")
+
+    def run(args):
+        from pathlib import Path
+
+        from armlab.contract import PROBE
+        from armlab.files import write_json
+        from evals.probe import probe as measure
+        from training.config import ConfigError, load_config
+
+        if args.steps < 1:
+            raise ConfigError(f"--steps: expected a positive whole number, got {args.steps}")
+        config = load_config([Path(args.config)])
+        out = Path(args.out or Path("results") / config["experiment"] / PROBE)
+        times = measure(config, args.steps)
+        write_json(out, {"config": args.config, **times})
+        per_step = ", ".join(f"{arm} {t['seconds_per_step']:.2f}" for arm, t in times["arms"].items())
+        print(
+            f"armlab probe: wrote {out}: seconds per training step {per_step}; one evaluation "
+            f"{times['eval_seconds']:.1f} s; data and base policy {times['setup_seconds']:.0f} s"
+        )
+        return 0
+
+    parser.set_defaults(run=run)
+
+
+SUBCOMMANDS = [probe]
