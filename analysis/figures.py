@@ -37,7 +37,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from analysis import power
+from analysis import power, resampling
 from analysis.tables import higher_is_better, is_unpaired, sizes_text, verdicts
 from armlab.contract import BASE_ARM
 
@@ -397,10 +397,8 @@ def power_plot(
                 np.full(len(seeds), row.sd_diff), seeds, level=level, n_reference=other, **limits
             )
             ax.plot(seeds, 100 * np.where(np.isfinite(mde), mde, np.nan), label=row.arm, **styles_here[row.arm])
-        unreachable = (
-            power.min_pvalue(seeds, other, max_exact=settings.exact_max_seeds, resamples=settings.sign_flip_resamples)
-            > level
-        )
+        exact = {"max_exact": settings.exact_max_seeds, "resamples": settings.sign_flip_resamples}
+        unreachable = resampling.min_pvalue(seeds, other, **exact) > level
         if unreachable.any():
             ax.axvspan(
                 1.5, seeds[unreachable].max() + 0.5, color="#eeeeee", lw=0, label=f"test cannot reach α/k = {level:.3g}"

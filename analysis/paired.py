@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from analysis import intervals, multiplicity, normal_theory, power, validity
+from analysis import intervals, multiplicity, normal_theory, power, resampling, validity
 from analysis.errors import AnalysisInputError
 
 if TYPE_CHECKING:
@@ -283,7 +283,7 @@ def _with_family_procedure(table: pd.DataFrame, primary: str, settings: Settings
 
 def smallest_p(n: np.ndarray | int, n_reference: np.ndarray | int, settings: Settings) -> np.ndarray:
     """Smallest two-sided p the deciding test can give: sign-flip on n seeds, or (unpaired) permutation of runs."""
-    return power.min_pvalue(
+    return resampling.min_pvalue(
         n,
         n_reference if settings.pairing == "unpaired" else 0,
         max_exact=settings.exact_max_seeds,

@@ -81,11 +81,9 @@ def _unpaired(config: Config) -> bool:
 def _min_p(n: int, config: Config) -> float:
     """The smallest p of the deciding test: sign-flip on n seeds, or (unpaired) permutation of n runs per arm."""
     settings = config.settings
-    if _unpaired(config):
-        limits = {"max_exact": settings.exact_max_seeds, "resamples": settings.sign_flip_resamples}
-        return float(resampling.min_permutation_pvalue(n, n, **limits))
+    other = n if _unpaired(config) else 0
     return float(
-        resampling.min_sign_flip_pvalue(n, max_exact=settings.exact_max_seeds, resamples=settings.sign_flip_resamples)
+        resampling.min_pvalue(n, other, max_exact=settings.exact_max_seeds, resamples=settings.sign_flip_resamples)
     )
 
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import stats
 
-from analysis.resampling import min_permutation_pvalue, min_sign_flip_pvalue, permutation, sign_flip
+from analysis.resampling import min_pvalue, permutation, sign_flip
 
 if TYPE_CHECKING:
     from analysis.config import Settings
@@ -141,18 +141,6 @@ def detectable_effect_sd(
     while f(high) < 0:
         high *= 2
     return float(_bisect(f, np.zeros(()), np.full((), high)))
-
-
-def min_pvalue(
-    n: np.ndarray | int, n_reference: np.ndarray | int = 0, *, max_exact: int = 20, resamples: int = 100_000
-) -> np.ndarray:
-    """Smallest two-sided p of the exact test: sign-flip on n seeds, or permutation of n against n_reference runs."""
-    n, n_reference = np.broadcast_arrays(np.asarray(n), np.asarray(n_reference))
-    flip = min_sign_flip_pvalue(n, max_exact=max_exact, resamples=resamples)
-    if not np.any(n_reference):
-        return flip
-    runs = min_permutation_pvalue(n, np.maximum(n_reference, 1), max_exact=max_exact, resamples=resamples)
-    return np.where(n_reference > 0, runs, flip)
 
 
 def options(settings: Settings) -> dict[str, float | int]:

@@ -331,6 +331,18 @@ def min_permutation_pvalue(
     return np.minimum(1.0, np.where(splits <= 2.0**max_exact, 2.0 / splits, 2.0 / (resamples + 1)))
 
 
+def min_pvalue(
+    n: np.ndarray | int, n_reference: np.ndarray | int = 0, *, max_exact: int = 20, resamples: int = 100_000
+) -> np.ndarray:
+    """Smallest two-sided p of the exact test: sign-flip on n seeds, or permutation of n against n_reference runs."""
+    n, n_reference = np.broadcast_arrays(np.asarray(n), np.asarray(n_reference))
+    flip = min_sign_flip_pvalue(n, max_exact=max_exact, resamples=resamples)
+    if not np.any(n_reference):
+        return flip
+    runs = min_permutation_pvalue(n, np.maximum(n_reference, 1), max_exact=max_exact, resamples=resamples)
+    return np.where(n_reference > 0, runs, flip)
+
+
 def sign_flip_rank(n: np.ndarray | int, tail: np.ndarray | float) -> np.ndarray:
     """Which order statistic of the 2^n - 1 subset means bounds the exact sign-flip set at one-sided level ``tail``.
 
