@@ -5,6 +5,7 @@ from snakemake.utils import min_version
 
 from analysis import planning, predictions, waves
 from analysis.config import parse_config as parse_analysis_config
+from armlab import registration
 from armlab.configfile import ConfigError, load_configs
 from training.config import validate_config
 
@@ -27,6 +28,8 @@ try:
                                  source=_source)
     # the analysis section fails now, not after training
     planning.plan_section(_validated, _source)
+    # the jobs so far ran under the locks that exist now: none deleted, rewritten or cut short (armlab/registration.py)
+    registration.against_locks(f"results/{_validated['experiment']}")
     if parse_analysis_config(_validated, source=_source).design is not None:
         # a sequential design, once its first wave started, is locked
         waves.check_lock(f"results/{_validated['experiment']}", _validated)

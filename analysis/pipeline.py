@@ -244,6 +244,12 @@ def run_analysis(
             "Predictions: the config's predictions were not locked before the runs began (no predictions/lock.json), "
             "so they are exploratory."
         )
+    elif lock is not None and not predictions.predates_outputs(lock):
+        notes.append(
+            f"Predictions: predictions/lock.json does not predate {len(lock['unregistered'])} of the experiment's "
+            f"outputs (e.g. {lock['unregistered'][0]}, whose manifest does not record running under it), so every "
+            "prediction is exploratory."
+        )
     return AnalysisResult(
         config=config,
         source=source,

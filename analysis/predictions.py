@@ -38,8 +38,9 @@ import pandas as pd
 from analysis.errors import AnalysisInputError
 from analysis.summaries import PRIMARY
 from armlab import files
+from armlab.registration import PREDICTIONS_LOCK, against_locks
 
-LOCK = "predictions/lock.json"
+LOCK = PREDICTIONS_LOCK
 DIRECTIONS = ("better", "worse", "equivalent", "not_better", "not_worse")
 KEYS = ("family", "arm", "summary", "direction", "margin", "source", "claim")
 # replications.csv: its text columns, then its numbers and the in_config flag
@@ -154,8 +155,15 @@ def write_lock(results: str | Path, predictions) -> str | None:
 
 
 def read_lock(path: str | Path) -> dict | None:
-    """The lock at ``path`` (None if absent), checked: its predictions must hash to its recorded hash."""
+    """The lock at ``path`` (``<experiment>/predictions/lock.json``; None if absent), checked: its predictions must
+    hash to its recorded hash, and the experiment's jobs must not have run under another lock or a deleted one
+    (:func:`armlab.registration.against_locks`). ``unregistered`` lists the job manifests that did not run under
+    it: a lock that does not predate every output makes every prediction exploratory."""
     path = Path(path)
+    try:
+        unregistered = against_locks(path.parents[1])
+    except files.BadFile as exc:
+        raise AnalysisInputError(str(exc)) from None
     if not path.exists():
         return None
     lock = files.read_json(path, "predictions lock")
@@ -167,12 +175,18 @@ def read_lock(path: str | Path) -> dict | None:
         raise AnalysisInputError(
             f"{path}: its predictions do not match its hash: the lock was edited after it was written"
         )
-    return {**lock, "predictions": locked}
+    return {**lock, "predictions": locked, "unregistered": unregistered}
+
+
+def predates_outputs(lock: dict | None) -> bool:
+    """Whether ``lock`` exists and every job of the experiment ran under it (confirmatory evidence)."""
+    return lock is not None and not lock.get("unregistered")
 
 
 def registration(comparisons: pd.DataFrame, lock: dict | None) -> pd.Series:
-    """Per row of the comparisons table: confirmatory when a locked prediction names its (family, arm, measure)."""
-    locked = {(p.family, p.arm, p.summary) for p in (lock or {}).get("predictions", ())}
+    """Per row of the comparisons table: confirmatory when a locked prediction names its (family, arm, measure)
+    and the lock predates every output."""
+    locked = {(p.family, p.arm, p.summary) for p in lock["predictions"]} if predates_outputs(lock) else set()
     keys = zip(comparisons["family"], comparisons["arm"], comparisons["measure"])
     return pd.Series(
         ["confirmatory" if key in locked else "exploratory" for key in keys], index=comparisons.index, dtype=object
@@ -202,13 +216,15 @@ def verdict(direction: str, margin: float, row) -> str:
 
 
 def replication_table(comparisons: pd.DataFrame, predictions, lock: dict | None, source: str) -> pd.DataFrame:
-    """One row per prediction, locked ones (confirmatory) first, then the config's others (exploratory).
+    """One row per prediction, locked ones first (confirmatory, or exploratory when the lock does not predate every
+    output: they stay listed), then the config's others (exploratory).
 
     The observed difference and interval are the comparison's own (its first interval method, the test's).
     A prediction naming a measure the comparisons table lacks is an error naming the prediction.
     """
     locked = list((lock or {}).get("predictions", ()))
-    rows = [(p, "confirmatory") for p in locked] + [(p, "exploratory") for p in predictions if p not in locked]
+    status = "confirmatory" if predates_outputs(lock) else "exploratory"
+    rows = [(p, status) for p in locked] + [(p, "exploratory") for p in predictions if p not in locked]
     tested = comparisons.drop_duplicates(["family", "measure", "arm"]).set_index(["family", "arm", "measure"])
     out = []
     for p, status in rows:

@@ -35,10 +35,10 @@ import pandas as pd
 from analysis import sequential, summaries
 from analysis.config import Config, parse_config
 from analysis.errors import AnalysisInputError
-from armlab import files
+from armlab import files, registration
 from armlab.configfile import ConfigError, seed_list
 
-LOCK, LEDGER = "sequential/design.json", "sequential/looks.jsonl"
+LOCK, LEDGER = registration.DESIGN_LOCK, registration.LOOKS_LEDGER
 # analysis keys the looks read (alpha, margin, confidence, the primary summary, the sign-flip enumeration)
 DECISION_KEYS = (
     "alpha",
@@ -95,6 +95,8 @@ def check_lock(results: str | Path, config: dict) -> None:
             f"{ledger}: look(s) {sorted(written - recorded)} have their checkpoint files but are not in the record "
             f"of looks (deleted or truncated?); the record is append-only: restore it or start a new experiment"
         )
+    for look in sorted(written):
+        read_look(ledger.parent / f"look-{look}.json")
     if not path.exists():
         if recorded:
             raise ConfigError(
@@ -147,7 +149,17 @@ def _seeds(config: Config) -> list[int]:
 
 
 def read_look(path: str | Path) -> dict:
-    return files.read_json(path, "sequential look")
+    """The checkpoint file of look k (``look-<k>.json``), checked against look k in the record of looks beside it:
+    the next wave's runs are read from it, so an edited file would change what runs."""
+    path = Path(path)
+    look = files.read_json(path, "sequential look")
+    recorded = [r for r in read_ledger(path.parent / Path(LEDGER).name) if r["look"] == int(path.stem[5:])]
+    if not isinstance(look, dict) or not recorded or _comparable(look) != _comparable(recorded[-1]):
+        raise AnalysisInputError(
+            f"{path}: differs from its look in {path.parent / Path(LEDGER).name}: a look's file is written once "
+            f"with its record; restore it (or delete it, to have the look decided again from the runs)"
+        )
+    return look
 
 
 def read_ledger(path: str | Path) -> list[dict]:
@@ -156,10 +168,10 @@ def read_ledger(path: str | Path) -> list[dict]:
     if not path.exists():
         return []
     records = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
+    for number, line in enumerate(path.read_bytes().splitlines(), 1):
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
+            record = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
             record = None
         if not isinstance(record, dict) or not isinstance(record.get("look"), int):
             raise AnalysisInputError(f"{path}: line {number} is not a look record; the record of looks is damaged")

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from armlab import registration
 from armlab.files import (
     BadFile,
     atomic_path,
@@ -80,7 +81,12 @@ def main(argv=None) -> None:
         record |= {"run_manifest": str(args.run_manifest), "steps": sorted(curve.step.unique().tolist())}
         write_manifest(
             tmp,
-            record | {"seconds": time.perf_counter() - start, **environment_record(config["threads"])},
+            record
+            | {
+                "seconds": time.perf_counter() - start,
+                **environment_record(config["threads"]),
+                **registration.record(args.out),
+            },
             "scores.parquet",
         )
 

@@ -26,6 +26,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import pandas as pd  # noqa: E402
 
+from armlab import registration  # noqa: E402
 from armlab.contract import COLUMNS  # noqa: E402
 from armlab.files import (  # noqa: E402
     BadFile,
@@ -278,6 +279,7 @@ def evaluate(
                 | {"stream": stream, "torch_seed": torch_seed(stream), "how": SAMPLING_STREAMS[model]},
                 "seconds": time.perf_counter() - start,
                 **environment_record(config["threads"]),
+                **registration.record(out_dir),
             },
             *sorted(p.name for p in tmp.iterdir()),
         )

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from conftest import REPO, SEQUENTIAL, sequential_readme_run, snakemake_command, start_and_kill_when
+from test_registration import rewrite_with_a_backdated_time
 
 OUT = Path("results/tiny_sequential")
 SNAKEMAKE = snakemake_command()
@@ -133,6 +134,37 @@ def test_a_deleted_design_record_is_refused_not_re_locked(sequential_run, tmp_pa
         ]
         assert len(message) == 1 and "training or evaluation output(s) of this experiment exist" in message[0]
     assert not (workdir / OUT / "sequential").exists()
+
+
+def _edit_a_look(out):
+    path = out / "sequential" / "look-1.json"
+    path.write_text(json.dumps(json.loads(path.read_text()) | {"next_runs": [["grpo_aa", 99]]}))
+
+
+@pytest.mark.parametrize(
+    "tamper, message",
+    [
+        (rewrite_with_a_backdated_time, "predictions/lock.json: rewritten (sha256 now"),
+        (lambda out: (out / "predictions" / "lock.json").unlink(), "predictions/lock.json: deleted, but"),
+        (lambda out: shutil.rmtree(out / "predictions"), "predictions/lock.json: deleted, but"),
+        (_edit_a_look, "sequential/look-1.json: differs from its look in"),
+    ],
+    ids=["lock rewritten and backdated", "lock deleted", "predictions folder deleted", "look file edited"],
+)
+def test_a_rewritten_or_deleted_registration_is_refused_at_start(sequential_run, tmp_path, tamper, message):
+    """Run, read, tamper, rerun from the checkout's root: the workflow refuses in one line before any job, from what
+    the runs recorded. On b67b5b0 the rewritten, backdated lock was accepted (its prediction then confirmatory), the
+    deleted one silently left every prediction exploratory, and the edited look file's seed was run."""
+    workdir = tmp_path / "checkout"
+    shutil.copytree(sequential_run[0], workdir, symlinks=True)
+    tamper(workdir / OUT)
+    before = sorted(p for p in workdir.rglob("*") if ".snakemake" not in p.parts)
+    for extra in (["-n"], []):
+        proc = sequential_readme_run(workdir, *extra)
+        assert proc.returncode != 0, proc.stdout[-2000:]
+        lines = [line for line in (proc.stdout + proc.stderr).splitlines() if message in line]
+        assert len(lines) == 1 and "Traceback" not in proc.stdout + proc.stderr, proc.stderr[-2000:]
+    assert sorted(p for p in workdir.rglob("*") if ".snakemake" not in p.parts) == before
 
 
 def _before_the_last_wave(reference, workdir):

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from armlab import registration
 from armlab.files import one_line_errors, verify_file
 from training.data import load_pools
 from training.data_policies import Uniform, make_data_policy
@@ -149,7 +150,7 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path, ou
                 print_progress(run, rows)
             if step in checkpoint_steps:  # the last step's model is policy.pt
                 save_model(run.model, tmp / "checkpoints" / f"step-{step:06d}.pt")
-        write_outputs(run, rows, tmp)
+        write_outputs(run, rows, tmp, out_dir)
 
 
 def start_run(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path) -> Run:
@@ -397,8 +398,9 @@ def print_progress(run: Run, rows: list[dict]) -> None:
     )
 
 
-def write_outputs(run: Run, rows: list[dict], tmp: Path) -> None:
-    """The trained model, the step log and the manifest with the sha256 of every output."""
+def write_outputs(run: Run, rows: list[dict], tmp: Path, out_dir: Path) -> None:
+    """The trained model, the step log and the manifest with the sha256 of every output (written at ``tmp``,
+    installed at ``out_dir``)."""
     experiment, seed, threads = run.config["experiment"], run.seed, run.config["threads"]
     save_model(run.model, tmp / "policy.pt")
     steps = pd.DataFrame(rows)
@@ -425,6 +427,7 @@ def write_outputs(run: Run, rows: list[dict], tmp: Path) -> None:
             "seconds": time.perf_counter() - run.started,
             "ms_per_step": 1000 * float(steps.seconds.mean()),
             **environment_record(threads),
+            **registration.record(out_dir),
         },
         *sorted(p.name for p in tmp.iterdir()),
     )  # every output of the run

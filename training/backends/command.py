@@ -28,6 +28,7 @@ import subprocess
 import time
 from pathlib import Path, PurePosixPath
 
+from armlab import registration
 from armlab.files import one_line_errors
 from training.recipe import resolve_arm
 from training.utils import config_hash, run_arguments, write_manifest
@@ -271,6 +272,7 @@ def run(config: dict, arm: str, seed: int, out_dir: Path) -> Path:
             "config_hash": config_hash(config),
             "config": config,
             "seconds": time.perf_counter() - start,
+            **registration.record(out_dir),
         },
         checkpoint.relative_to(out_dir.resolve()).as_posix(),
     )

@@ -45,6 +45,7 @@ import time
 from collections import deque
 from pathlib import Path
 
+from armlab import registration
 from training.recipe import kept_checkpoint_steps, resolve_arm
 from training.utils import atomic_path, config_hash, derive_seed, environment_record, run_arguments, write_manifest
 
@@ -435,6 +436,7 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path, hf_b
                 "config": config,
                 "seconds": time.perf_counter() - start,
                 **environment_record(threads),
+                **registration.record(out_dir),
             },
             CHECKPOINT_DIR,
             *checkpoints,

@@ -1,0 +1,91 @@
+"""What a training or evaluation job ran under: the predictions lock, the sequential design lock, the looks so far.
+
+A lock file alone proves little: deleted, it can be written again; rewritten with a recomputed hash and an
+earlier ``locked_at``, it looks like the original. So every run, evaluation and curve job records in its
+``manifest.json`` the sha256 of the experiment's predictions lock and design lock as they were when the job
+wrote its outputs, and how many looks the record of looks held (:func:`record`). From what remains, the checks
+then find a lock that was deleted or rewritten, a record of looks that lost lines, and outputs made before a
+lock existed (:func:`against_locks`). The lock files' names live here, for the jobs and the analysis alike.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from armlab import files
+
+PREDICTIONS_LOCK = "predictions/lock.json"
+DESIGN_LOCK = "sequential/design.json"
+LOOKS_LEDGER = "sequential/looks.jsonl"
+KEY = "registration"  # the manifest field
+# the job folders whose manifests carry a record: <experiment>/<stage>/<arm>/seed-<seed>
+STAGES = ("runs", "evals", "curves")
+
+
+def _sha256(path: Path) -> str | None:
+    return files.file_sha256(path) if path.is_file() else None
+
+
+def _looks(ledger: Path) -> int | None:
+    return len(ledger.read_bytes().splitlines()) if ledger.is_file() else None
+
+
+def record(job_dir: str | Path) -> dict:
+    """The manifest field of a job whose final folder is ``job_dir`` (``<experiment>/<stage>/<arm>/seed-<s>``);
+    outside such a layout (a job run by hand into any folder) there is no experiment and the field is empty."""
+    job_dir = Path(job_dir)
+    if len(job_dir.parents) < 3 or job_dir.parents[1].name not in STAGES:
+        return {KEY: None}
+    root = job_dir.parents[2]
+    return {
+        KEY: {
+            "predictions_lock": _sha256(root / PREDICTIONS_LOCK),
+            "design_lock": _sha256(root / DESIGN_LOCK),
+            "looks": _looks(root / LOOKS_LEDGER),
+        }
+    }
+
+
+def recorded(experiment_dir: str | Path) -> dict[Path, dict | None]:
+    """Each job manifest of the experiment and the record it carries (None: written before records existed)."""
+    root = Path(experiment_dir)
+    out = {}
+    for stage in STAGES:
+        for path in sorted(root.glob(f"{stage}/*/seed-*/{files.MANIFEST}")):
+            manifest = files.read_json(path, "manifest")
+            entry = manifest.get(KEY) if isinstance(manifest, dict) else None
+            out[path] = entry if isinstance(entry, dict) else None
+    return out
+
+
+def against_locks(experiment_dir: str | Path) -> list[Path]:
+    """Check the experiment's locks and record of looks against what its jobs recorded; return the manifests of
+    jobs that did not run under the current predictions lock (made before it existed, or by an armlab without
+    records), so a lock that exists does not predate them.
+
+    Raises :class:`armlab.files.BadFile`, naming a manifest, for a lock deleted or rewritten after a job ran under
+    it, and for a record of looks shorter than one a job saw.
+    """
+    root = Path(experiment_dir)
+    jobs = recorded(root)
+    for name, field in ((PREDICTIONS_LOCK, "predictions_lock"), (DESIGN_LOCK, "design_lock")):
+        now = _sha256(root / name)
+        for path, entry in jobs.items():
+            then = (entry or {}).get(field)
+            if then is None or then == now:
+                continue
+            what = "deleted" if now is None else f"rewritten (sha256 now {now[:12]})"
+            raise files.BadFile(
+                f"{root / name}: {what}, but {path} ran under the lock with sha256 {then[:12]}; a lock is never "
+                f"re-created or edited: restore it, or run the experiment again from nothing"
+            )
+    looks = _looks(root / LOOKS_LEDGER) or 0
+    for path, entry in jobs.items():
+        seen = (entry or {}).get("looks") or 0
+        if seen > looks:
+            raise files.BadFile(
+                f"{root / LOOKS_LEDGER}: holds {looks} look(s), but {path} ran when it held {seen}; the record of "
+                f"looks is append-only: restore it, or run the experiment again from nothing"
+            )
+    locked = _sha256(root / PREDICTIONS_LOCK)
+    return [path for path, entry in jobs.items() if locked and (entry or {}).get("predictions_lock") != locked]
