@@ -121,6 +121,8 @@ def test_argument_vectors_passing_a_value_to_code_are_rejected(template, message
         ("train `hostname` {arm}", "'`' at character 6"),
         ("train {arm}\nmerge", "'\\\\n' at character 11"),
         ("train {arm} \\\n --seed {seed}", "'\\\\n' at character 13"),  # a line continuation
+        ("train {arm} # the arm", "'#' at character 12"),  # a comment
+        ("# train {arm}", "'#' at character 0"),
         ("{arm} --seed {seed}", "the program '{arm}' holds a placeholder"),
         (["{output_dir}/train", "{arm}"], "the program '{output_dir}/train' holds a placeholder"),
         ("CUDA_VISIBLE_DEVICES=0 train {arm}", "'CUDA_VISIBLE_DEVICES=0' assigns a variable.*env"),
@@ -147,6 +149,8 @@ ARM, SEED = ";touch pwned;#", "$(touch pwned) `touch pwned`\n'\"\\"  # hostile v
         ("find . -name {arm}", ["find", ".", "-name", ARM]),
         ("python -Werror train.py {{x}} {arm}", ["python", "-Werror", "train.py", "{x}", ARM]),
         ("env CUDA_VISIBLE_DEVICES=0 train {seed}", ["env", "CUDA_VISIBLE_DEVICES=0", "train", SEED]),
+        ("train --tag=a#1 '#' {arm}", ["train", "--tag=a#1", "#", ARM]),  # '#' inside a word starts no comment
+        (["train", "$HOME;", "# x", "{arm}"], ["train", "$HOME;", "# x", ARM]),  # a list's items are literal
     ],
 )
 def test_an_argument_vector_holds_each_value_literally_in_its_own_word(template, words):

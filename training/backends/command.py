@@ -9,8 +9,9 @@ By default the template runs without a shell, as an argument vector: a list hold
 split into words as ``shlex.split`` splits them (quotes and backslashes honoured). Placeholders are filled inside each
 word after the split, so a value is part of one literal argument whatever it holds and never becomes shell code. Shell
 syntax that only a shell would act on is refused rather than passed on literally: outside quotes ``;`` ``&`` ``|``
-``<`` ``>`` ``(`` ``)`` and a newline, outside single quotes ``$`` and backticks; so are a placeholder in the first
-word (a value would choose the program) and a leading ``NAME=value`` (write ``env NAME=value program …``).
+``<`` ``>`` ``(`` ``)``, a newline and a ``#`` comment, outside single quotes ``$`` and backticks; so are a
+placeholder in the first word (a value would choose the program) and a leading ``NAME=value`` (write
+``env NAME=value program …``). Globs and ``~`` are not expanded.
 
 ``command.shell: true`` is the explicit escape hatch for a template that needs the shell (``&&``, redirections,
 variables): the string runs under ``/bin/bash -c`` with every value shell-quoted (``shlex.quote``), which keeps it
@@ -94,8 +95,11 @@ def argv_words(template: str | list[str]) -> list[str]:
         return template
     context: list[str] = []
     for i, char in enumerate(template):
-        if (char in SHELL_OPERATORS and (not context or char == "\n" and context[-1] == "\\")) or (
-            char in SHELL_EXPANSIONS and (not context or context[-1] == '"')
+        bare = not context  # neither quoted nor escaped
+        if (
+            (char in SHELL_OPERATORS and (bare or char == "\n" and context[-1] == "\\"))
+            or (char in SHELL_EXPANSIONS and (bare or context[-1] == '"'))
+            or (char == "#" and bare and (i == 0 or template[i - 1] in " \t\n"))  # a comment
         ):
             raise ValueError(
                 f"template: {char!r} at character {i} is shell syntax, but the template runs without a shell (its "
