@@ -1,6 +1,8 @@
-"""The command backend: template checks, shell quoting, checkpoint discovery, config validation, Snakemake DAG."""
+"""The command backend: argument vectors, the shell escape hatch, template checks, checkpoints, validation, DAG."""
 
+import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -14,17 +16,31 @@ from training.backends import command
 from training.config import ConfigError, load_config, resolve_arm
 
 VERL = REPO / "config" / "experiments" / "verl_example.yaml"
-FAKE_TRAINER = (
-    "mkdir -p {output_dir}/step-{steps}/model && "
-    "echo {arm} {seed} {estimator} {lr} {norm} > {output_dir}/step-{steps}/model/args.txt"
-)
+# the "trainer": makes the checkpoint folder named by its first argument and writes the other arguments into it
+FAKE_TRAINER = """import json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+out.mkdir(parents=True)
+(out / "args.json").write_text(json.dumps(sys.argv[2:]))
+"""
+ARGS = ["{output_dir}/step-{steps}/model", "{arm}", "{seed}", "{estimator}", "{lr}", "{norm}"]
 
 
-def _tiny_command_config(tmp_path, template=FAKE_TRAINER, arms=None, **section):
+def _trainer(tmp_path, form="list"):
+    """A template that runs FAKE_TRAINER: a list, a string split into words, or a line for bash (``shell: true``)."""
+    script = tmp_path / "trainer.py"
+    script.write_text(FAKE_TRAINER)
+    argv = [sys.executable, str(script), *ARGS]
+    if form == "list":
+        return argv
+    line = " ".join(shlex.quote(word) if "{" not in word else word for word in argv)
+    return line if form == "string" else f"test -d {{output_dir}} && {line} > {{output_dir}}/log.txt"
+
+
+def _tiny_command_config(tmp_path, template=None, arms=None, **section):
     config = yaml.safe_load(TINY.read_text())
     config["backend"] = "command"
     config["command"] = {
-        "template": template,
+        "template": template or _trainer(tmp_path),
         "checkpoint": "step-*/model",
         "gpus": 0,
         "eval_gpus": 0,
@@ -40,6 +56,25 @@ def _tiny_command_config(tmp_path, template=FAKE_TRAINER, arms=None, **section):
     return path
 
 
+# commands that run their arguments as code again: refused with or without a shell
+REPARSERS = [
+    ("eval train {arm}", "passed to 'eval'"),
+    ("bash -c {arm}", "passed to 'bash'"),
+    ("/bin/bash -lc {arm}", "passed to '/bin/bash'"),
+    ("env X=1 sh -ec {arm}", "passed to 'sh'"),
+    ("source env.sh {arm}", "passed to 'source'"),
+    (". ./env.sh {arm}", "passed to '.'"),
+    ("ssh node1 train {arm}", "passed to 'ssh'"),
+    ("su -c {arm} trainer", "passed to 'su'"),
+    ("watch train {arm}", "passed to 'watch'"),
+    ("python3 -u -c {arm}", "passed to 'python3'"),
+    ("python3 -c{arm}", "passed to 'python3'"),  # the option written onto the placeholder's word
+    ("perl -ne {arm}", "passed to 'perl'"),
+    ("node --eval {arm}", "passed to 'node'"),
+    ("node --eval={arm}", "passed to 'node'"),
+]
+
+
 @pytest.mark.parametrize(
     "template, message",
     [
@@ -52,27 +87,74 @@ def _tiny_command_config(tmp_path, template=FAKE_TRAINER, arms=None, **section):
         # a backslash escapes the opening quote of the value, which then runs as shell code
         ("train \\{arm}", "follows a backslash"),
         ("train --name=\\{arm}", "follows a backslash"),
-        # commands that run their arguments as code again
-        ("eval train {arm}", "passed to 'eval'"),
         ("x; eval {arm}", "passed to 'eval'"),
-        ("bash -c {arm}", "passed to 'bash'"),
-        ("/bin/bash -lc {arm}", "passed to '/bin/bash'"),
-        ("env X=1 sh -ec {arm}", "passed to 'sh'"),
         ("timeout 10 bash -c 2>/dev/null {arm}", "passed to 'bash'"),
         ("cd /x && zsh -c {arm} > log", "passed to 'zsh'"),
-        ("source env.sh {arm}", "passed to 'source'"),
-        (". ./env.sh {arm}", "passed to '.'"),
-        ("ssh node1 train {arm}", "passed to 'ssh'"),
-        ("su -c {arm} trainer", "passed to 'su'"),
-        ("watch train {arm}", "passed to 'watch'"),
-        ("python3 -u -c {arm}", "passed to 'python3'"),
-        ("perl -ne {arm}", "passed to 'perl'"),
-        ("node --eval {arm}", "passed to 'node'"),
+        *REPARSERS,
     ],
 )
-def test_templates_that_could_inject_are_rejected(template, message):
+def test_shell_templates_that_could_inject_are_rejected(template, message):
     with pytest.raises(ValueError, match=message):
+        command.template_fields(template, shell=True)
+
+
+@pytest.mark.parametrize("template, message", REPARSERS)
+@pytest.mark.parametrize("form", [str, shlex.split], ids=["string", "list"])
+def test_argument_vectors_passing_a_value_to_code_are_rejected(template, message, form):
+    """Without a shell, ``bash -c {arm}`` would still run the value as code: refused like in shell mode."""
+    with pytest.raises(ValueError, match=message):
+        command.template_fields(form(template))
+
+
+@pytest.mark.parametrize(
+    "template, message",
+    [
+        ("train {arm}; touch x", "';' at character 11 is shell syntax"),
+        ("train {arm} && merge", "'&' at character 12 is shell syntax"),
+        ("train {arm} | tee log", "'|' at character 12"),
+        ("train {arm} > log", "'>' at character 12"),
+        ("train {arm} 2>&1", "'>' at character 13"),
+        ("train {arm} <<EOF", "'<' at character 12"),
+        ("train ( {arm} )", "'\\(' at character 6"),
+        ("train --host $(hostname) {arm}", "'\\$' at character 13"),
+        ('train --home "$HOME" {arm}', "'\\$' at character 14"),
+        ("train `hostname` {arm}", "'`' at character 6"),
+        ("train {arm}\nmerge", "'\\\\n' at character 11"),
+        ("train {arm} \\\n --seed {seed}", "'\\\\n' at character 13"),  # a line continuation
+        ("train {arm} # the arm", "'#' at character 12"),  # a comment
+        ("# train {arm}", "'#' at character 0"),
+        ("{arm} --seed {seed}", "the program '{arm}' holds a placeholder"),
+        (["{output_dir}/train", "{arm}"], "the program '{output_dir}/train' holds a placeholder"),
+        ("CUDA_VISIBLE_DEVICES=0 train {arm}", "'CUDA_VISIBLE_DEVICES=0' assigns a variable.*env"),
+        ("  ", "no program to run"),
+        ("train {arm", "expected '}' before end of string"),
+    ],
+)
+def test_argument_vectors_refuse_what_only_a_shell_acts_on(template, message):
+    with pytest.raises(ValueError, match=f"^template: {message}"):
         command.template_fields(template)
+
+
+ARM, SEED = ";touch pwned;#", "$(touch pwned) `touch pwned`\n'\"\\"  # hostile values
+
+
+@pytest.mark.parametrize(
+    "template, words",
+    [
+        ("python train.py --arm {arm} --seed {seed}", ["python", "train.py", "--arm", ARM, "--seed", SEED]),
+        (["train", "--arm={arm}/{seed}"], ["train", f"--arm={ARM}/{SEED}"]),
+        ("train '--name={arm} x' \"{seed}\"", ["train", f"--name={ARM} x", SEED]),  # quotes are fine: no shell follows
+        ("train \\{arm} 'a; b' \\$", ["train", ARM, "a; b", "$"]),  # quoted or escaped shell syntax is literal
+        ("bash run.sh {arm}", ["bash", "run.sh", ARM]),  # a script file: its arguments are $1, $2
+        ("find . -name {arm}", ["find", ".", "-name", ARM]),
+        ("python -Werror train.py {{x}} {arm}", ["python", "-Werror", "train.py", "{x}", ARM]),
+        ("env CUDA_VISIBLE_DEVICES=0 train {seed}", ["env", "CUDA_VISIBLE_DEVICES=0", "train", SEED]),
+        ("train --tag=a#1 '#' {arm}", ["train", "--tag=a#1", "#", ARM]),  # '#' inside a word starts no comment
+        (["train", "$HOME;", "# x", "{arm}"], ["train", "$HOME;", "# x", ARM]),  # a list's items are literal
+    ],
+)
+def test_an_argument_vector_holds_each_value_literally_in_its_own_word(template, words):
+    assert command.render(template, {"arm": ARM, "seed": SEED}) == words
 
 
 @pytest.mark.parametrize(
@@ -88,11 +170,12 @@ def test_templates_that_could_inject_are_rejected(template, message):
         "train x\\\n{arm}",  # a line continuation
     ],
 )
-def test_templates_that_keep_values_literal_are_accepted(template):
-    assert command.template_fields(template) == [n for n in ("arm", "seed", "output_dir") if f"{{{n}}}" in template]
+def test_shell_templates_that_keep_values_literal_are_accepted(template):
+    fields = command.template_fields(template, shell=True)
+    assert fields == [n for n in ("arm", "seed", "output_dir") if f"{{{n}}}" in template]
     values = {"arm": "$(touch pwned)", "seed": "1; touch pwned", "output_dir": "out"}
-    words = shlex.split(command.render(template, values))
-    for name in command.template_fields(template):  # each value stays inside one word, its text unchanged
+    words = shlex.split(command.render(template, values, shell=True)[-1])
+    for name in fields:  # each value stays inside one word, its text unchanged
         assert any(values[name] in word for word in words), (name, words)
 
 
@@ -104,40 +187,54 @@ def test_a_backslashed_placeholder_would_have_run_the_value(tmp_path):
     assert (tmp_path / "pwned").exists()
     (tmp_path / "pwned").unlink()
     with pytest.raises(ValueError, match="follows a backslash"):
-        command.render(template, {"arm": value})
+        command.render(template, {"arm": value}, shell=True)
     assert not (tmp_path / "pwned").exists()
 
 
 @pytest.mark.parametrize(
-    "template, key",
+    "template, shell, message",
     [
-        ("train \\{arm} {seed} {estimator} {norm} --out {output_dir}", "command.template"),
-        ("bash -c {arm} {seed} {estimator} {norm} {output_dir}", "command.template"),
+        ("train \\{arm} {seed} {estimator} {norm} --out {output_dir}", True, "follows a backslash"),
+        ("bash -c {arm} {seed} {estimator} {norm} {output_dir}", True, "passed to 'bash'"),
+        (["bash", "-c", "{arm} {seed} {estimator} {norm} {output_dir}"], False, "passed to 'bash'"),
+        ("train {arm} {estimator} {norm} > {output_dir}/log", False, "'>' at character .* command.shell: true"),
+        ("train {estimator} {norm} && merge {output_dir}", False, "'&' at character .* command.shell: true"),
+        ("train --host $(hostname) {estimator} {norm}", False, "'\\$' at character .* command.shell: true"),
+        (["train", "{estimator}", "{norm}"], True, "with command.shell: true the template is one command line"),
     ],
 )
-def test_validation_refuses_unsafe_templates_in_one_line(tmp_path, template, key):
+def test_validation_refuses_unsafe_templates_in_one_line(tmp_path, template, shell, message):
     with pytest.raises(ConfigError) as error:
-        load_config([_tiny_command_config(tmp_path, template=template)])
-    assert str(error.value).count("\n") == 0 and f"{key}:" in str(error.value)
+        load_config([_tiny_command_config(tmp_path, template=template, shell=shell)])
+    assert str(error.value).count("\n") == 0
+    assert re.search(f": command\\.template: .*{message}", str(error.value)), str(error.value)
 
 
+@pytest.mark.parametrize(
+    "template",
+    ["train {arm} {estimator} {norm} > {output_dir}/log", "cd {output_dir} && train {estimator} {norm} | tee log"],
+)
+def test_shell_syntax_runs_with_the_escape_hatch(tmp_path, template):
+    assert load_config([_tiny_command_config(tmp_path, template=template, shell=True)])["command"]["shell"] is True
+
+
+@pytest.mark.parametrize("form", ["list", "string", "shell"])
 @pytest.mark.parametrize("pattern", ["/abs/step-*/model", "../elsewhere/*", "step-*/../../x"])
-def test_validation_keeps_the_checkpoint_glob_inside_the_run_folder(tmp_path, pattern):
+def test_validation_keeps_the_checkpoint_glob_inside_the_run_folder(tmp_path, pattern, form):
+    path = _tiny_command_config(tmp_path, _trainer(tmp_path, form), checkpoint=pattern, shell=form == "shell")
     with pytest.raises(ConfigError, match=r"command\.checkpoint: .* relative to \{output_dir\} that stays inside"):
-        load_config([_tiny_command_config(tmp_path, checkpoint=pattern)])
+        load_config([path])
 
 
 def test_placeholders_after_closed_quotes_are_fine():
-    assert command.template_fields("""echo 'it''s' "a \\" b" {arm} --seed {seed}""") == ["arm", "seed"]
+    assert command.template_fields("""echo 'it''s' "a \\" b" {arm} --seed {seed}""", shell=True) == ["arm", "seed"]
 
 
 def test_values_are_shell_quoted():
-    line = command.render("echo {arm} {output_dir}", {"arm": "a; touch /tmp/pwned", "output_dir": "/x y/$(id)"})
-    assert shlex.split(line) == ["echo", "a; touch /tmp/pwned", "/x y/$(id)"]
-    assert (
-        subprocess.run(["/bin/bash", "-c", line], capture_output=True, text=True).stdout
-        == "a; touch /tmp/pwned /x y/$(id)\n"
-    )
+    argv = command.render("echo {arm} {output_dir}", {"arm": "a; touch /tmp/pwned", "output_dir": "/x y/$(id)"}, True)
+    assert argv[:2] == ["/bin/bash", "-c"]
+    assert shlex.split(argv[-1]) == ["echo", "a; touch /tmp/pwned", "/x y/$(id)"]
+    assert subprocess.run(argv, capture_output=True, text=True).stdout == "a; touch /tmp/pwned /x y/$(id)\n"
 
 
 def test_validation_rejects_unknown_placeholders(tmp_path):
@@ -177,19 +274,36 @@ def test_the_verl_example_validates():
     fields = command.template_values(
         resolve_arm(config, "dr_grpo"), "dr_grpo", 1, "/out", config["command"]["estimator_fields"]
     )
-    line = command.render(config["command"]["template"], fields)
+    line = command.render(config["command"]["template"], fields, config["command"]["shell"])[-1]
     assert "algorithm.adv_estimator=grpo algorithm.norm_adv_by_std_in_grpo=False" in line
     assert "actor_rollout_ref.actor.loss_agg_mode=seq-mean-token-sum-norm" in line
 
 
-def test_run_substitutes_and_finds_the_checkpoint(tmp_path):
-    config = load_config([_tiny_command_config(tmp_path)])
+@pytest.mark.parametrize("form", ["list", "string", "shell"])
+def test_run_substitutes_and_finds_the_checkpoint(tmp_path, form):
+    config = load_config([_tiny_command_config(tmp_path, _trainer(tmp_path, form), shell=form == "shell")])
     out = tmp_path / "runs" / "dr_grpo" / "seed-2"
     checkpoint = command.run(config, "dr_grpo", 2, out)
     assert checkpoint == (out / "trainer" / "step-4" / "model").resolve()
-    assert (checkpoint / "args.txt").read_text().split() == ["dr_grpo", "2", "dr_grpo", "0.0003", "False"]
-    manifest = yaml.safe_load((out / "manifest.json").read_text())
+    assert json.loads((checkpoint / "args.json").read_text()) == ["dr_grpo", "2", "dr_grpo", "0.0003", "False"]
+    manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["checkpoint"] == str(checkpoint) and manifest["backend"] == "command"
+    assert manifest["command"][:2] == (
+        ["/bin/bash", "-c"] if form == "shell" else [sys.executable, str(tmp_path / "trainer.py")]
+    )
+
+
+@pytest.mark.parametrize("form", ["list", "string", "shell"])
+@pytest.mark.parametrize("value", [";touch pwned;#", "$(touch pwned)", "`touch pwned`", "'; touch pwned; '"])
+def test_a_hostile_value_reaches_the_trainer_as_one_literal_argument(tmp_path, monkeypatch, form, value):
+    monkeypatch.chdir(tmp_path)
+    fields = {"grpo": {"norm": value}, "dr_grpo": {"norm": value}}
+    config = load_config(
+        [_tiny_command_config(tmp_path, _trainer(tmp_path, form), shell=form == "shell", estimator_fields=fields)]
+    )
+    checkpoint = command.run(config, "grpo", 1, tmp_path / "run")
+    assert json.loads((checkpoint / "args.json").read_text())[-1] == value
+    assert not any(tmp_path.rglob("pwned"))
 
 
 def test_a_missing_checkpoint_fails_the_job(tmp_path):
@@ -221,8 +335,8 @@ def test_snakemake_trains_every_arm_and_seed_through_the_command(tmp_path, snake
         env=_env(),
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    args = (tmp_path / "results/tiny/runs/grpo/seed-2/trainer/step-4/model/args.txt").read_text()
-    assert args.split() == ["grpo", "2", "grpo", "0.0003", "True"]
+    args = (tmp_path / "results/tiny/runs/grpo/seed-2/trainer/step-4/model/args.json").read_text()
+    assert json.loads(args) == ["grpo", "2", "grpo", "0.0003", "True"]
     dry = subprocess.run(
         [
             snakemake_bin,

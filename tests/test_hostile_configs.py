@@ -51,6 +51,16 @@ def _rename_benchmark(new):
     return mutate
 
 
+def _command(template, **section):
+    """A mutation making the experiment a command-backend one with ``template`` and the other ``section`` keys."""
+
+    def mutate(raw):
+        raw["backend"] = "command"
+        raw["command"] = {"template": template, "checkpoint": "model", **section}
+
+    return mutate
+
+
 CASES = [
     # names that become paths, wildcards or command-line arguments
     (
@@ -84,6 +94,31 @@ CASES = [
     ("seed negative", _set(["seeds"], [1, -1]), r"seeds\[1\]: -1 is outside 0 \.\. 2\*\*63-1"),
     ("seed beyond int64", _set(["seeds"], [1, 2**63]), r"seeds\[1\]: 9223372036854775808 is outside"),
     ("data seed negative", _set(["data", "seed"], -5), r"data\.seed: -5 is less than the minimum of 0"),
+    # the command backend's template runs without a shell unless command.shell says so
+    ("template with ;", _command("train {arm}; touch x"), r"command\.template: ';' at .* command\.shell: true"),
+    ("template with &&", _command("train {arm} && merge"), r"command\.template: '&' at .* command\.shell: true"),
+    ("template with $(...)", _command("train $(id) {arm}"), r"command\.template: '\$' at .* command\.shell: true"),
+    ("template with backticks", _command("train `id` {arm}"), r"command\.template: '`' at .* command\.shell: true"),
+    ("argv bash -c", _command(["bash", "-c", "{arm}"]), r"command\.template: a placeholder is passed to 'bash'"),
+    ("argv sh -c glued", _command(["sh", "-c{arm}"]), r"command\.template: a placeholder is passed to 'sh'"),
+    ("argv program", _command(["{arm}", "--x"]), r"command\.template: the program '\{arm\}' holds a placeholder"),
+    ("argv assignment", _command("X=1 train {arm}"), r"command\.template: 'X=1' assigns a variable"),
+    ("shell backslash", _command("train \\{arm}", shell=True), r"command\.template: placeholder \{arm\} follows a"),
+    ("shell list", _command(["train", "{arm}"], shell=True), r"command\.template: with command\.shell: true"),
+    ("template a number", _command(3), r"command\.template: 3 is not of type 'string', 'array'"),
+    ("argv item a number", _command(["train", 3]), r"command\.template\.1: 3 is not of type 'string'"),
+    ("shell not a flag", _command("train {arm}", shell="yes"), r"command\.shell: 'yes' is not of type 'boolean'"),
+    ("template empty list", _command([]), r"command\.template: \[\] should be non-empty"),
+    (
+        "argv checkpoint absolute",
+        _command(["train", "{arm}"], checkpoint="/abs/model"),
+        r"command\.checkpoint: '/abs/model' must be a glob relative to \{output_dir\}",
+    ),
+    (
+        "argv checkpoint climbing",
+        _command("train {arm}", checkpoint="../x/*"),
+        r"command\.checkpoint: '\.\./x/\*' must be a glob relative",
+    ),
     # method parameters, from their declared signatures
     (
         "norm_std as a string",

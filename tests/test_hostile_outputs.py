@@ -638,7 +638,14 @@ def test_a_run_folder_that_is_a_link_is_scanned_and_a_link_out_is_named(tmp_path
 def _command_config(tmp_path, template):
     config = yaml.safe_load(TINY.read_text())
     config["backend"] = "command"
-    config["command"] = {"template": template, "checkpoint": "model", "gpus": 0, "eval_gpus": 0, "estimator_fields": {}}
+    config["command"] = {
+        "template": template,
+        "shell": True,  # these templates need bash; without it, their shell syntax is refused first
+        "checkpoint": "model",
+        "gpus": 0,
+        "eval_gpus": 0,
+        "estimator_fields": {},
+    }
     config["arms"] = {"grpo": {}, "lr_high": {"lr": 0.001}}
     config["comparisons"] = [{"family": "lr", "reference": "grpo", "arms": ["lr_high"]}]
     path = tmp_path / "command.yaml"
@@ -677,14 +684,17 @@ def test_templates_where_quoting_cannot_hold_are_rejected_naming_the_key(case, t
 def test_a_value_with_shell_syntax_stays_one_literal_word_when_run(tmp_path):
     from training.backends import command
 
-    assert command.template_fields("train --out $(pwd)/x --arm {arm} ( cd /tmp; {seed} )") == ["arm", "seed"]
+    assert command.template_fields("train --out $(pwd)/x --arm {arm} ( cd /tmp; {seed} )", shell=True) == [
+        "arm",
+        "seed",
+    ]
     hostile = f"$(touch {tmp_path}/pwned)`touch {tmp_path}/pwned2`'; touch {tmp_path}/pwned3"
-    line = command.render("printf '%s\\n' {arm} > {output_dir}/arm.txt", {"arm": hostile, "output_dir": tmp_path})
-    subprocess.run(["/bin/bash", "-c", line], check=True)
+    values = {"arm": hostile, "output_dir": tmp_path}
+    subprocess.run(command.render("printf '%s\\n' {arm} > {output_dir}/arm.txt", values, shell=True), check=True)
     assert (tmp_path / "arm.txt").read_text() == hostile + "\n"
     assert not any(tmp_path.glob("pwned*"))
     with pytest.raises(ValueError, match="template: a heredoc"):  # run() renders through the same check
-        command.render("cat <<EOF\n{arm}\nEOF", {"arm": hostile})
+        command.render("cat <<EOF\n{arm}\nEOF", {"arm": hostile}, shell=True)
 
 
 def test_markdown_outputs_escape_html_and_keep_their_tables(tmp_path):

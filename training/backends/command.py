@@ -1,18 +1,29 @@
 """The command backend: run a user's trainer (verl, OpenRLHF …) once per (arm, seed) from a command template.
 
-The template (``command.template``) is a shell command with ``str.format`` placeholders: ``{arm}``, ``{seed}``,
-``{estimator}``, ``{data_policy}`` (registry names), ``{output_dir}``, every scalar recipe field (``{steps}``,
-``{lr}`` …) and the fields that ``command.estimator_fields`` declares for the arm's estimator. Every value is
-shell-quoted (``shlex.quote``) before substitution, which keeps it one literal word only where the shell parses
-the template once: so a placeholder outside that set, one with attribute or index access, a conversion or format
-spec, one written inside quotes or inside ``$(...)``, and any template with a heredoc (``<<``, whose body is not
-quoted) or backticks (parsed twice) are rejected at config validation and again before running. So are a
-placeholder right after a backslash (which would escape the opening quote) and a placeholder in a command that parses
-its arguments as code again (``eval``, ``source``/``.``, a shell or an interpreter with ``-c``/``-e``, ``ssh``,
-``su -c``, ``watch``): pass values to a script file as arguments instead. After the command exits 0, the checkpoint
-is the last match (in sorted order) of the glob ``command.checkpoint`` under ``{output_dir}`` (a relative glob that
-stays inside it, checked at validation); ``manifest.json`` records it, with the sha256 of each of its files, for
-evaluation.
+The template (``command.template``) holds ``str.format`` placeholders: ``{arm}``, ``{seed}``, ``{estimator}``,
+``{data_policy}`` (registry names), ``{output_dir}``, every scalar recipe field (``{steps}``, ``{lr}`` …) and the
+fields that ``command.estimator_fields`` declares for the arm's estimator; anything but a plain ``{name}`` from that
+set is rejected at config validation and again before running.
+
+By default the template runs without a shell, as an argument vector: a list holds one argument per item, a string is
+split into words as ``shlex.split`` splits them (quotes and backslashes honoured). Placeholders are filled inside each
+word after the split, so a value is part of one literal argument whatever it holds and never becomes shell code. Shell
+syntax that only a shell would act on is refused rather than passed on literally: outside quotes ``;`` ``&`` ``|``
+``<`` ``>`` ``(`` ``)``, a newline and a ``#`` comment, outside single quotes ``$`` and backticks; so are a
+placeholder in the first word (a value would choose the program) and a leading ``NAME=value`` (write
+``env NAME=value program …``). Globs and ``~`` are not expanded.
+
+``command.shell: true`` is the explicit escape hatch for a template that needs the shell (``&&``, redirections,
+variables): the string runs under ``/bin/bash -c`` with every value shell-quoted (``shlex.quote``), which keeps it
+one literal word only where the shell parses the template once: so a placeholder written inside quotes or inside
+``$(...)`` and any template with a heredoc (``<<``, whose body is not quoted) or backticks (parsed twice) are
+rejected, and so is a placeholder right after a backslash (which would escape the opening quote).
+
+In both modes a placeholder passed to a command that parses its arguments as code again (``eval``,
+``source``/``.``, a shell or an interpreter with ``-c``/``-e``, ``ssh``, ``su -c``, ``watch``) is refused: pass
+values to a script file as arguments instead. After the command exits 0, the checkpoint is the last match (in sorted
+order) of the glob ``command.checkpoint`` under ``{output_dir}`` (a relative glob that stays inside it, checked at
+validation); ``manifest.json`` records it, with the sha256 of each of its files, for evaluation.
 
     python -m training.backends.command --config results/<exp>/config/train/<arm>.json --arm grpo --seed 1 \
         --out results/<exp>/runs/grpo/seed-1
@@ -40,16 +51,88 @@ REPARSE_ALWAYS = ("eval", "source", "ssh", "watch")
 REPARSE_WITH_C = ("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox", "su")
 REPARSE_WITH_C_OR_E = ("python", "python3", "perl", "ruby", "node")
 COMMAND_SEPARATORS = (";", "&&", "||", "|", "|&", "&", "(", ")", ";;")
+# what only a shell acts on, refused in a template run without one: outside quotes (a newline escaped or not) ...
+SHELL_OPERATORS = ";&|<>()\n"
+# ... and, outside single quotes, expansions
+SHELL_EXPANSIONS = "$`"
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+FIELD_MARK = "ARMLABFIELD"  # stands for a placeholder in the words that the re-parser check reads
 
 
-def template_fields(template: str) -> list[str]:
-    """The placeholder names of ``template``, in order; ``ValueError`` (starting "template:") for an unsafe template.
+def template_fields(template: str | list[str], shell: bool = False) -> list[str]:
+    """The placeholder names of ``template``, in order; ``ValueError`` (starting "template:") for an unsafe template."""
+    if not shell:
+        return _argv_fields(template)
+    if not isinstance(template, str):
+        raise ValueError("template: with command.shell: true the template is one command line; give it as a string")
+    return _shell_fields(template)
 
-    Refused: anything but plain ``{name}`` placeholders, a placeholder inside quotes or inside ``$(...)``, a
-    heredoc, backticks.
-    """
+
+def _placeholders(text: str) -> list[tuple[str, str | None]]:
+    """``(literal, name)`` pairs of ``text`` (name None at the end); ``ValueError`` unless all are plain {name}."""
+    try:
+        parsed = list(string.Formatter().parse(text))
+    except ValueError as err:
+        raise ValueError(
+            f"template: {err} in {text!r}; write {{field}} for a value, {{{{ or }}}} for a brace"
+        ) from None
+    for _, name, spec, conversion in parsed:
+        if name is not None and (not name.isidentifier() or spec or conversion):
+            raise ValueError(
+                f"template: placeholder {{{name}{'!' + conversion if conversion else ''}"
+                f"{':' + spec if spec else ''}}} is not a plain name; write {{field}} only"
+            )
+    return [(literal, name) for literal, name, _, _ in parsed]
+
+
+def _marked(text: str) -> str:
+    """``text`` with FIELD_MARK for each placeholder (a literal brace for ``{{`` and ``}}``)."""
+    return "".join(literal + (FIELD_MARK if name is not None else "") for literal, name in _placeholders(text))
+
+
+def argv_words(template: str | list[str]) -> list[str]:
+    """A template's words when run without a shell: a list as it is, a string by ``shlex.split`` minus shell syntax."""
+    if not isinstance(template, str):
+        return template
+    context: list[str] = []
+    for i, char in enumerate(template):
+        bare = not context  # neither quoted nor escaped
+        if (
+            (char in SHELL_OPERATORS and (bare or char == "\n" and context[-1] == "\\"))
+            or (char in SHELL_EXPANSIONS and (bare or context[-1] == '"'))
+            or (char == "#" and bare and (i == 0 or template[i - 1] in " \t\n"))  # a comment
+        ):
+            raise ValueError(
+                f"template: {char!r} at character {i} is shell syntax, but the template runs without a shell (its "
+                f"words split as by shlex.split); quote it to pass it literally, or set command.shell: true"
+            )
+        context = _shell_context(char, context)
+    return shlex.split(template)
+
+
+def _argv_fields(template: str | list[str]) -> list[str]:
+    """:func:`template_fields` without a shell: no shell syntax, placeholder program, ``NAME=value`` or re-parser."""
+    words = argv_words(template)
+    if not words:
+        raise ValueError("template: no program to run; expected a command and its arguments")
+    marked = [_marked(word) for word in words]
+    if FIELD_MARK in marked[0]:
+        raise ValueError(
+            f"template: the program {words[0]!r} holds a placeholder, so a value would choose what runs; "
+            f"write the program's name or path"
+        )
+    if ASSIGNMENT.match(words[0]):
+        raise ValueError(
+            f"template: {words[0]!r} assigns a variable, which needs a shell; write env {words[0]} <program> …"
+        )
+    _check_simple_command(marked)
+    return [name for word in words for _, name in _placeholders(word) if name is not None]
+
+
+def _shell_fields(template: str) -> list[str]:
+    """:func:`template_fields` for ``command.shell``: each value stays one shell-quoted word, fed to no re-parser."""
     fields, context = [], []
-    for literal, name, spec, conversion in string.Formatter().parse(template):
+    for literal, name in _placeholders(template):
         context = _shell_context(literal, context)
         if name is None:
             continue
@@ -57,11 +140,6 @@ def template_fields(template: str) -> list[str]:
             raise ValueError(
                 f"template: placeholder {{{name}}} follows a backslash, which would escape the quote around its "
                 f"value and let the shell run it; remove the backslash"
-            )
-        if not name.isidentifier() or spec or conversion:
-            raise ValueError(
-                f"template: placeholder {{{name}{'!' + conversion if conversion else ''}"
-                f"{':' + spec if spec else ''}}} is not a plain name; write {{field}} only"
             )
         if "$(" in context:
             raise ValueError(
@@ -74,16 +152,13 @@ def template_fields(template: str) -> list[str]:
                 f"shell-quoted already, so write it unquoted"
             )
         fields.append(name)
-    _refuse_reparsing_commands(template, fields)
+    _refuse_reparsing_commands(template)
     return fields
 
 
-def _refuse_reparsing_commands(template: str, fields: list[str]) -> None:
-    """``ValueError`` for a placeholder in a simple command that runs its arguments as code again (REPARSE_*)."""
-    marked = template.replace("{{", "").replace("}}", "")
-    for i, name in enumerate(fields):  # a word-character mark per placeholder, so that shlex keeps it in its word
-        marked = marked.replace(f"{{{name}}}", f"ARMLABFIELD{i}X", 1)
-    lexer = shlex.shlex(marked.replace("\n", " ; "), posix=True, punctuation_chars=True)
+def _refuse_reparsing_commands(template: str) -> None:
+    """``ValueError`` for a placeholder in a simple command of shell ``template`` that runs its arguments as code."""
+    lexer = shlex.shlex(_marked(template).replace("\n", " ; "), posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     words: list[str] = []
     redirected = False  # the word after a redirection is its file, not an argument
@@ -100,20 +175,23 @@ def _refuse_reparsing_commands(template: str, fields: list[str]) -> None:
 
 
 def _check_simple_command(words: list[str]) -> None:
-    marked = [i for i, word in enumerate(words) if "ARMLABFIELD" in word]
+    """``ValueError`` if a command among ``words`` (FIELD_MARK for placeholders) runs its first placeholder as code."""
+    marked = [i for i, word in enumerate(words) if FIELD_MARK in word]
     if not marked:
         return
     before = words[: marked[0]]
+    glued = words[marked[0]].split(FIELD_MARK)[0].removesuffix("=")  # an option written onto it: -c{arm}, --eval=
     for j, word in enumerate(before):
         program = word.rsplit("/", 1)[-1]
-        flags = [w for w in before[j + 1 :] if re.fullmatch(r"-[A-Za-z]+", w)]  # short-option clusters
+        options = [*before[j + 1 :], glued]
+        flags = [w for w in options if re.fullmatch(r"-[A-Za-z]+", w)]  # short-option clusters
         reparses = (
             program in REPARSE_ALWAYS
             or (program == "." and j == 0)
             or (program in REPARSE_WITH_C and any("c" in f for f in flags))
             or (
                 program in REPARSE_WITH_C_OR_E
-                and (any(f[-1] in "ce" for f in flags) or {"--eval", "--command"} & set(before[j + 1 :]))
+                and (any(f[-1] in "ce" for f in flags) or {"--eval", "--command"} & set(options))
             )
         )
         if reparses:
@@ -196,7 +274,7 @@ def check_arm(command: dict, recipe: dict, overrides: dict) -> None:
     estimator through ``{estimator}`` or one of its ``estimator_fields``), and estimator or data-policy
     parameters cannot be passed at all — only names.
     """
-    fields = template_fields(command["template"])
+    fields = template_fields(command["template"], command["shell"])
     pattern = PurePosixPath(command["checkpoint"])
     if pattern.is_absolute() or ".." in pattern.parts:
         raise ValueError(
@@ -231,10 +309,13 @@ def check_arm(command: dict, recipe: dict, overrides: dict) -> None:
             )
 
 
-def render(template: str, values: dict) -> str:
-    """``template`` (checked by :func:`template_fields`) with every placeholder replaced by its shell-quoted value."""
-    template_fields(template)
-    return template.format(**{key: shlex.quote(str(value)) for key, value in values.items()})
+def render(template: str | list[str], values: dict, shell: bool = False) -> list[str]:
+    """The checked ``template``'s argument vector with ``values``: its words filled in, or bash and the quoted line."""
+    template_fields(template, shell)
+    text = {key: str(value) for key, value in values.items()}
+    if shell:
+        return ["/bin/bash", "-c", template.format(**{key: shlex.quote(value) for key, value in text.items()})]
+    return [word.format(**text) for word in argv_words(template)]
 
 
 def find_checkpoint(output_dir: Path, pattern: str) -> Path:
@@ -254,10 +335,11 @@ def run(config: dict, arm: str, seed: int, out_dir: Path) -> Path:
     output_dir = (out_dir / TRAINER_DIR).resolve()
     shutil.rmtree(output_dir, ignore_errors=True)  # a failed earlier attempt must not supply the checkpoint
     output_dir.mkdir(parents=True)
-    line = render(command["template"], template_values(recipe, arm, seed, str(output_dir), command["estimator_fields"]))
-    print(f"[{arm} seed {seed}] $ {line}", flush=True)
+    values = template_values(recipe, arm, seed, str(output_dir), command["estimator_fields"])
+    argv = render(command["template"], values, command["shell"])
+    print(f"[{arm} seed {seed}] $ {argv[-1] if command['shell'] else shlex.join(argv)}", flush=True)
     start = time.perf_counter()
-    subprocess.run(["/bin/bash", "-c", line], check=True)
+    subprocess.run(argv, check=True)
     checkpoint = find_checkpoint(output_dir, command["checkpoint"])
     write_manifest(
         out_dir,
@@ -267,7 +349,7 @@ def run(config: dict, arm: str, seed: int, out_dir: Path) -> Path:
             "seed": seed,
             "backend": "command",
             "recipe": recipe,
-            "command": line,
+            "command": argv,
             "checkpoint": str(checkpoint),
             "config_hash": config_hash(config),
             "config": config,
