@@ -47,12 +47,17 @@ def record(job_dir: str | Path) -> dict:
 
 
 def recorded(experiment_dir: str | Path) -> dict[Path, dict | None]:
-    """Each job manifest of the experiment and the record it carries (None: written before records existed)."""
+    """Each job manifest of the experiment and the record it carries (None: written before records existed). A
+    manifest that is not JSON is left out: it is a truncated output, which the workflow's corruption scan removes and
+    whose job then runs again under the locks of now."""
     root = Path(experiment_dir)
     out = {}
     for stage in STAGES:
         for path in sorted(root.glob(f"{stage}/*/seed-*/{files.MANIFEST}")):
-            manifest = files.read_json(path, "manifest")
+            try:
+                manifest = files.read_json(path, "manifest")
+            except files.BadFile:
+                continue
             entry = manifest.get(KEY) if isinstance(manifest, dict) else None
             out[path] = entry if isinstance(entry, dict) else None
     return out

@@ -265,6 +265,7 @@ def test_without_earlier_runs_the_wall_time_comes_from_armlab_probes_times(tmp_p
         planning.wall_time({**raw, "arms": {**raw["arms"], "new": {}}}, 4, tmp_path, cores=2)
 
 
+@pytest.mark.workflow  # trains every arm and evaluates once, as the workflow's jobs do
 def test_armlab_probe_times_every_arm_and_plan_reads_the_times(tmp_path):
     """As a user runs it, before any run exists: ``armlab probe`` then ``armlab plan`` on the tiny config."""
     done = subprocess.run(

@@ -176,3 +176,13 @@ def test_an_edited_look_or_an_undecodable_record_is_one_line(tmp_path, tamper, m
     with pytest.raises((AnalysisInputError, ConfigError), match=re.escape(message)) as caught:
         waves.check_lock(tmp_path, {})
     assert "\n" not in str(caught.value)
+
+
+def test_a_truncated_manifest_is_left_to_the_corruption_scan_not_refused(tmp_path):
+    """The workflow checks the locks before its corruption scan removes a truncated job output (whose job then runs
+    again under the locks of now): the check must not stop the workflow on it."""
+    root = _experiment(tmp_path)
+    manifest = root / "evals/big/seed-1" / files.MANIFEST
+    manifest.write_text(manifest.read_text()[:20])
+    assert manifest not in registration.recorded(root) and registration.against_locks(root) == []
+    assert files.remove_corrupt_outputs(root, log=lambda line: None) == [manifest]
