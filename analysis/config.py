@@ -93,7 +93,15 @@ import yaml
 from analysis.errors import AnalysisInputError
 from analysis.predictions import Prediction, parse_predictions
 from analysis.sequential import Design
-from armlab.configfile import ConfigError, check_limit, check_name, limits_of, load_mapping, parse_comparisons
+from armlab.configfile import (
+    ConfigError,
+    check_limit,
+    check_name,
+    check_text,
+    limits_of,
+    load_mapping,
+    parse_comparisons,
+)
 from armlab.contract import BASE_ARM
 
 DEFAULTS = {
@@ -238,6 +246,7 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
     settings = _parse_settings(section, source)
     benchmarks = _parse_benchmarks(raw.get("benchmarks"), raw.get("eval"), settings, source)
     try:
+        check_text(source, raw)  # the loader checked the file; not the --set values nor a config given as data
         check_name(source, "experiment", experiment)
         limits = limits_of(source, raw)
         for key in ("resamples", "sign_flip_resamples", "exact_max_seeds"):

@@ -439,6 +439,15 @@ def test_analyze_refuses_a_duplicated_alpha_instead_of_keeping_the_last(tmp_path
         load_analysis_config(path)
 
 
+def test_analyze_refuses_a_control_character_given_with_set(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("experiment: x\ncomparisons: [{family: f, reference: a, arms: [b]}]\n")
+    with pytest.raises(
+        AnalysisInputError, match=r"c\.yaml: comparisons\[0\]\.family: holds the control character U\+001B"
+    ):
+        load_analysis_config(path, ['comparisons=[{family: "f\\e[2J", reference: a, arms: [b]}]'])
+
+
 def _workflow(snakemake_bin, root, configfile, *extra):
     return subprocess.run(
         [snakemake_bin, "-s", str(REPO / "Snakefile"), "--configfile", str(configfile), "--cores", "1", *extra],
