@@ -9,7 +9,14 @@ the rest (``recipe``, ``arms``, ``seeds``, ...):
     list of ``{family, reference, arms}``; each family is one Holm family.
 ``benchmarks`` (optional)
     ``{name: {domain: ...}}``; converters take domains from it, and tidy
-    scores are checked against it.
+    scores are checked against it. The tasks of ``eval.lm_eval_tasks``
+    (``{name: {domain: ...}}``) are benchmarks too. Where they are given,
+    subsets name only these benchmarks, and no benchmark or domain takes the
+    name of a built-in summary, a statistic or a subset (its column would
+    merge with that measure's).
+``arms`` (optional)
+    the workflow's arms; where given, rankings name only these arms (or
+    ``base``).
 ``input`` (optional)
     where the scores come from; see :mod:`analysis.io` for the kinds.
 ``analysis`` (optional)
@@ -86,7 +93,16 @@ import yaml
 from analysis.errors import AnalysisInputError
 from analysis.predictions import Prediction, parse_predictions
 from analysis.sequential import Design
-from armlab.configfile import ConfigError, check_limit, check_name, limits_of, load_mapping, parse_comparisons
+from armlab.configfile import (
+    ConfigError,
+    check_limit,
+    check_name,
+    check_text,
+    limits_of,
+    load_mapping,
+    parse_comparisons,
+)
+from armlab.contract import BASE_ARM
 
 DEFAULTS = {
     "alpha": 0.05,
@@ -221,7 +237,6 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
     if not isinstance(experiment, str) or not experiment:
         raise AnalysisInputError(f"{source}: experiment: expected a non-empty string, got {experiment!r}")
     comparisons = _parse_comparisons(raw.get("comparisons"), source)
-    benchmarks = _parse_benchmarks(raw.get("benchmarks"), source)
     input_spec = raw.get("input")
     if input_spec is not None and not (isinstance(input_spec, dict) and input_spec.get("kind")):
         raise AnalysisInputError(f"{source}: input: expected a mapping with a 'kind' (tidy, wide_csv, lmeval or verl)")
@@ -229,7 +244,9 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
     if isinstance(section, dict) and section.get("pass_k") is None and isinstance(raw.get("eval"), dict):
         section = {**section, "pass_k": raw["eval"].get("pass_k")}  # the workflow's eval section says which k
     settings = _parse_settings(section, source)
+    benchmarks = _parse_benchmarks(raw.get("benchmarks"), raw.get("eval"), settings, source)
     try:
+        check_text(source, raw)  # the loader checked the file; not the --set values nor a config given as data
         check_name(source, "experiment", experiment)
         limits = limits_of(source, raw)
         for key in ("resamples", "sign_flip_resamples", "exact_max_seeds"):
@@ -242,8 +259,11 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
             f"{source}: analysis.pairing: unpaired cannot run a sequential design (seeds: {{initial, wave, max}}), "
             f"whose looks pair the arms by seed; give a seed list"
         )
+    if isinstance(raw.get("arms"), dict):
+        _check_ranked_arms(settings, [*raw["arms"], BASE_ARM], source)
     predictions = parse_predictions(raw.get("predictions"), comparisons, settings.equivalence_margin, source)
     if benchmarks is not None:
+        _check_subset_benchmarks(settings, benchmarks, source)
         _check_predicted_measures(predictions, settings, benchmarks, source)
     return Config(experiment, comparisons, benchmarks, input_spec, settings, source, design, predictions)
 
@@ -275,6 +295,26 @@ def measure_twins(settings: Settings, benchmarks: dict[str, str]) -> dict[str, s
         names = list(benchmarks)
         weights = pd.concat([weights, pd.DataFrame(np.eye(len(names)), index=names, columns=names)])
     return twin_measures(weights)
+
+
+def _check_subset_benchmarks(settings: Settings, benchmarks: dict[str, str], source: str) -> None:
+    """Subsets weigh the config's benchmarks only (the analysis would find out after training)."""
+    for name, weights in settings.subsets.items():
+        unknown = sorted(set(weights) - set(benchmarks))
+        if unknown:
+            raise AnalysisInputError(
+                f"{source}: analysis.subsets.{name}: unknown benchmark(s) {unknown}; known: {list(benchmarks)}"
+            )
+
+
+def _check_ranked_arms(settings: Settings, arms: list[str], source: str) -> None:
+    """Every ranked arm exists (the workflow knows its arms at start; the analysis would find out after training)."""
+    for name, ranked in (settings.rankings or {}).items():
+        unknown = [arm for arm in ranked if arm not in arms]
+        if unknown:
+            raise AnalysisInputError(
+                f"{source}: analysis.rankings.{name}: arm(s) {unknown} do not exist; defined arms are {arms}"
+            )
 
 
 def _check_predicted_measures(
@@ -334,17 +374,36 @@ def _parse_comparisons(value: list[dict], source: str) -> tuple[Comparison, ...]
     return tuple(Comparison(c["family"], c["reference"], tuple(c["arms"])) for c in value)
 
 
-def _parse_benchmarks(value: dict | None, source: str) -> dict[str, str] | None:
+def _parse_benchmarks(
+    value: dict | None, evaluation: dict | None, settings: Settings, source: str
+) -> dict[str, str] | None:
+    """Benchmark -> domain of ``benchmarks`` and of the evaluation's ``lm_eval_tasks``; None without benchmarks.
+
+    No benchmark or domain is named like a built-in summary or a statistic, nor a benchmark like a subset: its
+    column would merge with that measure's."""
+    from analysis.statistics import STATISTICS
+    from analysis.summaries import BUILT_IN
+
+    built_in = {**dict.fromkeys(BUILT_IN, "a built-in summary"), **dict.fromkeys(STATISTICS, "a statistic")}
+    measures = {**built_in, **dict.fromkeys(settings.subsets, "a subset of analysis.subsets")}
     if value is None:
         return None
     if not isinstance(value, dict) or not value:
         raise AnalysisInputError(f"{source}: benchmarks: expected a mapping benchmark -> {{domain: ...}}")
+    tasks = evaluation.get("lm_eval_tasks") if isinstance(evaluation, dict) else None
     out = {}
-    for name, spec in value.items():
-        domain = spec.get("domain") if isinstance(spec, dict) else None
-        if not isinstance(domain, str) or not domain:
-            raise AnalysisInputError(f"{source}: benchmarks.{name}.domain: expected a string")
-        out[str(name)] = domain
+    for section, entries in (("benchmarks", value), ("eval.lm_eval_tasks", tasks or {})):
+        for name, spec in entries.items():
+            domain = spec.get("domain") if isinstance(spec, dict) else None
+            if not isinstance(domain, str) or not domain:
+                raise AnalysisInputError(f"{source}: {section}.{name}.domain: expected a string")
+            for key, taken, reserved in ((name, name, measures), (f"{name}.domain", domain, built_in)):
+                if taken in reserved:
+                    raise AnalysisInputError(
+                        f"{source}: {section}.{key}: {taken!r} is the name of {reserved[taken]}, whose column it "
+                        f"would merge with; expected another name"
+                    )
+            out[str(name)] = domain
     return out
 
 
@@ -484,6 +543,14 @@ def _parse_statistics(value: list[str] | dict, source: str) -> dict[str, dict[st
 def _parse_rankings(value: dict | None, source: str) -> dict[str, tuple[str, ...]] | None:
     if value is None:
         return None
-    if not isinstance(value, dict) or not all(isinstance(arms, list) and len(arms) >= 2 for arms in value.values()):
-        raise AnalysisInputError(f"{source}: analysis.rankings: expected a mapping name -> list of >= 2 arms")
+    if not isinstance(value, dict) or not all(
+        isinstance(arms, list)
+        and len(arms) >= 2
+        and all(isinstance(arm, str) for arm in arms)
+        and len(set(arms)) == len(arms)
+        for arms in value.values()
+    ):
+        raise AnalysisInputError(
+            f"{source}: analysis.rankings: expected a mapping name -> list of >= 2 arms, each named once, got {value!r}"
+        )
     return {str(k): tuple(v) for k, v in value.items()}

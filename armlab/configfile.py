@@ -2,15 +2,19 @@
 
 One loader for the workflow and for ``armlab analyze``: duplicate keys are an
 error (YAML and JSON), YAML aliases may not expand past :data:`MAX_EXPANDED_NODES`
-(a "billion laughs" file is refused before it is built), non-finite numbers are
-refused, and names (experiment, arm, benchmark, domain) match :data:`NAME_PATTERN`.
+(a "billion laughs" file is refused before it is built), includes may not nest past
+:data:`MAX_INCLUDE_DEPTH`, non-finite numbers and control characters are refused, and
+names (experiment, arm, benchmark, domain, lm-eval task) match :data:`NAME_PATTERN` and
+fit, as file names, on the file system the results are written to (:func:`max_name_length`).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import unicodedata
 from pathlib import Path
 
 import yaml
@@ -20,7 +24,15 @@ NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 NAME_RULE = "letters, digits, '_', '.' and '-', not starting with '.' or '-', without '..'"
 # a YAML document whose aliases expand to more nodes than this is refused (real configs have < 10,000)
 MAX_EXPANDED_NODES = 200_000
+# a chain of includes longer than this is refused (a shared block includes another at most a few times)
+MAX_INCLUDE_DEPTH = 16
 INT64_MAX = 2**63 - 1
+# the most characters a name gains in a file name: ``samples_armlab_<benchmark>.jsonl`` of an evaluation (21),
+# written beside a temporary sibling ``.<name>.armlab-tmp-<pid>-<8 random>`` (29; pid up to 7 digits), see
+# armlab.files.atomic_path
+NAME_OVERHEAD = 21 + 29
+# control characters a string value may hold (a command template spans lines); keys may hold none
+ALLOWED_CONTROLS = "\t\n\r"
 
 
 class ConfigError(ValueError):
@@ -37,19 +49,62 @@ def check_name(source: str, key: str, name) -> str:
         raise ConfigError(f"{source}: {key}: expected a name, got {name!r} of type {type(name).__name__}{hint}")
     if not NAME_PATTERN.fullmatch(name) or ".." in name:
         raise ConfigError(f"{source}: {key}: {name!r} is not a valid name; use {NAME_RULE}")
+    longest = max_name_length()
+    if len(name) > longest:
+        raise ConfigError(
+            f"{source}: {key}: {name[:20]!r}... is {len(name)} characters; names become file names with up to "
+            f"{NAME_OVERHEAD} more characters (samples_armlab_<name>.jsonl, written under a temporary name "
+            f".<name>.armlab-tmp-<pid>-<random>), and this file system takes {longest + NAME_OVERHEAD}: "
+            f"use at most {longest}"
+        )
     return name
 
 
-def check_finite(source: str, data, key: str = "") -> None:
-    """Refuse NaN and infinite numbers anywhere in ``data`` (YAML's .nan/.inf), naming the key."""
-    if isinstance(data, float) and not math.isfinite(data):
-        raise ConfigError(f"{source}: {key or '(top level)'}: expected a finite number, got {data}")
+def max_name_length(folder: str | Path = ".") -> int:
+    """The longest name whose file names fit in ``folder``'s file system (``PC_NAME_MAX``, else 255, less
+    :data:`NAME_OVERHEAD`); the workflow writes its results below the folder it runs in."""
+    try:
+        name_max = os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        name_max = 255
+    return name_max - NAME_OVERHEAD
+
+
+def _nodes(data, key: str = ""):
+    """``(dotted key, value)`` of ``data`` and of everything nested in it."""
+    yield key, data
     if isinstance(data, dict):
         for k, v in data.items():
-            check_finite(source, v, f"{key}.{k}" if key else str(k))
+            yield from _nodes(v, f"{key}.{k}" if key else str(k))
     elif isinstance(data, list):
         for i, v in enumerate(data):
-            check_finite(source, v, f"{key}[{i}]")
+            yield from _nodes(v, f"{key}[{i}]")
+
+
+def check_finite(source: str, data) -> None:
+    """Refuse NaN and infinite numbers anywhere in ``data`` (YAML's .nan/.inf), naming the key."""
+    for key, value in _nodes(data):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{source}: {key or '(top level)'}: expected a finite number, got {value}")
+
+
+def _refuse_controls(source: str, where: str, text: str, allowed: str = "") -> None:
+    control = next((c for c in text if unicodedata.category(c) == "Cc" and c not in allowed), None)
+    if control is not None:
+        raise ConfigError(
+            f"{source}: {where}: holds the control character U+{ord(control):04X}; expected printable text"
+        )
+
+
+def check_text(source: str, data) -> None:
+    """Refuse control characters (YAML's "\\x07", JSON's "\\u001b") in keys, and in string values beyond tab and
+    line breaks: they would end up in file names, table cells and one-line errors. The error names the key."""
+    for key, value in _nodes(data):
+        if isinstance(value, str):
+            _refuse_controls(source, key or "(top level)", value, ALLOWED_CONTROLS)
+        for name in value if isinstance(value, dict) else ():
+            if isinstance(name, str):
+                _refuse_controls(source, f"{key}.{name!r}" if key else repr(name), name)
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -88,7 +143,14 @@ def _expanded_size(node, memo: dict) -> int:
 
 
 def _load_yaml(path: Path, text: str):
-    loader = _StrictLoader(text)
+    try:
+        loader = _StrictLoader(text)  # reads the whole text: a raw control character fails here
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        raise ConfigError(
+            f"{path}: line {line}: holds the control character U+{exc.character:04X}, which YAML does not allow; "
+            f"expected printable text"
+        ) from None
     loader.name = str(path)
     try:
         node = loader.get_single_node()
@@ -128,6 +190,11 @@ def load_mapping(path: str | Path, _including: tuple = ()) -> dict:
     path = Path(path)
     if path.resolve() in _including:
         raise ConfigError(f"{path}: include: the file includes itself (through {' -> '.join(map(str, _including))})")
+    if len(_including) >= MAX_INCLUDE_DEPTH:
+        raise ConfigError(
+            f"{path}: include: {len(_including) + 1} files deep (from {_including[0]}), more than "
+            f"{MAX_INCLUDE_DEPTH}; expected a shorter chain of includes"
+        )
     try:
         text = path.read_text()
     except (OSError, UnicodeDecodeError) as exc:
@@ -142,6 +209,7 @@ def load_mapping(path: str | Path, _including: tuple = ()) -> dict:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
     check_finite(str(path), data)
+    check_text(str(path), data)
     if "include" not in data:
         return data
     included = data.pop("include")

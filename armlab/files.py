@@ -6,7 +6,9 @@
   job left behind are removed the next time the same path is written.
 - :func:`output_directory` is the ``--out`` of ``armlab analyze`` / ``armlab report``: a
   directory replaced as a whole, which is refused unless it is new, empty, or an earlier output
-  of the same command holding nothing that command did not write (:data:`OUTPUT_MARKER`).
+  of the same command holding nothing that command did not write (:data:`OUTPUT_MARKER`), and
+  that can be written now (not '.', not read-only, full, busy or a name too long for its
+  temporary); :func:`check_output_file` checks a file output (``armlab probe --out``) alike.
 - :func:`write_manifest` records the sha256 of every output a job wrote in its
   ``manifest.json`` (key :data:`FILES_KEY`); consumers call :func:`verify_file` or
   :func:`verify_manifest` before reading, and :func:`remove_corrupt_outputs` deletes, at
@@ -40,6 +42,7 @@ OUTPUT_MARKER = ".armlab-output.json"
 # the timestamp Snakemake keeps in a directory() output: the workflow's, not the user's
 SNAKEMAKE_TIMESTAMP = ".snakemake_timestamp"
 _TEMP_TAG = "armlab-tmp"
+_TEMP_LENGTH = len(f".{_TEMP_TAG}-4194304-abcdefgh.")  # what a temporary's name adds to its path's (pid <= 2**22)
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -66,6 +69,20 @@ def _is_running(pid: int) -> bool:
     return True
 
 
+def _temporaries(path: Path) -> list[tuple[Path, int]]:
+    """The temporaries of writes of ``path`` (siblings named as :func:`atomic_path` names them) and their pids."""
+    pattern = re.compile(re.escape(_temp_prefix(path)) + r"(\d+)-[a-z0-9_]{8}")
+    try:
+        siblings = list(path.parent.iterdir())
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return [
+        (sibling, int(match[1]))
+        for sibling in siblings
+        if (match := pattern.fullmatch(sibling.name)) and sibling.is_dir() and not sibling.is_symlink()
+    ]
+
+
 def remove_stale_temporaries(path: str | Path) -> list[Path]:
     """Remove the temporaries of earlier writes of ``path`` whose process is gone; return them.
 
@@ -73,18 +90,9 @@ def remove_stale_temporaries(path: str | Path) -> list[Path]:
     are candidates, and one whose process id is running on this machine is kept: it may be a
     concurrent write. (A temporary of a job on another machine of a cluster counts as stale.)
     """
-    path = Path(path)
-    pattern = re.compile(re.escape(_temp_prefix(path)) + r"(\d+)-[a-z0-9_]{8}")
-    removed = []
-    try:
-        siblings = list(path.parent.iterdir())
-    except FileNotFoundError:
-        return removed
-    for sibling in siblings:
-        match = pattern.fullmatch(sibling.name)
-        if match and sibling.is_dir() and not sibling.is_symlink() and not _is_running(int(match[1])):
-            shutil.rmtree(sibling, ignore_errors=True)
-            removed.append(sibling)
+    removed = [temporary for temporary, pid in _temporaries(Path(path)) if not _is_running(pid)]
+    for temporary in removed:
+        shutil.rmtree(temporary, ignore_errors=True)
     return removed
 
 
@@ -255,20 +263,63 @@ def _written_by(path: Path):
     return record["command"], set(record["entries"])
 
 
+def _check_writable(path: Path) -> None:
+    """Refuse ``path`` as an output unless it has a name of its own, and a temporary sibling of it can be made (and
+    is removed at once) in its folder, or the nearest folder above that exists: not read-only, full, or so long a
+    name that the temporary's (29 characters longer, :func:`atomic_path`) does not fit."""
+    if path.name in ("", ".", ".."):
+        raise BadFile(
+            f"{path}: names a folder by '.', '..' or '/', not by its own name; an output is replaced as a whole from "
+            f"its parent folder, so give a new folder's name (e.g. {path / 'out'})"
+        )
+    ancestor = next(p for p in path.parents if p.exists())
+    if not ancestor.is_dir():
+        raise BadFile(f"{path}: cannot be created, {ancestor} is a file, not a directory")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=f"{_temp_prefix(path)}{os.getpid()}-", dir=ancestor))
+    except OSError as exc:
+        raise BadFile(
+            f"{path}: cannot write there ({exc.strerror}: making its temporary {_temp_prefix(path)}... in "
+            f"{ancestor}); expected a writable folder with free space, and a name {_TEMP_LENGTH} characters "
+            f"shorter than the longest the folder takes"
+        ) from None
+
+
+def _check_not_busy(path: Path) -> None:
+    """Refuse ``path`` while another process writes it (its temporary is there) or where it is a mount point."""
+    writers = sorted(pid for _, pid in _temporaries(path) if pid != os.getpid() and _is_running(pid))
+    if writers:
+        raise BadFile(f"{path}: process {writers[0]} is writing it now; expected no other write, wait for it to end")
+    if path.is_dir() and os.path.ismount(path):
+        raise BadFile(
+            f"{path}: is a mount point, which cannot be replaced (the system calls it busy); give a new folder in it"
+        )
+
+
+def check_output_file(path: str | Path) -> None:
+    """Refuse ``path`` as a file armlab replaces whole (:func:`write_json`) where it is a directory, or cannot be
+    written (:func:`_check_writable`), or is being written (:func:`_check_not_busy`); before the work, not after."""
+    path = Path(path)
+    _check_writable(path)
+    if path.is_dir():
+        raise BadFile(f"{path}: is a directory; expected the name of a file")
+    _check_not_busy(path)
+
+
 def check_output_directory(path: str | Path, command: str) -> None:
     """Refuse ``path`` as the output of ``armlab <command>`` unless replacing it destroys nothing else.
 
     Accepted: a path that does not exist (inside a directory), an empty directory, or an earlier
-    output of the same command that holds only what that command wrote. Refused, with
-    :class:`BadFile`: a file, a symbolic link, any other non-empty directory.
+    output of the same command that holds only what that command wrote, where the output can be
+    written (:func:`_check_writable`) and nothing else is writing it (:func:`_check_not_busy`).
+    Refused, with :class:`BadFile`: a file, a symbolic link, any other non-empty directory.
     """
     path = Path(path)
+    _check_writable(path)
     if path.is_symlink():
         raise BadFile(f"{path}: is a symbolic link; give the directory itself (it is replaced as a whole)")
+    _check_not_busy(path)
     if not path.exists():
-        ancestor = next(p for p in path.parents if p.exists())
-        if not ancestor.is_dir():
-            raise BadFile(f"{path}: cannot be created, {ancestor} is a file, not a directory")
         return
     if not path.is_dir():
         raise BadFile(f"{path}: exists and is not a directory; the output is a directory replaced as a whole")
@@ -301,12 +352,17 @@ def output_directory(path: str | Path, command: str):
     exchange; the new directory gets a marker naming ``command`` and the entries written.
     """
     check_output_directory(path, command)
-    with atomic_path(path) as tmp:
-        tmp.mkdir()
-        yield tmp
-        entries = sorted(p.name for p in tmp.iterdir())
-        (tmp / OUTPUT_MARKER).write_text(json.dumps({"command": command, "entries": entries}) + "\n")
-        check_output_directory(path, command)
+    try:
+        with atomic_path(path) as tmp:
+            tmp.mkdir()
+            yield tmp
+            entries = sorted(p.name for p in tmp.iterdir())
+            (tmp / OUTPUT_MARKER).write_text(json.dumps({"command": command, "entries": entries}) + "\n")
+            check_output_directory(path, command)
+    except OSError as exc:  # the disk filled up, or the folder turned read-only or busy, while writing
+        raise BadFile(
+            f"{path}: could not write the output ({exc.strerror or exc}); the old one, if any, is kept"
+        ) from None
 
 
 # ----------------------------------------------------------------------------- sha256 manifests

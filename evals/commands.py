@@ -18,7 +18,7 @@ def probe(subparsers):
         from pathlib import Path
 
         from armlab.contract import PROBE
-        from armlab.files import write_json
+        from armlab.files import check_output_file, write_json
         from evals.probe import probe as measure
         from training.config import ConfigError, load_config
 
@@ -26,6 +26,7 @@ def probe(subparsers):
             raise ConfigError(f"--steps: expected a positive whole number, got {args.steps}")
         config = load_config([Path(args.config)])
         out = Path(args.out or Path("results") / config["experiment"] / PROBE)
+        check_output_file(out)  # before the timing, not after
         times = measure(config, args.steps)
         write_json(out, {"config": args.config, **times})
         per_step = ", ".join(f"{arm} {t['seconds_per_step']:.2f}" for arm, t in times["arms"].items())

@@ -5,6 +5,7 @@ run through the workflow itself check that no results folder appears.
 """
 
 import json
+import string
 import subprocess
 
 import pytest
@@ -14,8 +15,11 @@ from conftest import REPO, TINY
 from analysis.config import load_config as load_analysis_config
 from analysis.config import parse_config as parse_analysis_config
 from analysis.errors import AnalysisInputError
-from armlab.configfile import ConfigError, load_mapping
+from armlab.configfile import MAX_INCLUDE_DEPTH, NAME_OVERHEAD, ConfigError, load_mapping, max_name_length
+from armlab.files import atomic_path
 from training.config import validate_config
+
+LONGEST_NAME = max_name_length()  # 205 on a file system of 255-byte names
 
 
 def _set(path, value):
@@ -61,6 +65,21 @@ def _command(template, **section):
     return mutate
 
 
+def _lm_eval_task(name, domain):
+    """A mutation listing an lm-eval task (scored on one answer per item, so pass@k stays at 1)."""
+
+    def mutate(raw):
+        raw["eval"]["pass_k"] = [1]
+        raw["eval"]["lm_eval_tasks"] = {name: {"domain": domain}}
+
+    return mutate
+
+
+def _long_name(length):
+    """A valid name of ``length`` characters without a repeat at its end (Snakemake's periodic wildcards)."""
+    return (string.ascii_letters * (length // 52 + 1))[:length]
+
+
 CASES = [
     # names that become paths, wildcards or command-line arguments
     (
@@ -91,6 +110,45 @@ CASES = [
         _set(["comparisons", 0, "arms"], [None]),
         r"comparisons\[0\]\.arms\[0\]: expected a name, got None",
     ),
+    # names that break Snakemake's wildcards or the file system's file names (final or temporary)
+    (
+        "arm ending in a repeat",
+        _rename_arm("x" + "ab" * 20),
+        r"arms\.x(ab)+: ends in 'ab' repeated 20 or more times, which Snakemake refuses in a wildcard",
+    ),
+    ("arm of one letter repeated", _rename_arm("a" * 20), r"arms\.a+: ends in 'a' repeated 20 or more times"),
+    (
+        "arm too long for its temporary",
+        _rename_arm(_long_name(230)),
+        rf"arms\.\w+: '\w+'\.\.\. is 230 characters; .* use at most {LONGEST_NAME}$",
+    ),
+    ("benchmark too long", _rename_benchmark(_long_name(LONGEST_NAME + 1)), r"benchmarks\.\w+: .* characters"),
+    ("domain too long", _set(["benchmarks", "add", "domain"], _long_name(250)), r"benchmarks\.add\.domain: .* 250"),
+    ("experiment too long", _set(["experiment"], _long_name(254)), r"experiment: '\w+'\.\.\. is 254 characters"),
+    # lm-eval tasks: names and domains as benchmarks
+    ("lm-eval task path", _lm_eval_task("../x", "math"), r"eval\.lm_eval_tasks\.\.\./x: '\.\./x' is not a valid name"),
+    ("lm-eval task option", _lm_eval_task("--help", "math"), r"eval\.lm_eval_tasks\.--help: .* not a valid name"),
+    (
+        "lm-eval task domain path",
+        _lm_eval_task("gsm8k", "a/b"),
+        r"eval\.lm_eval_tasks\.gsm8k\.domain: 'a/b' is not a valid name",
+    ),
+    ("lm-eval task named like a benchmark", _lm_eval_task("add", "math"), r"eval\.lm_eval_tasks\.add: also a bench"),
+    # temperatures whose sampling overflows float32
+    ("eval temperature underflows", _set(["eval", "temperature"], 1e-300), r"eval\.temperature: 1e-300 is below"),
+    (
+        "recipe temperature underflows",
+        _set(["recipe", "temperature"], 1e-40),
+        r"recipe\.temperature: 1e-40 is below the minimum of 1e-06; sampling divides float32 logits by it",
+    ),
+    ("arm temperature underflows", _set(["arms", "grpo"], {"temperature": 1e-9}), r"arms\.grpo\.temperature: 1e-09"),
+    # control characters that YAML's escapes and JSON's \u let through
+    (
+        "family with a terminal escape",
+        _set(["comparisons", 0, "family"], "data\x1b[2J"),
+        r"comparisons\[0\]\.family: holds the control character U\+001B; expected printable text",
+    ),
+    ("key with a bell", _set(["arms", "grpo"], {"lr\x07": 0.1}), r"arms\.grpo\.'lr\\x07': holds the control char"),
     ("seed negative", _set(["seeds"], [1, -1]), r"seeds\[1\]: -1 is outside 0 \.\. 2\*\*63-1"),
     ("seed beyond int64", _set(["seeds"], [1, 2**63]), r"seeds\[1\]: 9223372036854775808 is outside"),
     ("data seed negative", _set(["data", "seed"], -5), r"data\.seed: -5 is less than the minimum of 0"),
@@ -246,20 +304,93 @@ def test_a_raised_limit_lets_the_size_through(raw):
     assert validate_config(raw, source="tiny.yaml")["recipe"]["steps"] == 200_000
 
 
+def test_the_longest_name_fits_its_longest_file_name_and_that_file_s_temporary(raw, tmp_path):
+    """A name at the limit passes, and its longest file and that file's temporary (at the largest pid) fit exactly."""
+    name = _long_name(LONGEST_NAME)
+    _rename_arm(name)(raw)
+    validate_config(raw, source="tiny.yaml")
+    longest = tmp_path / f"samples_armlab_{name}.jsonl"
+    assert len(f".{longest.name}.armlab-tmp-4194304-abcdefgh") == LONGEST_NAME + NAME_OVERHEAD
+    with atomic_path(longest) as tmp:
+        tmp.write_text("{}\n")
+    assert [p.name for p in tmp_path.iterdir()] == [longest.name]
+
+
+ANALYSIS_CASES = [
+    (
+        "resamples",
+        _set(["analysis"], {"resamples": 10**9}),
+        r"analysis\.resamples: 1000000000 is above the limit of 1000000",
+    ),
+    ("sign_flip_resamples", _set(["analysis"], {"sign_flip_resamples": 10**9}), r"analysis\.sign_flip_resamples: 1000"),
+    (
+        "exact_max_seeds",
+        _set(["analysis"], {"exact_max_seeds": 40}),
+        r"analysis\.exact_max_seeds: 40 is above the limit",
+    ),
+    ("typo", _set(["analysis"], {"alpah": 0.1}), r"analysis: unknown key\(s\) \['alpah'\]"),
+    # checked at start, not after training
+    (
+        "subset of an unknown benchmark",
+        _set(["analysis"], {"subsets": {"arith": ["add", "mul"]}}),
+        r"analysis\.subsets\.arith: unknown benchmark\(s\) \['mul'\]; known: \['add', ",
+    ),
+    (
+        "ranking of an unknown arm",
+        _set(["analysis"], {"rankings": {"all": ["grpo", "ppo"]}}),
+        r"analysis\.rankings\.all: arm\(s\) \['ppo'\] do not exist; defined arms are \['grpo', 'difffilter', 'base'\]",
+    ),
+    (
+        "ranking an arm twice",
+        _set(["analysis"], {"rankings": {"all": ["grpo", "grpo"]}}),
+        r"analysis\.rankings: expected .* each named once",
+    ),
+    ("ranking a null arm", _set(["analysis"], {"rankings": {"all": ["grpo", None]}}), r"analysis\.rankings: expected"),
+    # names that would merge a benchmark's column with another measure's
+    (
+        "benchmark named flat",
+        _rename_benchmark("flat"),
+        r"benchmarks\.flat: 'flat' is the name of a built-in summary, whose column it would merge with",
+    ),
+    (
+        "benchmark named domain_balanced",
+        _rename_benchmark("domain_balanced"),
+        r"benchmarks\.domain_balanced: .* summary",
+    ),
+    ("benchmark named iqm", _rename_benchmark("iqm"), r"benchmarks\.iqm: 'iqm' is the name of a statistic"),
+    (
+        "domain named flat",
+        _set(["benchmarks", "add", "domain"], "flat"),
+        r"benchmarks\.add\.domain: 'flat' is the name of a built-in summary",
+    ),
+    (
+        "benchmark named like a subset",
+        _set(["analysis"], {"subsets": {"mod": ["add", "mod"]}}),
+        r"benchmarks\.mod: 'mod' is the name of a subset of analysis\.subsets",
+    ),
+    ("lm-eval task named flat", _lm_eval_task("flat", "math"), r"eval\.lm_eval_tasks\.flat: 'flat' is the name of"),
+]
+
+
 @pytest.mark.parametrize(
-    "analysis, match",
-    [
-        ({"resamples": 10**9}, r"analysis\.resamples: 1000000000 is above the limit of 1000000; set limits\.resamples"),
-        ({"sign_flip_resamples": 10**9}, r"analysis\.sign_flip_resamples: 1000000000 is above the limit"),
-        ({"exact_max_seeds": 40}, r"analysis\.exact_max_seeds: 40 is above the limit of 22"),
-        ({"alpah": 0.1}, r"analysis: unknown key\(s\) \['alpah'\]"),
-    ],
-    ids=["resamples", "sign_flip_resamples", "exact_max_seeds", "typo"],
+    "mutate, match", [case[1:] for case in ANALYSIS_CASES], ids=[case[0] for case in ANALYSIS_CASES]
 )
-def test_hostile_analysis_section(raw, analysis, match):
-    raw["analysis"] = analysis
-    with pytest.raises(AnalysisInputError, match=r"^tiny\.yaml: " + match):
-        parse_analysis_config(raw, source="tiny.yaml")
+def test_hostile_analysis_config_is_refused_at_start(raw, mutate, match, tmp_path, monkeypatch):
+    """The workflow's start (Snakefile) parses the whole validated config as the analysis will read it."""
+    monkeypatch.chdir(tmp_path)
+    mutate(raw)
+    with pytest.raises(AnalysisInputError, match=r"^tiny\.yaml: " + match) as refused:
+        parse_analysis_config(validate_config(raw, source="tiny.yaml"), source="tiny.yaml")
+    assert "\n" not in str(refused.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_subset_may_weigh_an_lm_eval_task(raw):
+    """The tasks of eval.lm_eval_tasks are benchmarks of the analysis: a subset or a prediction may name them."""
+    _lm_eval_task("gsm8k", "math")(raw)
+    raw["analysis"] = {"subsets": {"math": ["add", "gsm8k"]}}
+    config = parse_analysis_config(validate_config(raw, source="tiny.yaml"), source="tiny.yaml")
+    assert config.benchmarks["gsm8k"] == "math" and config.settings.subsets["math"] == {"add": 0.5, "gsm8k": 0.5}
 
 
 YAML_BOMB = """experiment: bomb
@@ -296,8 +427,34 @@ h: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g, *g]
             "experiment: x\nanalysis: {alpha: .nan}\n",
             r"nan\.yaml: analysis\.alpha: expected a finite number",
         ),
+        (
+            "bell.yaml",
+            "experiment: a\x07b\n",
+            r"bell\.yaml: line 1: holds the control character U\+0007, which YAML does not allow",
+        ),
+        ("nul.yaml", "experiment: x\nnote: a\x00\n", r"nul\.yaml: line 2: holds the control character U\+0000"),
+        ("escape.yaml", 'experiment: "x\\e[2J"\n', r"escape\.yaml: experiment: holds the control character U\+001B"),
+        (
+            "escape.json",
+            '{"experiment": "x", "analysis": {"a\\u0007": 1}}',
+            r"escape\.json: analysis\.'a\\x07': holds the control character U\+0007",
+        ),
+        ("newline-key.yaml", '"a\\nb": 1\n', r"newline-key\.yaml: 'a\\nb': holds the control character U\+000A"),
     ],
-    ids=["duplicate-yaml", "duplicate-json", "alias-bomb", "not-a-mapping", "bad-yaml", "bad-json", "nan"],
+    ids=[
+        "duplicate-yaml",
+        "duplicate-json",
+        "alias-bomb",
+        "not-a-mapping",
+        "bad-yaml",
+        "bad-json",
+        "nan",
+        "raw-control-character",
+        "raw-nul",
+        "escaped-control-character",
+        "json-escaped-control-character",
+        "line-break-in-a-key",
+    ],
 )
 def test_hostile_files_are_refused_by_the_one_loader(tmp_path, name, text, match):
     path = tmp_path / name
@@ -317,6 +474,15 @@ def test_analyze_refuses_a_duplicated_alpha_instead_of_keeping_the_last(tmp_path
         load_analysis_config(path)
 
 
+def test_analyze_refuses_a_control_character_given_with_set(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("experiment: x\ncomparisons: [{family: f, reference: a, arms: [b]}]\n")
+    with pytest.raises(
+        AnalysisInputError, match=r"c\.yaml: comparisons\[0\]\.family: holds the control character U\+001B"
+    ):
+        load_analysis_config(path, ['comparisons=[{family: "f\\e[2J", reference: a, arms: [b]}]'])
+
+
 def _workflow(snakemake_bin, root, configfile, *extra):
     return subprocess.run(
         [snakemake_bin, "-s", str(REPO / "Snakefile"), "--configfile", str(configfile), "--cores", "1", *extra],
@@ -333,8 +499,20 @@ def _workflow(snakemake_bin, root, configfile, *extra):
         (_set(["analysis"], {"alpah": 0.1}), "analysis: unknown key(s) ['alpah']"),
         (_set(["analysis"], {"resamples": 10**9}), "analysis.resamples: 1000000000 is above the limit"),
         (_rename_arm("--help"), "arms.--help: '--help' is not a valid name"),
+        (_rename_arm("a" * 20), "ends in 'a' repeated 20 or more times"),
+        (_rename_benchmark("flat"), "benchmarks.flat: 'flat' is the name of a built-in summary"),
+        (_set(["analysis"], {"rankings": {"all": ["grpo", "ppo"]}}), "analysis.rankings.all: arm(s) ['ppo'] do not"),
+        (_set(["eval", "temperature"], 1e-300), "eval.temperature: 1e-300 is below the minimum"),
     ],
-    ids=["analysis-typo", "analysis-resamples", "arm-option"],
+    ids=[
+        "analysis-typo",
+        "analysis-resamples",
+        "arm-option",
+        "periodic-arm",
+        "benchmark-flat",
+        "ranking",
+        "temperature",
+    ],
 )
 def test_the_workflow_refuses_before_any_job(snakemake_bin, raw, tmp_path, mutate, message):
     mutate(raw)
@@ -399,6 +577,20 @@ def test_include_shares_a_block_and_the_file_updates_it(tmp_path):
     }
 
 
+def _include_chain(depth):
+    """Files a.yaml -> c1.yaml -> ... -> c<depth>.yaml, each including the next."""
+    names = ["a.yaml", *(f"c{i}.yaml" for i in range(1, depth + 1))]
+    return {name: f"include: {after}\nk{i}: 1\n" for i, (name, after) in enumerate(zip(names, names[1:]))} | {
+        names[-1]: "experiment: x\n"
+    }
+
+
+def test_an_include_chain_at_the_depth_limit_loads(tmp_path):
+    for name, text in _include_chain(MAX_INCLUDE_DEPTH - 1).items():
+        (tmp_path / name).write_text(text)
+    assert load_mapping(tmp_path / "a.yaml")["experiment"] == "x"
+
+
 @pytest.mark.parametrize(
     "files, match",
     [
@@ -407,8 +599,12 @@ def test_include_shares_a_block_and_the_file_updates_it(tmp_path):
         ({"a.yaml": "include: missing.yaml\n"}, r"a\.yaml: include: 'missing\.yaml' is not a file"),
         ({"a.yaml": "include: [3]\n"}, r"a\.yaml: include: expected a file name or a list of file names, got \[3\]"),
         ({"a.yaml": "include: b.yaml\n", "b.yaml": "x: 1\nx: 2\n"}, r"b\.yaml: line 2: duplicate key 'x'"),
+        (
+            _include_chain(1000),
+            rf"c{MAX_INCLUDE_DEPTH}\.yaml: include: {MAX_INCLUDE_DEPTH + 1} files deep \(from .*a\.yaml\), more than",
+        ),
     ],
-    ids=["self", "cycle", "missing", "not-a-name", "bad-included-file"],
+    ids=["self", "cycle", "missing", "not-a-name", "bad-included-file", "1000-deep"],
 )
 def test_hostile_includes(tmp_path, files, match):
     for name, text in files.items():

@@ -7,6 +7,7 @@ The helpers here are shared with tests/test_hostile_results_files.py.
 """
 
 import copy
+import errno
 import hashlib
 import json
 import os
@@ -14,6 +15,7 @@ import runpy
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -60,7 +62,7 @@ def tripwire(monkeypatch, *targets):
 
 
 EXPENSIVE = {
-    "armlab": ("analysis.paired.compare", "analysis.report.render_figures"),
+    "armlab": ("analysis.paired.compare", "analysis.report.render_figures", "evals.probe.probe"),
     "evals.run": ("evals.run.load_model", "evals.run.evaluate"),
     "evals.merge": ("evals.merge.atomic_path",),
     "training.train": ("training.train.load_model", "training.train.load_pools"),
@@ -79,12 +81,13 @@ def run_entry(entry, argv):
     return 0
 
 
-def assert_refused(root, monkeypatch, capsys, entry, argv, *expected, one_line=True):
-    """Run ``entry argv`` from ``root``; it must fail cleanly, early, naming ``expected``, touching nothing.
+def assert_refused(root, monkeypatch, capsys, entry, argv, *expected, one_line=True, cwd=None):
+    """Run ``entry argv`` from ``cwd`` (default ``root``); it must fail cleanly, early, naming ``expected``, touching
+    nothing below ``root``.
 
     The error is one line, or with ``one_line=False`` one line followed by the offending rows (indented).
     """
-    monkeypatch.chdir(root)
+    monkeypatch.chdir(cwd or root)
     monkeypatch.setenv("HOME", str(root / "home"))
     tripwire(monkeypatch, *EXPENSIVE[entry])
     capsys.readouterr()
@@ -219,7 +222,7 @@ OUT_CASES = {
         ["not empty and not an earlier output of `armlab analyze`"],
     ),
     "analyze into home": (lambda root, results: root / "home", analyze, ["home: not empty", ".armlab-output.json"]),
-    "analyze into the working directory": (lambda root, results: Path("."), analyze, [".: not empty"]),
+    "analyze into the working directory": (lambda root, results: Path("."), analyze, [".: names a folder by '.'"]),
     "analyze onto a file": (lambda root, results: _file(root), analyze, ["notes.txt: exists and is not a directory"]),
     "analyze below a file": (
         lambda root, results: _file(root) / "out",
@@ -306,6 +309,118 @@ def test_without_rename_exchange_the_replacement_still_completes(work, monkeypat
     assert cli.main(report(results, results / "report")) == 0
     assert "armlab report" in (results / "report" / "index.html").read_text()
     assert sorted(p.name for p in (results / "report").iterdir()) == [files.OUTPUT_MARKER, "index.html"]
+
+
+DOT_OUT_COMMANDS = {
+    "analyze": lambda results: analyze(results, "."),
+    "report": lambda results: report(results, "."),
+    "curves": lambda results: ["curves", "--curves", results / "runs", "--out", "."],
+    "probe": lambda results: ["probe", TINY, "--out", "."],
+}
+
+
+@pytest.mark.parametrize("command", DOT_OUT_COMMANDS)
+def test_out_dot_in_an_empty_working_folder_is_refused(command, work, monkeypatch, capsys):
+    """On b67b5b0 an empty folder passed the check and the work ran, then replacing '.' failed with a traceback."""
+    root, results = work
+    (root / "empty").mkdir()
+    argv = DOT_OUT_COMMANDS[command](results)
+    assert_refused(root, monkeypatch, capsys, "armlab", argv, ".: names a folder by '.'", cwd=root / "empty")
+
+
+def test_probe_onto_a_directory_is_refused_before_timing(work, monkeypatch, capsys):
+    """On b67b5b0 the probe timed every arm, then swapped its file in for the directory and deleted the directory."""
+    root, results = work
+    argv = ["probe", TINY, "--out", results / "runs"]
+    assert_refused(root, monkeypatch, capsys, "armlab", argv, "runs: is a directory; expected the name of a file")
+
+
+def _failing_temporaries(monkeypatch, folder, code):
+    """Make creating a directory in ``folder`` fail with errno ``code``, as a read-only, forbidden or full folder
+    does (the tests run as root, whom permissions do not stop)."""
+    make = tempfile.mkdtemp
+
+    def mkdtemp(*args, dir=None, **kwargs):
+        if Path(dir) == folder:
+            raise OSError(code, os.strerror(code))
+        return make(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(files.tempfile, "mkdtemp", mkdtemp)
+
+
+UNWRITABLE = {"read-only": errno.EROFS, "forbidden": errno.EACCES, "full": errno.ENOSPC}
+
+
+@pytest.mark.parametrize("command", [analyze, report], ids=["analyze", "report"])
+@pytest.mark.parametrize("case", UNWRITABLE)
+def test_an_out_in_a_folder_that_cannot_be_written_is_refused_before_the_work(case, command, work, monkeypatch, capsys):
+    root, results = work
+    folder = root / "shared"
+    folder.mkdir()
+    _failing_temporaries(monkeypatch, folder, UNWRITABLE[case])
+    argv = command(results, folder / "out")
+    assert_refused(root, monkeypatch, capsys, "armlab", argv, "out: cannot write there", os.strerror(UNWRITABLE[case]))
+
+
+def test_an_out_whose_temporary_name_is_too_long_is_refused_before_the_work(work, monkeypatch, capsys):
+    """A name the file system takes, whose temporary (29 characters longer) it does not."""
+    root, results = work
+    out = root / ("o" * (os.pathconf(root, "PC_NAME_MAX") - 10))
+    assert_refused(root, monkeypatch, capsys, "armlab", analyze(results, out), "cannot write there (File name too long")
+
+
+def _another_writer(monkeypatch, out):
+    """A live process whose temporary of ``out`` is there, as a concurrent ``armlab analyze --out`` leaves it."""
+    writer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    (out.parent / f".{out.name}.armlab-tmp-{writer.pid}-abcdefgh").mkdir()
+    return writer, f"process {writer.pid} is writing it now"
+
+
+def _mount_point(monkeypatch, out):
+    ismount = os.path.ismount
+    monkeypatch.setattr(files.os.path, "ismount", lambda path: Path(path) == out or ismount(path))
+    return None, "is a mount point, which cannot be replaced"
+
+
+@pytest.mark.parametrize("busy", [_another_writer, _mount_point], ids=["another-writer", "mount-point"])
+def test_a_busy_out_is_refused_before_the_work(busy, work, monkeypatch, capsys):
+    root, results = work
+    out = root / "busy"
+    out.mkdir()
+    writer, expected = busy(monkeypatch, out)
+    try:
+        assert_refused(root, monkeypatch, capsys, "armlab", analyze(results, out), expected)
+    finally:
+        if writer is not None:
+            writer.kill()
+            writer.wait()
+
+
+WRITE_FAULTS = {
+    "disk full while writing": ("write_csv", errno.ENOSPC),
+    "busy when swapped in": ("exchange", errno.EBUSY),
+}
+
+
+@pytest.mark.parametrize("case", WRITE_FAULTS)
+def test_a_fault_while_writing_is_one_line_and_keeps_the_earlier_output(case, work, monkeypatch, capsys):
+    """The fault comes after the work, which cannot be checked for in advance; the old output stays whole."""
+    root, results = work
+    function, code = WRITE_FAULTS[case]
+
+    def fail(*args, **kwargs):
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(files, function, fail)
+    monkeypatch.chdir(root)
+    before = tree(root)
+    out = results / "analysis"
+    assert cli.main(analyze(results, out)) == 2
+    assert capsys.readouterr().err == (
+        f"armlab analyze: error: {out}: could not write the output ({os.strerror(code)}); "
+        f"the old one, if any, is kept\n"
+    )
+    assert tree(root) == before
 
 
 def test_temporaries_of_killed_jobs_are_removed_by_the_next_run_and_nothing_else(work):

@@ -22,6 +22,7 @@ from armlab.configfile import (
     check_finite,
     check_limit,
     check_name,
+    check_text,
     limits_of,
     parse_comparisons,
 )
@@ -47,6 +48,10 @@ LIMITED_SIZES = {
     "data.pool_per_benchmark": "pool_per_benchmark",
     "eval.samples": "samples",
 }
+# the lowest sampling temperature (recipe.temperature, eval.temperature > 0): sampling divides float32 logits by it,
+# which overflows to inf below about |logit| / 3.4e38 (1.5e-37 for a logit of 50), so that every sample of every job
+# fails; long before that, sampling is greedy in all but name (odds of e^100 between logits 1e-4 apart at 1e-6)
+MIN_TEMPERATURE = 1e-6
 # the recipe's methods: registry, what an error calls one, how many inputs precede the parameters
 METHODS = {
     "estimator": (ESTIMATORS, "estimator", 2),
@@ -83,6 +88,7 @@ def validate_config(config: dict, source: str = "config") -> dict:
 
     config = copy.deepcopy(config)
     check_finite(source, config)
+    check_text(source, config)
     _check_names(source, config)
     if isinstance(config.get("seeds"), dict):  # the schema's oneOf would only say "not valid under any"
         missing = [key for key in ("initial", "wave", "max") if key not in config["seeds"]]
@@ -151,6 +157,12 @@ def validate_config(config: dict, source: str = "config") -> dict:
     if isinstance(config["seeds"], dict):
         _check_sequential(source, config)
 
+    extra_tasks = sorted(set(config["eval"].get("lm_eval_tasks", {})) & set(config["benchmarks"]))
+    if extra_tasks:
+        raise ConfigError(
+            f"{source}: eval.lm_eval_tasks.{extra_tasks[0]}: also a benchmark; the scores would hold two benchmarks "
+            f"of that name"
+        )
     domains = sorted({b["domain"] for b in config["benchmarks"].values()})
     longest_prompt = _longest_prompt(config)  # the same for every arm: drawn once
     for arm in config["arms"]:
@@ -161,6 +173,9 @@ def validate_config(config: dict, source: str = "config") -> dict:
                 check_limit(
                     source, f"arms.{arm}.{field}" if field in config["arms"][arm] else key, recipe[field], limits, limit
                 )
+        _check_temperature(
+            source, f"arms.{arm}.temperature" if "temperature" in config["arms"][arm] else "recipe.temperature", recipe
+        )
         if recipe["group_size"] < 2:
             key = f"arms.{arm}.group_size" if "group_size" in config["arms"][arm] else "recipe.group_size"
             raise ConfigError(
@@ -198,15 +213,29 @@ def validate_config(config: dict, source: str = "config") -> dict:
 
 
 def _check_names(source: str, config: dict) -> None:
-    """Names that become paths or wildcards (experiment, arms, benchmarks, domains) follow one pattern."""
+    """Names that become paths or wildcards (experiment, arms, benchmarks and lm-eval tasks with their domains)
+    follow one pattern; an arm, Snakemake's wildcard, does not end in a repeat Snakemake refuses."""
+    from snakemake.io import PeriodicityDetector
+
     if "experiment" in config:
         check_name(source, "experiment", config["experiment"])
-    for section in ("arms", "benchmarks"):
-        if isinstance(config.get(section), dict):
-            for name, spec in config[section].items():
-                check_name(source, f"{section}.{name}", name)
-                if section == "benchmarks" and isinstance(spec, dict) and "domain" in spec:
-                    check_name(source, f"benchmarks.{name}.domain", spec["domain"])
+    sections = {
+        "arms": config.get("arms"),
+        "benchmarks": config.get("benchmarks"),
+        "eval.lm_eval_tasks": config["eval"].get("lm_eval_tasks") if isinstance(config.get("eval"), dict) else None,
+    }
+    for section, entries in sections.items():
+        for name, spec in entries.items() if isinstance(entries, dict) else ():
+            check_name(source, f"{section}.{name}", name)
+            if section != "arms" and isinstance(spec, dict) and "domain" in spec:
+                check_name(source, f"{section}.{name}.domain", spec["domain"])
+    for arm in config["arms"] if isinstance(config.get("arms"), dict) else ():
+        repeat = PeriodicityDetector().is_periodic(arm)
+        if repeat is not None:
+            raise ConfigError(
+                f"{source}: arms.{arm}: ends in {repeat!r} repeated 20 or more times, which Snakemake refuses in a "
+                f"wildcard (PeriodicWildcardError, its guard against endless recursion); expected a name without it"
+            )
     for i, comparison in enumerate(config.get("comparisons") or []):
         if isinstance(comparison, dict):
             if "reference" in comparison:
@@ -237,8 +266,20 @@ def _check_sequential(source: str, config: dict) -> None:
         )
 
 
+def _check_temperature(source: str, key: str, spec: dict) -> None:
+    """A sampling temperature of ``spec`` (0 is greedy) is 0 or at least :data:`MIN_TEMPERATURE`."""
+    if 0 < spec["temperature"] < MIN_TEMPERATURE:
+        raise ConfigError(
+            f"{source}: {key}: {spec['temperature']} is below the minimum of {MIN_TEMPERATURE}; sampling divides "
+            f"float32 logits by it, which overflows near |logit| / 3.4e38 and fails every job, and below the "
+            f"minimum it is greedy in all but name: set {'0 (greedy) or ' if key == 'eval.temperature' else ''}"
+            f"at least {MIN_TEMPERATURE}"
+        )
+
+
 def _check_sampling(source: str, spec: dict) -> None:
     """The evaluation's sampling keys agree: k > 1 answers need a temperature, pass@k at most k answers."""
+    _check_temperature(source, "eval.temperature", spec)
     if spec["samples"] > 1 and spec["temperature"] == 0:
         raise ConfigError(
             f"{source}: eval.samples: {spec['samples']} answers per item at eval.temperature 0 would be "
