@@ -76,7 +76,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
@@ -86,7 +86,15 @@ import yaml
 from analysis.errors import AnalysisInputError
 from analysis.predictions import Prediction, parse_predictions
 from analysis.sequential import Design
-from armlab.configfile import ConfigError, check_limit, check_name, limits_of, load_mapping, parse_comparisons
+from armlab.configfile import (
+    DEFAULT_LIMITS,
+    ConfigError,
+    check_limit,
+    check_name,
+    limits_of,
+    load_mapping,
+    parse_comparisons,
+)
 
 DEFAULTS = {
     "alpha": 0.05,
@@ -165,6 +173,7 @@ class Config:
     source: str = "<config>"
     design: Design | None = None  # a sequential seed design (config ``seeds: {initial, wave, max, ...}``)
     predictions: tuple[Prediction, ...] = ()  # preregistered predictions (analysis.predictions)
+    limits: Mapping[str, int] = field(default_factory=lambda: DEFAULT_LIMITS)  # the sizes in force (``limits:``)
 
     @property
     def compared_arms(self) -> list[str]:
@@ -245,7 +254,7 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
     predictions = parse_predictions(raw.get("predictions"), comparisons, settings.equivalence_margin, source)
     if benchmarks is not None:
         _check_predicted_measures(predictions, settings, benchmarks, source)
-    return Config(experiment, comparisons, benchmarks, input_spec, settings, source, design, predictions)
+    return Config(experiment, comparisons, benchmarks, input_spec, settings, source, design, predictions, limits)
 
 
 def compared_measures(settings: Settings, benchmarks: dict[str, str]) -> list[str]:
