@@ -83,7 +83,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
@@ -94,6 +94,7 @@ from analysis.errors import AnalysisInputError
 from analysis.predictions import Prediction, parse_predictions
 from analysis.sequential import Design
 from armlab.configfile import (
+    DEFAULT_LIMITS,
     ConfigError,
     check_limit,
     check_name,
@@ -181,6 +182,7 @@ class Config:
     source: str = "<config>"
     design: Design | None = None  # a sequential seed design (config ``seeds: {initial, wave, max, ...}``)
     predictions: tuple[Prediction, ...] = ()  # preregistered predictions (analysis.predictions)
+    limits: Mapping[str, int] = field(default_factory=lambda: DEFAULT_LIMITS)  # the sizes in force (``limits:``)
 
     @property
     def compared_arms(self) -> list[str]:
@@ -265,7 +267,7 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
     if benchmarks is not None:
         _check_subset_benchmarks(settings, benchmarks, source)
         _check_predicted_measures(predictions, settings, benchmarks, source)
-    return Config(experiment, comparisons, benchmarks, input_spec, settings, source, design, predictions)
+    return Config(experiment, comparisons, benchmarks, input_spec, settings, source, design, predictions, limits)
 
 
 def compared_measures(settings: Settings, benchmarks: dict[str, str]) -> list[str]:

@@ -55,7 +55,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -64,6 +64,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.errors import AnalysisInputError, describe_rows
+from armlab.configfile import DEFAULT_LIMITS
 from armlab.contract import COLUMNS, PER_BENCHMARK_ITEM, REQUIRED, RUN, SAMPLE_COUNTS, duplicated_keys
 from armlab.files import BadFile, json_number, read_json, regular_file
 
@@ -79,13 +80,16 @@ COUNT_TOLERANCE = 1e-9  # |score - n_correct / n_samples|, and a k-answer metric
 # ----------------------------------------------------------------------------- reading
 
 
-def read_csv(path: Path | str, what: str, **options: Any) -> pd.DataFrame:
+def read_csv(
+    path: Path | str, what: str, *, limits: Mapping[str, int] = DEFAULT_LIMITS, **options: Any
+) -> pd.DataFrame:
     """A CSV file as a frame: every cell text unless ``options`` say otherwise, and ``NA`` a name, not missing.
 
-    :class:`AnalysisInputError` naming the file when it is missing, not UTF-8, not valid CSV, empty, or
-    has a column twice in its header (pandas would rename the second copy and use the first silently).
+    :class:`AnalysisInputError` naming the file when it is missing, larger than ``limits["input_file_bytes"]``,
+    not UTF-8, not valid CSV, empty, or has a column twice in its header (pandas would rename the second copy and
+    use the first silently).
     """
-    path = _regular_file(path, what)
+    path = _regular_file(path, what, limits)
     try:
         with open(path, newline="", encoding="utf-8") as f:
             header = next(csv.reader(f), None)
@@ -106,51 +110,57 @@ def read_csv(path: Path | str, what: str, **options: Any) -> pd.DataFrame:
     return frame
 
 
-def _read_json(path: Path | str, what: str) -> object:
+def _read_json(path: Path | str, what: str, limits: Mapping[str, int]) -> object:
     try:
-        return read_json(path, what)
+        return read_json(path, what, limits)
     except BadFile as exc:
         raise AnalysisInputError(str(exc)) from None
 
 
-def _regular_file(path: Path | str, what: str) -> Path:
+def _regular_file(path: Path | str, what: str, limits: Mapping[str, int]) -> Path:
     try:
-        return regular_file(path, what)
+        return regular_file(path, what, "input_file_bytes", limits)
     except BadFile as exc:
         raise AnalysisInputError(str(exc)) from None
 
 
-def _read_text(path: Path | str, what: str) -> str:
-    try:
-        return _regular_file(path, what).read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise AnalysisInputError(f"{path}: not UTF-8 text; expected {what}") from None
-
-
-def _json_lines(path: Path, what: str, record: str) -> Iterator[tuple[int, str, dict]]:
+def _json_lines(path: Path, what: str, record: str, limits: Mapping[str, int]) -> Iterator[tuple[int, str, dict]]:
     """(line number, "<path> line <n>", object) of each non-blank line of a JSON-lines file of ``what``.
 
-    A line that is not valid JSON (a truncated file) or not a JSON object (one ``record``) is an error naming it.
+    Read a line at a time, none longer than ``limits["input_line_bytes"]``. A line that is too long, not UTF-8,
+    not valid JSON (a truncated file) or not a JSON object (one ``record``) is an error naming it.
     """
-    for line_no, line in enumerate(_read_text(path, f"{what} (JSON lines)").splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path} line {line_no}"
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            reason = f"not valid JSON ({exc.msg} at column {exc.colno}); truncated file?"
-            raise AnalysisInputError(f"{where}: {reason}") from None
-        if not isinstance(value, dict):
-            raise AnalysisInputError(f"{where}: expected a JSON object ({record})")
-        yield line_no, where, value
+    longest = limits["input_line_bytes"]
+    with open(_regular_file(path, f"{what} (JSON lines)", limits), "rb") as lines:
+        for line_no, raw in enumerate(iter(lambda: lines.readline(longest + 1), b""), start=1):
+            where = f"{path} line {line_no}"
+            if len(raw) > longest and not raw.endswith(b"\n"):  # read no further than the limit
+                raise AnalysisInputError(
+                    f"{where}: longer than the limit of {longest} bytes; set limits.input_line_bytes in the config "
+                    f"to read it"
+                )
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise AnalysisInputError(f"{path}: not UTF-8 text (line {line_no}); expected {what}") from None
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                reason = f"not valid JSON ({exc.msg} at column {exc.colno}); truncated file?"
+                raise AnalysisInputError(f"{where}: {reason}") from None
+            if not isinstance(value, dict):
+                raise AnalysisInputError(f"{where}: expected a JSON object ({record})")
+            yield line_no, where, value
 
 
-def read_tidy(path: Path | str) -> pd.DataFrame:
-    """Read a tidy scores table (``.parquet``, or ``.csv``); :func:`validate_scores` checks it."""
-    path = _regular_file(path, "scores file")
+def read_tidy(path: Path | str, limits: Mapping[str, int] = DEFAULT_LIMITS) -> pd.DataFrame:
+    """Read a tidy scores table (``.parquet``, or ``.csv``) of at most ``limits["input_file_bytes"]``;
+    :func:`validate_scores` checks it."""
+    path = _regular_file(path, "scores file", limits)
     if path.suffix == ".csv":
-        frame = read_csv(path, "scores file", na_values=[""])
+        frame = read_csv(path, "scores file", limits=limits, na_values=[""])
         frame.index = [f"{path.name} line {i + 2}" for i in range(len(frame))]  # errors point into the file
         return frame
     if path.suffix != ".parquet":
@@ -252,6 +262,7 @@ def wide_csv_to_tidy(
     scale: str,
     columns: dict[str, str] | None = None,
     filters: list[dict] | None = None,
+    limits: Mapping[str, int] = DEFAULT_LIMITS,
 ) -> pd.DataFrame:
     """Convert a wide per-run CSV (one column per benchmark) into tidy rows with item ``"*"`` (one sample each).
 
@@ -265,7 +276,7 @@ def wide_csv_to_tidy(
         raise AnalysisInputError(f"{path}: wide CSV not found (set input.path, e.g. --set input.path=FILE)")
     if scale not in ("percent", "fraction"):
         raise AnalysisInputError(f"{path}: input.scale: expected 'percent' or 'fraction', got {scale!r}")
-    table = read_csv(path, "wide CSV")
+    table = read_csv(path, "wide CSV", limits=limits)
     table.index = [f"{path.name} line {i + 2}" for i in range(len(table))]  # line 1 is the header
     columns = {b: (columns or {}).get(b, b) for b in benchmarks}
     arm_fields = re.findall(r"{(\w+)}", arm) or [arm]
@@ -322,6 +333,7 @@ def lmeval_to_tidy(
     experiment: str,
     benchmarks: dict[str, str],
     metric: str | dict[str, str],
+    limits: Mapping[str, int] = DEFAULT_LIMITS,
 ) -> pd.DataFrame:
     """Convert lm-eval output directories into tidy per-item rows.
 
@@ -357,7 +369,7 @@ def lmeval_to_tidy(
     for arm, seed, directory in runs:
         directory = Path(directory)
         results = _single(directory.rglob("results_*.json"), directory, "results_*.json")
-        report = _read_json(results, "lm-eval results JSON")
+        report = _read_json(results, "lm-eval results JSON", limits)
         aggregates = report.get("results") if isinstance(report, dict) else None
         if not isinstance(aggregates, dict):
             raise AnalysisInputError(
@@ -372,7 +384,7 @@ def lmeval_to_tidy(
                 continue  # a missing benchmark is reported by validation, for all runs at once
             samples = _single(samples, directory, f"samples_{task}_*.jsonl")
             scores, seen_filters = [], set()
-            for line_no, where, record in _json_lines(samples, "lm-eval samples", "one lm-eval sample"):
+            for line_no, where, record in _json_lines(samples, "lm-eval samples", "one lm-eval sample", limits):
                 seen_filters.add(str(record.get("filter", "none")))
                 if record.get("filter", "none") != (filt or "none"):
                     continue
@@ -504,10 +516,12 @@ def lmeval_runs_from_pattern(pattern: str, experiment: str) -> list[tuple[str, i
     return runs
 
 
-def lmeval_runs_from_manifest(path: Path | str) -> list[tuple[str, int, Path]]:
+def lmeval_runs_from_manifest(
+    path: Path | str, limits: Mapping[str, int] = DEFAULT_LIMITS
+) -> list[tuple[str, int, Path]]:
     """Read ``(arm, seed, directory)`` from a CSV manifest with columns arm, seed, path."""
     path = Path(path)
-    table = read_csv(path, "manifest")
+    table = read_csv(path, "manifest", limits=limits)
     if set(table.columns) != {"arm", "seed", "path"}:
         raise AnalysisInputError(f"{path}: expected the columns arm, seed, path; got {list(table.columns)}")
     table.index = [f"{path.name} line {i + 2}" for i in range(len(table))]  # line 1 is the header
@@ -533,6 +547,7 @@ def verl_to_tidy(
     benchmark: str | None = None,
     source_field: str = "data_source",
     score_field: str = "score",
+    limits: Mapping[str, int] = DEFAULT_LIMITS,
 ) -> pd.DataFrame:
     """Convert verl validation dumps into tidy per-prompt rows.
 
@@ -571,7 +586,8 @@ def verl_to_tidy(
         cells: dict[tuple[str, str], list] = {}  # (benchmark, item) -> [where, n_samples, n_correct]
         prompts: dict[str, str] = {}  # item id -> prompt, to catch a collision of ids
         seen_sources: set[str] = set()
-        for _, where, record in _json_lines(path, "a verl validation dump", "one answer of verl's validation dump"):
+        lines = _json_lines(path, "a verl validation dump", "one answer of verl's validation dump", limits)
+        for _, where, record in lines:
             absent = [k for k in ("input", "output", score_field) if k not in record]
             if absent:
                 raise AnalysisInputError(
@@ -709,7 +725,7 @@ def load_scores(config: Config, scores_path: Path | str | None = None) -> tuple[
     spec = config.input
     if scores_path is not None or spec is None:
         path = scores_path or Path("results") / config.experiment / "scores.parquet"
-        return read_tidy(path), f"tidy scores {path}"
+        return read_tidy(path, config.limits), f"tidy scores {path}"
     kind = spec["kind"]
     allowed = {
         "tidy": {"path"},
@@ -723,7 +739,7 @@ def load_scores(config: Config, scores_path: Path | str | None = None) -> tuple[
     if unknown:
         raise AnalysisInputError(f"{config.source}: input: unknown key(s) {unknown} for kind {kind}")
     if kind == "tidy":
-        return read_tidy(spec["path"]), f"tidy scores {spec['path']}"
+        return read_tidy(spec["path"], config.limits), f"tidy scores {spec['path']}"
     if config.benchmarks is None:
         raise AnalysisInputError(f"{config.source}: benchmarks: input kind {kind} needs benchmark -> domain")
     if kind == "wide_csv":
@@ -742,6 +758,7 @@ def load_scores(config: Config, scores_path: Path | str | None = None) -> tuple[
             scale=spec["scale"],
             columns=spec.get("columns"),
             filters=filters,
+            limits=config.limits,
         )
         return frame, f"wide CSV {spec['path']}" + (f" filtered by {filters}" if filters else "")
     if kind == "lmeval" and (("pattern" in spec) == ("manifest" in spec) or "metric" not in spec):
@@ -763,11 +780,15 @@ def load_scores(config: Config, scores_path: Path | str | None = None) -> tuple[
     if "pattern" in spec:
         runs, where = lmeval_runs_from_pattern(spec["pattern"], config.experiment), spec["pattern"]
     else:
-        runs, where = lmeval_runs_from_manifest(spec["manifest"]), spec["manifest"]
+        runs, where = lmeval_runs_from_manifest(spec["manifest"], config.limits), spec["manifest"]
     if kind == "verl":
-        frame = verl_to_tidy(runs, experiment=config.experiment, benchmarks=config.benchmarks, **options)
+        frame = verl_to_tidy(
+            runs, experiment=config.experiment, benchmarks=config.benchmarks, **options, limits=config.limits
+        )
         return frame, f"verl validation dumps (step {spec['step']}) of {len(runs)} run(s) from {where}"
-    frame = lmeval_to_tidy(runs, experiment=config.experiment, benchmarks=config.benchmarks, metric=spec["metric"])
+    frame = lmeval_to_tidy(
+        runs, experiment=config.experiment, benchmarks=config.benchmarks, metric=spec["metric"], limits=config.limits
+    )
     return frame, f"lm-eval output of {len(runs)} run(s) from {where}"
 
 

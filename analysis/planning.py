@@ -173,7 +173,7 @@ def sd_from_scores(config: Config, scores_path: Path | str) -> tuple[float, int]
     if config.input is not None and "path" in config.input:
         scores, _ = io.load_scores(replace(config, input={**config.input, "path": str(scores_path)}))
     else:
-        scores = io.read_tidy(scores_path)
+        scores = io.read_tidy(scores_path, config.limits)
     missing = sorted({"arm", "seed", "benchmark", "domain", "score"} - set(scores.columns))
     if missing:
         raise AnalysisInputError(

@@ -25,7 +25,8 @@ from scipy.special import ndtr, ndtri
 
 from analysis.errors import AnalysisInputError
 
-_BLOCK_CELLS = 1 << 21  # rows x subset means per block, to bound memory (16 MB) at any seed count
+_BLOCK_CELLS = 1 << 21  # cells per block (rows x subset means, resamples x items): 16 MB at any seed or item count
+_BLOCK_ROWS = 64  # resamples per block of the crossed bootstrap: a multiple of every BLAS kernel's row tile
 
 
 def resample_counts(rng: np.random.Generator, n: int, resamples: int) -> np.ndarray:
@@ -173,6 +174,11 @@ def crossed_bootstrap_means(item_diffs: Sequence[np.ndarray], rng: np.random.Gen
     bootstrap, Owen 2007, Ann. Appl. Stat. 1(2)). It is conservative: in
     expectation it counts the seed x item interaction about three times.
 
+    The item draws of a benchmark are made a block of resamples at a time (about :data:`_BLOCK_CELLS`
+    resample x item cells), in the generator's order, so memory stays bounded at any item count; a block is a
+    multiple of :data:`_BLOCK_ROWS` resamples, where BLAS tiles the rows of a product, so the result is the same
+    to the bit as drawing and multiplying all ``(R, m_b)`` at once.
+
     Returns ``(P, R, B)`` resampled mean differences, unsorted.
     """
     p, n = item_diffs[0].shape[:2]
@@ -180,10 +186,13 @@ def crossed_bootstrap_means(item_diffs: Sequence[np.ndarray], rng: np.random.Gen
     out = np.empty((p, resamples, len(item_diffs)))
     for b, x in enumerate(item_diffs):
         m = x.shape[2]
-        item_counts = resample_counts(rng, m, resamples).astype(float)
-        # (R, m) @ (m, P*n): item-weighted sums per comparison and seed, then weight the seeds
-        per_seed = (item_counts @ x.transpose(2, 0, 1).reshape(m, p * n)).reshape(resamples, p, n)
-        out[:, :, b] = np.einsum("rpn,rn->pr", per_seed, seed_counts) / (n * m)
+        cells = x.transpose(2, 0, 1).reshape(m, p * n)
+        per_seed = np.empty((resamples, p * n))  # item-weighted sums per resample, comparison and seed
+        step = max(1, _BLOCK_CELLS // m // _BLOCK_ROWS) * _BLOCK_ROWS
+        for start in range(0, resamples, step):
+            stop = min(start + step, resamples)
+            per_seed[start:stop] = resample_counts(rng, m, stop - start).astype(float) @ cells
+        out[:, :, b] = np.einsum("rpn,rn->pr", per_seed.reshape(resamples, p, n), seed_counts) / (n * m)
     return out
 
 

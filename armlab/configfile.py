@@ -263,6 +263,10 @@ DEFAULT_LIMITS = {
     "resamples": 1_000_000,  # analysis.resamples
     "sign_flip_resamples": 10_000_000,  # analysis.sign_flip_resamples
     "exact_max_seeds": 22,  # analysis.exact_max_seeds (2^n sign patterns are enumerated)
+    # input files, checked before they are read: a mistaken path (a 1 TB disk image) fails at once
+    "input_file_bytes": 8 * 2**30,  # a scores table, CSV or JSON-lines input (verl dump, lm-eval samples)
+    "json_file_bytes": 512 * 2**20,  # a JSON file parsed whole (lm-eval results, manifests, locks)
+    "input_line_bytes": 64 * 2**20,  # one line of a JSON-lines input
 }
 
 

@@ -33,8 +33,11 @@ import shutil
 import stat
 import sys
 import tempfile
+from collections.abc import Mapping
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
+
+from armlab.configfile import DEFAULT_LIMITS
 
 MANIFEST = "manifest.json"
 FILES_KEY = "files"
@@ -183,16 +186,20 @@ def write_csv(frame, path: str | Path) -> None:
     safe.to_csv(path, index=False)
 
 
-def regular_file(path: str | Path, what: str = "file") -> Path:
-    """``path``, checked to be a regular file (after links) before anything opens it: a FIFO would block the
-    reader forever, a device (a link to /dev/zero) would fill its memory. :class:`BadFile` naming it otherwise."""
+def regular_file(
+    path: str | Path, what: str = "file", limit: str = "input_file_bytes", limits: Mapping[str, int] = DEFAULT_LIMITS
+) -> Path:
+    """``path``, checked to be a regular file (after links) of at most ``limits[limit]`` bytes before anything opens
+    it: a FIFO would block the reader forever, a device (a link to /dev/zero) or a huge file would fill its memory.
+    :class:`BadFile` naming it otherwise."""
     path = Path(path)
     try:
-        mode = os.stat(path).st_mode
+        info = os.stat(path)
     except FileNotFoundError:
         raise BadFile(f"{path}: {what} not found") from None
     except OSError as exc:
         raise BadFile(f"{path}: cannot read {what} ({exc.strerror})") from None
+    mode = info.st_mode
     if not stat.S_ISREG(mode):
         kind = (
             "a directory"
@@ -204,13 +211,18 @@ def regular_file(path: str | Path, what: str = "file") -> Path:
             else "a socket"
         )
         raise BadFile(f"{path}: {what} is {kind}, not a regular file; expected the file itself")
+    if info.st_size > limits[limit]:
+        raise BadFile(
+            f"{path}: {what} is {info.st_size} bytes, above the limit of {limits[limit]} bytes; "
+            f"set limits.{limit} in the config to read it"
+        )
     return path
 
 
-def read_json(path: str | Path, what: str = "file"):
-    """The JSON value in ``path``; :class:`BadFile` naming it when it is missing, not a regular file, unreadable
-    or not JSON."""
-    path = regular_file(path, what)
+def read_json(path: str | Path, what: str = "file", limits: Mapping[str, int] = DEFAULT_LIMITS):
+    """The JSON value in ``path``; :class:`BadFile` naming it when it is missing, not a regular file, larger than
+    ``limits["json_file_bytes"]``, unreadable or not JSON."""
+    path = regular_file(path, what, "json_file_bytes", limits)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -16,9 +16,12 @@ to 1 before numpy loads), best of ``--repeat``.
 3. The same grid sampled at the answer level: 10 answers per item, the
    936,000 item rows with their counts plus 9,360,000 per-answer verdicts
    (which pair the arms' sampling noise in the variance components), in a
-   fresh process: its analysis time and the process's peak memory.
+   fresh process: its analysis time and the process's peak memory; with ``--methods`` once per interval
+   method (:data:`METHODS`: the default, each of analysis.ci_methods, each crossed method of
+   analysis.item_bootstrap), each in its own process.
 
     python benchmarks/bootstrap_bench.py [--resamples 10000] [--repeat 3] [--loop-comparisons 180] [--parts 1,2,3]
+        [--methods default|all|NAME,...]
 """
 
 import os
@@ -41,9 +44,18 @@ from analysis.config import parse_config  # noqa: E402
 from analysis.paired import paired_differences  # noqa: E402
 
 ARMS = ["grpo"] + [f"arm{i:02d}" for i in range(1, 13)]
+# part 3's interval methods: name -> analysis settings
+METHODS = {
+    "default": {},
+    "t": {"ci_methods": ["t"]},
+    "percentile": {"ci_methods": ["percentile"]},
+    "bca": {"ci_methods": ["bca"]},
+    "crossed_components": {"item_bootstrap": True, "crossed_methods": ["components"]},
+    "crossed_percentile": {"item_bootstrap": True, "crossed_methods": ["percentile"]},
+}
 
 
-def grid_config(resamples, item_bootstrap):
+def grid_config(resamples, **analysis):
     return parse_config(
         {
             "experiment": "synthetic",
@@ -53,8 +65,8 @@ def grid_config(resamples, item_bootstrap):
             ],
             "analysis": {
                 "resamples": resamples,
-                "item_bootstrap": item_bootstrap,
                 "subsets": {"first_six": [f"b{j:02d}" for j in range(6)]},
+                **analysis,
             },
         }
     )
@@ -130,27 +142,26 @@ def peak_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # ru_maxrss is in KiB on Linux
 
 
-def large_child(resamples):
-    """Part 3, run in its own process so that its peak memory is its own."""
+def large_child(resamples, method):
+    """Part 3 with one interval method of :data:`METHODS`, run in its own process so that its peak memory is its own."""
     start = time.perf_counter()
     scores, answers = answer_level()
     built, after_build = time.perf_counter() - start, peak_gb()
     start = time.perf_counter()
-    result = pipeline.run_analysis(
-        grid_config(resamples, item_bootstrap=False), scores, "answer level", answers=answers
-    )
+    result = pipeline.run_analysis(grid_config(resamples, **METHODS[method]), scores, "answer level", answers=answers)
     elapsed = time.perf_counter() - start
-    method = ", ".join(result.variance_components["sampling_method"].unique())
+    sampling = ", ".join(result.variance_components["sampling_method"].unique())
     print(
-        f"   {len(scores):,} item rows + {len(answers):,} answer rows (built in {built:.1f} s, peak {after_build:.2f} "
-        f"GB)\n   whole analysis {elapsed:8.3f} s; peak memory of the process {peak_gb():.2f} GB; "
-        f"sampling variance {method}"
+        f"   {method}: {len(scores):,} item rows + {len(answers):,} answer rows (built in {built:.1f} s, peak "
+        f"{after_build:.2f} GB)\n   whole analysis {elapsed:8.3f} s; peak memory of the process {peak_gb():.2f} GB; "
+        f"sampling variance {sampling}"
     )
 
 
 def main():
     if "--large-child" in sys.argv:
-        return large_child(int(sys.argv[sys.argv.index("--large-child") + 1]))
+        at = sys.argv.index("--large-child")
+        return large_child(int(sys.argv[at + 1]), sys.argv[at + 2])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
@@ -161,12 +172,19 @@ def main():
         help="comparisons timed in the Python loop (its time is scaled to all 180)",
     )
     parser.add_argument("--parts", default="1,2,3", help="which parts to run, e.g. 2,3")
+    parser.add_argument(
+        "--methods", default="default", help=f"part 3's interval methods: all, or some of {', '.join(METHODS)}"
+    )
     args = parser.parse_args()
+    methods = list(METHODS) if args.methods == "all" else args.methods.split(",")
+    unknown = sorted(set(methods) - set(METHODS))
+    if unknown:
+        parser.error(f"--methods: unknown {unknown}; known: all, {', '.join(METHODS)}")
     R = args.resamples
     parts = set(args.parts.split(","))
 
     scores = grid_scores()
-    config = grid_config(R, item_bootstrap=False)
+    config = grid_config(R)
     print(
         f"grid: {scores['arm'].nunique()} arms x {scores['seed'].nunique()} seeds x "
         f"{scores['benchmark'].nunique()} benchmarks x {scores['item'].nunique()} items = {len(scores):,} rows; "
@@ -184,7 +202,8 @@ def main():
             print(f"   {label:<62} {t:8.3f} s   ({len(result.comparisons)} comparison rows)")
     if "3" in parts:
         print("\n3. the grid at the answer level, 10 answers per item, in a fresh process")
-        subprocess.run([sys.executable, __file__, "--large-child", str(R)], check=True)
+        for method in methods:
+            subprocess.run([sys.executable, __file__, "--large-child", str(R), method], check=True)
 
 
 def intervals_part(scores, config, args):

@@ -1,10 +1,12 @@
 """Intervals and p-values against scipy and against enumeration by hand."""
 
 import itertools
+import tracemalloc
 
 import numpy as np
 import pytest
 from scipy import stats
+from threadpoolctl import threadpool_limits
 
 from analysis import resampling
 
@@ -137,6 +139,30 @@ def test_crossed_bootstrap_equals_a_loop_over_the_same_draws():
             for r in range(50):
                 cells = x[p][np.ix_(seeds[r], items[b][r])]
                 assert fast[p, r, b] == pytest.approx(cells.mean(), abs=1e-12)
+
+
+def _crossed_peak(monkeypatch, block_cells, item_diffs, resamples):
+    """(crossed bootstrap means with ``block_cells`` cells per block, peak bytes traced while computing them)"""
+    monkeypatch.setattr(resampling, "_BLOCK_CELLS", block_cells)
+    tracemalloc.start()
+    # one BLAS thread: with more, where the threads split the rows decides the last bit of some products
+    try:
+        with threadpool_limits(1, user_api="blas"):
+            means = resampling.crossed_bootstrap_means(item_diffs, np.random.default_rng(8), resamples)
+        return means, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_crossed_bootstrap_in_blocks_of_resamples_is_bit_identical_to_one_draw_and_bounded(monkeypatch):
+    rng = np.random.default_rng(3)
+    item_diffs = [rng.normal(size=(3, 5, 1000)), rng.normal(size=(3, 5, 1500))]
+    resamples = 4001  # not a multiple of the block: the last block is shorter
+    whole, whole_peak = _crossed_peak(monkeypatch, resamples * 1500, item_diffs, resamples)  # one block: all at once
+    blocks, blocks_peak = _crossed_peak(monkeypatch, 200_000, item_diffs, resamples)  # 192 and 128 resamples a block
+    np.testing.assert_array_equal(blocks, whole)
+    assert whole_peak > 1500 * resamples * 8  # the (R, m) draws
+    assert blocks_peak < 8 * 2**20  # the (P, R, B) result is 192 kB; each block's draws below 2 MB
 
 
 def test_bca_counts_resamples_tied_with_the_estimate_as_ties_whatever_the_rounding():

@@ -8,6 +8,8 @@ tests/test_hostile_outputs.py.
 """
 
 import json
+import resource
+import time
 
 import numpy as np
 import pandas as pd
@@ -482,6 +484,125 @@ def test_a_bad_verl_dump_names_the_file_and_line(case, tmp_path, monkeypatch, ca
     corrupt(tmp_path)
     argv = ["analyze", config, "--out", tmp_path / "analysis", *FAST]
     assert_refused(tmp_path, monkeypatch, capsys, "armlab", argv, *expected)
+
+
+# ----------------------------------------------------------------------------- sizes (limits:)
+
+
+def _padded(path, padding):
+    """``path`` made the largest file of its kind by ``padding`` (blank lines or spaces, which read as nothing)."""
+    with path.open("a") as f:
+        f.write(padding * 20_000)
+    return path
+
+
+def _long_line(path, row):
+    """``path`` with line ``row`` (1-based) made the longest of its kind by a long extra field; returns the line."""
+    _lines(path, lambda ls: [*ls[: row - 1], _sample(ls[row - 1], note="x" * 20_000), *ls[row:]])
+    return path.read_bytes().split(b"\n")[row - 1]
+
+
+def _tidy_parquet(root):
+    return BUILD["write_experiment"](root) / "scores.parquet"
+
+
+# name -> (the input's config and files, the file or line the limit is set on, the limit, its line number or None)
+SIZE_CASES = {
+    "a tidy parquet": (lambda r: (FIXTURE / "experiment.yaml", _tidy_parquet(r)), "input_file_bytes", None),
+    "a tidy CSV": (lambda r: (FIXTURE / "experiment.yaml", _tidy_csv(r)), "input_file_bytes", None),
+    "a verl dump": (lambda r: (_write_verl(r), _padded(_dump(r), "\n")), "input_file_bytes", None),
+    "an lm-eval results JSON": (
+        lambda r: (BUILD["write_lmeval"](r), _padded(_results(r), " ")),
+        "json_file_bytes",
+        None,
+    ),
+    "an lm-eval samples file": (
+        lambda r: (BUILD["write_lmeval"](r), _padded(_samples(r), "\n")),
+        "input_file_bytes",
+        None,
+    ),
+    "a line of a verl dump": (lambda r: (_write_verl(r), _dump(r)), "input_line_bytes", 3),
+    "a line of lm-eval samples": (lambda r: (BUILD["write_lmeval"](r), _samples(r)), "input_line_bytes", 2),
+}
+
+
+def _size_case(case, root):
+    """(``armlab analyze`` argv with the case's limit at the size of its file or line, that size, what names it)"""
+    make, limit, row = SIZE_CASES[case]
+    config, path = make(root)
+    size = path.stat().st_size if row is None else len(_long_line(path, row))
+    scores = ["--scores", path] if config == FIXTURE / "experiment.yaml" else []
+    argv = ["analyze", config, *scores, "--out", root / "analysis", *FAST]
+    where = f"{path.parent.name}/{path.name}" + ("" if row is None else f" line {row}")
+    return argv, size, where
+
+
+@pytest.mark.parametrize("case", SIZE_CASES)
+def test_a_file_or_line_above_its_limit_is_refused_naming_the_limit(case, tmp_path, monkeypatch, capsys):
+    argv, size, where = _size_case(case, tmp_path)
+    limit = SIZE_CASES[case][1]
+    err = assert_refused(tmp_path, monkeypatch, capsys, "armlab", [*argv, "--set", f"limits.{limit}={size - 1}"], where)
+    assert f"above the limit of {size - 1} bytes; set limits.{limit} in the config" in err or (
+        f"longer than the limit of {size - 1} bytes; set limits.{limit} in the config" in err
+    ), err
+    if SIZE_CASES[case][2] is None:
+        assert f"is {size} bytes" in err, err
+
+
+@pytest.mark.parametrize("case", SIZE_CASES)
+def test_a_file_or_line_at_its_limit_is_read(case, tmp_path, monkeypatch):
+    argv, size, _ = _size_case(case, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main([str(a) for a in [*argv, "--set", f"limits.{SIZE_CASES[case][1]}={size}"]]) == 0
+
+
+def _sparse(path, size):
+    """``path`` replaced by a sparse file of ``size`` bytes (zeros that take no disk) at once."""
+    path.unlink(missing_ok=True)
+    with path.open("wb") as f:
+        f.truncate(size)
+    return path
+
+
+SPARSE_CASES = {
+    "a terabyte parquet": (
+        lambda r: (FIXTURE / "experiment.yaml", _sparse(r / "scores.parquet", 10**12)),
+        f"scores.parquet: scores file is {10**12} bytes, above the limit of {8 * 2**30} bytes; "
+        f"set limits.input_file_bytes",
+    ),
+    "a terabyte CSV": (
+        lambda r: (FIXTURE / "experiment.yaml", _sparse(r / "scores.csv", 10**12)),
+        "scores.csv: scores file is 1000000000000 bytes, above the limit",
+    ),
+    "a terabyte verl dump": (
+        lambda r: (_write_verl(r), _sparse(_dump(r), 10**12)),
+        f"seed-2/{VERL_STEP}.jsonl: a verl validation dump (JSON lines) is 1000000000000 bytes, above the limit",
+    ),
+    "a terabyte lm-eval results JSON": (
+        lambda r: (BUILD["write_lmeval"](r), _sparse(_results(r), 10**12)),
+        f"lm-eval results JSON is 1000000000000 bytes, above the limit of {2**29} bytes; set limits.json_file_bytes",
+    ),
+    "a line of 65 MiB": (
+        lambda r: (_write_verl(r), _sparse(_dump(r), 65 * 2**20)),
+        f"seed-2/{VERL_STEP}.jsonl line 1: longer than the limit of {2**26} bytes; set limits.input_line_bytes",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", SPARSE_CASES)
+def test_a_huge_input_is_refused_before_it_is_read(case, tmp_path, monkeypatch, capsys):
+    make, expected = SPARSE_CASES[case]
+    config, path = make(tmp_path)
+    scores = ["--scores", path] if config == FIXTURE / "experiment.yaml" else []
+    argv = ["analyze", config, *scores, "--out", tmp_path / "analysis", *FAST]
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    before, start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.perf_counter()
+    assert cli.main([str(a) for a in argv]) == 2  # (assert_refused would hash the terabyte)
+    assert time.perf_counter() - start < 10  # reading a terabyte would take hours
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 2**17  # KiB: below 128 MiB of growth
+    err = capsys.readouterr().err
+    assert err.startswith("armlab analyze: error: ") and err.count("\n") == 1 and expected in err, err
 
 
 # ----------------------------------------------------------------------------- what the report and the jobs read
