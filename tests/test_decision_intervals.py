@@ -52,7 +52,7 @@ def test_the_decision_level_is_alpha_over_the_arms_holm_did_not_reject(p, expect
 def test_random_families_intervals_exclude_zero_exactly_when_holm_rejects():
     rng = np.random.default_rng(26)
     checked = {"rejected": 0, "kept": 0, "gate closed": 0}
-    for trial in range(60):
+    for trial in range(25):  # 25 random families: 100+ rows, each case at least 30 times (60 took 30 s)
         n, k = int(rng.integers(6, 11)), int(rng.integers(1, 5))
         effects = rng.choice([0.0, 0.01, 0.03], size=k)
         diffs = {f"a{i}": effects[i] + 0.01 * rng.standard_normal((n, 2)) for i in range(k)}
@@ -68,7 +68,7 @@ def test_random_families_intervals_exclude_zero_exactly_when_holm_rejects():
         checked["rejected"] += int(first.loc[tested, "reject"].sum())
         checked["kept"] += int((~first.loc[tested, "reject"].astype(bool)).sum())
         checked["gate closed"] += int((~tested).sum())
-    assert min(checked.values()) > 5, checked  # every case was exercised
+    assert min(checked.values()) > 20, checked  # every case was exercised
 
 
 def test_the_decision_interval_is_the_enumerated_sign_flip_interval_at_that_level():
