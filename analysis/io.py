@@ -433,6 +433,7 @@ def lmeval_to_tidy(
                     f"{results}: results.{task}.{key!r} = {reported} but the mean item score in {samples.name} "
                     f"is {np.mean(scores)}; the metric must be the mean of per-item scores"
                 )
+            _check_doc_count(report, task, len(scores), results, samples)
     if not rows:
         raise AnalysisInputError(f"lm-eval input: no samples for benchmarks {list(benchmarks)} in {len(runs)} run(s)")
     return _frame(rows)
@@ -461,6 +462,12 @@ def _lmeval_counts(record: dict, name: str, score: float, filt: str, where: str)
                 f"{where}: n_correct / n_samples = {n_correct:g}/{n_samples:g} = {n_correct / n_samples} but "
                 f"metric {name!r} is {score}; expected the metric to be the mean correctness over the answers"
             )
+        generated = _generated_count(record)
+        if generated is not None and generated != n_samples:
+            raise AnalysisInputError(
+                f"{where}: n_samples is {n_samples:g} but resps holds {generated} generated answer(s); expected the "
+                f"logged counts to count the logged answers"
+            )
         return int(n_samples), n_correct
     answers = _answer_count(record, where)
     n_correct = score * answers
@@ -474,6 +481,26 @@ def _lmeval_counts(record: dict, name: str, score: float, filt: str, where: str)
             )
         n_correct = float(round(n_correct))
     return answers, n_correct
+
+
+def _generated_count(record: dict) -> int | None:
+    """The answers one generation request of an lm-eval sample logged in ``resps`` (None: not countable so)."""
+    resps = record.get("resps")
+    if isinstance(resps, list) and len(resps) == 1 and isinstance(resps[0], list):
+        if resps[0] and all(isinstance(answer, str) for answer in resps[0]):
+            return len(resps[0])
+    return None
+
+
+def _check_doc_count(report: dict, task: str, docs: int, results: Path, samples: Path) -> None:
+    """The docs of a samples file must be the ``n-samples`` (``effective``) its results JSON reports, when it does."""
+    logged = report.get("n-samples", {}).get(task) if isinstance(report.get("n-samples"), dict) else None
+    effective = json_number(logged.get("effective")) if isinstance(logged, dict) else None
+    if effective is not None and effective != docs:
+        raise AnalysisInputError(
+            f"{results}: n-samples.{task}.effective is {effective:g} but {samples.name} holds {docs} doc(s) with "
+            f"the metric's filter; expected the samples of every doc the results count (a truncated or mixed log?)"
+        )
 
 
 def _answer_count(record: dict, where: str) -> int:

@@ -251,6 +251,12 @@ def _no_aggregate(root):
     _results(root).write_text(json.dumps(report))
 
 
+def _effective_docs(root):
+    report = json.loads(_results(root).read_text())
+    report["n-samples"] = {"add": {"original": 999, "effective": 999}}
+    _results(root).write_text(json.dumps(report))
+
+
 def _huge_seed(root):
     (root / "lmeval" / "rloo" / "seed-2").rename(root / "lmeval" / "rloo" / "seed-99999999999999999999")
 
@@ -314,6 +320,20 @@ LMEVAL_CASES = {
     "counts that disagree with the metric": (
         lambda r: _lines(_samples(r), lambda ls: [*ls[:2], _sample(ls[2], n_samples=4, n_correct=5), *ls[3:]]),
         [f"samples_add_{STAMP}.jsonl line 3: n_correct / n_samples = 5/4 = 1.25 but metric 'exact_match' is"],
+    ),
+    "counts that disagree with the logged answers": (
+        lambda r: _lines(
+            _samples(r),
+            lambda ls: [
+                _sample(ls[0], exact_match=0.5, n_samples=4, n_correct=2, resps=[["a", "b"]], filtered_resps=[["a"]]),
+                *ls[1:],
+            ],
+        ),
+        [f"samples_add_{STAMP}.jsonl line 1: n_samples is 4 but resps holds 2 generated answer(s)"],
+    ),
+    "fewer docs than the results count": (
+        _effective_docs,
+        [f"results_{STAMP}.json: n-samples.add.effective is 999 but samples_add_{STAMP}.jsonl holds"],
     ),
     "a seed directory beyond int64": (
         _huge_seed,
