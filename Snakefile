@@ -28,11 +28,11 @@ try:
                                  source=_source)
     # the analysis section fails now, not after training
     planning.plan_section(_validated, _source)
-    # the jobs so far ran under the locks that exist now: none deleted, rewritten or cut short (armlab/registration.py)
-    registration.against_locks(f"results/{_validated['experiment']}")
     if parse_analysis_config(_validated, source=_source).design is not None:
         # a sequential design, once its first wave started, is locked
         waves.check_lock(f"results/{_validated['experiment']}", _validated)
+    # the jobs so far ran under the locks that exist now: none deleted, rewritten or cut short (armlab/registration.py)
+    registration.against_locks(f"results/{_validated['experiment']}")
 except (ConfigError, ValueError) as _err:
     raise WorkflowError(str(_err)) from None
 config.clear()
