@@ -53,8 +53,10 @@ def task_config(benchmark: str, spec: dict, data_file: Path, sampling: dict) -> 
         "dataset_kwargs": {"data_files": {"test": str(Path(data_file).resolve())}},
         "test_split": "test",
         "output_type": "generate_until",
-        "doc_to_text": "{{prompt}}",
-        "doc_to_target": "{{answer}}",
+        # column names, not Jinja ("{{prompt}}"): lm-eval compiles a Jinja template anew for every doc, 1.2 s of a
+        # 6.8 s evaluation job; a column name is read as it is, with the same text
+        "doc_to_text": "prompt",
+        "doc_to_target": "answer",
         "generation_kwargs": generation_kwargs(sampling),
         "metric_list": [{"metric": m, "aggregation": "mean", "higher_is_better": True} for m in METRICS],
         "metadata": {"version": 1.0, "domain": spec["domain"], "benchmark": benchmark},
