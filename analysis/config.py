@@ -83,6 +83,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -492,6 +493,7 @@ def _parse_pass_k(value: list[int] | None, source: str) -> tuple[int, ...]:
 
 
 def _parse_subsets(value: dict, source: str) -> dict[str, dict[str, float]]:
+    from analysis.statistics import STATISTICS
     from analysis.summaries import BUILT_IN  # lazily: summaries imports analysis.io, which imports this module
 
     if not isinstance(value, dict):
@@ -501,6 +503,10 @@ def _parse_subsets(value: dict, source: str) -> dict[str, dict[str, float]]:
         where = f"{source}: analysis.subsets.{name}"
         if name in BUILT_IN:
             raise AnalysisInputError(f"{where}: the name is reserved for a built-in summary")
+        if str(name) in STATISTICS or re.fullmatch(r"pass@\d+", str(name)):
+            raise AnalysisInputError(f"{where}: the name is reserved for a measure (a statistic or a pass@k)")
+        if str(name) in out:
+            raise AnalysisInputError(f"{where}: a second subset of that name (YAML keys {name!r} and '{name}'?)")
         weights = dict.fromkeys(spec, 1.0) if isinstance(spec, list) else spec
         if (
             not isinstance(weights, dict)

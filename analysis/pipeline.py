@@ -68,6 +68,8 @@ def analyze(
     the per-sample verdicts that pair the arms' sampling noise (:func:`analysis.sampled.read_answers`), its
     ``predictions/lock.json`` the preregistered predictions (:mod:`analysis.predictions`).
     """
+    if jobs_dir is not None and not Path(jobs_dir).is_dir():  # given, not found: a typo, not "no jobs"
+        raise AnalysisInputError(f"--jobs {jobs_dir}: not a folder; expected an experiment's results/<experiment>")
     scores, source = io.load_scores(config, scores_path)
     if jobs_dir is None and scores_path is None and config.input is None:
         jobs_dir = Path("results") / config.experiment  # the workflow's own results, beside its scores.parquet
@@ -81,7 +83,7 @@ def analyze(
         sampled.job_minutes(jobs),
         sampled.read_answers(jobs),
         jobs / waves.LEDGER,
-        predictions.read_lock(jobs / predictions.LOCK),
+        predictions.check_scores(predictions.read_lock(jobs / predictions.LOCK), scores, jobs),
     )
 
 
@@ -244,12 +246,8 @@ def run_analysis(
             "Predictions: the config's predictions were not locked before the runs began (no predictions/lock.json), "
             "so they are exploratory."
         )
-    elif lock is not None and not predictions.predates_outputs(lock):
-        notes.append(
-            f"Predictions: predictions/lock.json does not predate {len(lock['unregistered'])} of the experiment's "
-            f"outputs (e.g. {lock['unregistered'][0]}, whose manifest does not record running under it), so every "
-            "prediction is exploratory."
-        )
+    elif lock is not None and not predictions.confirms(lock):
+        notes.append(f"Predictions: predictions/lock.json {lock['exploratory']}, so every prediction is exploratory.")
     return AnalysisResult(
         config=config,
         source=source,

@@ -38,6 +38,7 @@ import pandas as pd
 from analysis.errors import AnalysisInputError
 from analysis.summaries import PRIMARY
 from armlab import files
+from armlab.contract import KEY, SAMPLE_COUNTS
 from armlab.registration import PREDICTIONS_LOCK, against_locks
 
 LOCK = PREDICTIONS_LOCK
@@ -157,8 +158,8 @@ def write_lock(results: str | Path, predictions) -> str | None:
 def read_lock(path: str | Path) -> dict | None:
     """The lock at ``path`` (``<experiment>/predictions/lock.json``; None if absent), checked: its predictions must
     hash to its recorded hash, and the experiment's jobs must not have run under another lock or a deleted one
-    (:func:`armlab.registration.against_locks`). ``unregistered`` lists the job manifests that did not run under
-    it: a lock that does not predate every output makes every prediction exploratory."""
+    (:func:`armlab.registration.against_locks`). A lock that does not predate every output (some job manifest does
+    not record running under it) makes every prediction exploratory: ``exploratory`` then says why."""
     path = Path(path)
     try:
         unregistered = against_locks(path.parents[1])
@@ -175,18 +176,51 @@ def read_lock(path: str | Path) -> dict | None:
         raise AnalysisInputError(
             f"{path}: its predictions do not match its hash: the lock was edited after it was written"
         )
-    return {**lock, "predictions": locked, "unregistered": unregistered}
+    why = (
+        f"does not predate {len(unregistered)} of the experiment's outputs (e.g. {unregistered[0]}, whose manifest "
+        f"does not record running under it)"
+        if unregistered
+        else None
+    )
+    return {**lock, "predictions": locked, "exploratory": why}
 
 
-def predates_outputs(lock: dict | None) -> bool:
-    """Whether ``lock`` exists and every job of the experiment ran under it (confirmatory evidence)."""
-    return lock is not None and not lock.get("unregistered")
+def check_scores(lock: dict | None, scores: pd.DataFrame, jobs: Path) -> dict | None:
+    """``lock``, exploratory unless ``scores`` are exactly the rows of the experiment's evaluations in ``jobs``, each
+    checked against its manifest: the lock covers the jobs, not a scores file edited or made elsewhere."""
+    if not confirms(lock):
+        return lock
+    evaluated = []
+    for path in sorted(Path(jobs).glob("evals/*/seed-*/scores.parquet")):
+        try:
+            evaluated.append(pd.read_parquet(files.verify_file(path)))
+        except files.BadFile as exc:
+            return {**lock, "exploratory": f"covers evaluations that fail their manifests ({exc})"}
+    columns = [*KEY, "score", *SAMPLE_COUNTS]
+    mine = scores.reindex(columns=columns).astype({"seed": "int64"})
+    theirs = pd.concat(evaluated, ignore_index=True).reindex(columns=columns) if evaluated else mine.iloc[:0]
+    theirs = theirs.astype(mine.dtypes.to_dict())
+    same = len(mine) == len(theirs) and mine.sort_values(KEY, ignore_index=True).equals(
+        theirs.sort_values(KEY, ignore_index=True)
+    )
+    if same:
+        return lock
+    return {
+        **lock,
+        "exploratory": f"covers the evaluations in {jobs}/evals, and the scores analysed differ from theirs "
+        f"({len(mine)} rows against {len(theirs)}: edited, or made elsewhere)",
+    }
+
+
+def confirms(lock: dict | None) -> bool:
+    """Whether ``lock`` exists and is confirmatory evidence: every job ran under it, the scores are the jobs'."""
+    return lock is not None and not lock.get("exploratory")
 
 
 def registration(comparisons: pd.DataFrame, lock: dict | None) -> pd.Series:
     """Per row of the comparisons table: confirmatory when a locked prediction names its (family, arm, measure)
     and the lock predates every output."""
-    locked = {(p.family, p.arm, p.summary) for p in lock["predictions"]} if predates_outputs(lock) else set()
+    locked = {(p.family, p.arm, p.summary) for p in lock["predictions"]} if confirms(lock) else set()
     keys = zip(comparisons["family"], comparisons["arm"], comparisons["measure"])
     return pd.Series(
         ["confirmatory" if key in locked else "exploratory" for key in keys], index=comparisons.index, dtype=object
@@ -223,7 +257,7 @@ def replication_table(comparisons: pd.DataFrame, predictions, lock: dict | None,
     A prediction naming a measure the comparisons table lacks is an error naming the prediction.
     """
     locked = list((lock or {}).get("predictions", ()))
-    status = "confirmatory" if predates_outputs(lock) else "exploratory"
+    status = "confirmatory" if confirms(lock) else "exploratory"
     rows = [(p, status) for p in locked] + [(p, "exploratory") for p in predictions if p not in locked]
     tested = comparisons.drop_duplicates(["family", "measure", "arm"]).set_index(["family", "arm", "measure"])
     out = []

@@ -88,7 +88,8 @@ def check_lock(results: str | Path, config: dict) -> None:
     record of looks that lacks its lock or a look whose checkpoint file exists, and a missing lock where training
     or evaluation outputs exist (a deleted ``sequential/``, or a design added to an experiment already run)."""
     path, ledger = Path(results) / LOCK, Path(results) / LEDGER
-    recorded = {r["look"] for r in read_ledger(ledger)}
+    records = read_ledger(ledger)
+    recorded = {r["look"] for r in records}
     written = {int(p.stem[5:]) for p in ledger.parent.glob("look-*.json") if p.stem[5:].isdigit()}
     if written - recorded:
         raise ConfigError(
@@ -111,7 +112,16 @@ def check_lock(results: str | Path, config: dict) -> None:
             )
         return
     lock = files.read_json(path, "sequential design lock")
-    if lock.get("hash") == design_hash(config):
+    if not isinstance(lock, dict):
+        raise ConfigError(f"{path}: expected a JSON object (the design lock the workflow writes), got {lock!r:.40}")
+    locked = lock.get("hash")
+    other = sorted({str(r.get("design_hash")) for r in records} - {locked})
+    if other:
+        raise ConfigError(
+            f"{path}: locks design {str(locked)[:12]}, but {ledger} records looks decided under {other[0][:12]}: the "
+            f"lock was rewritten after its looks; restore it, or run the design as a new experiment"
+        )
+    if locked == design_hash(config):
         return
     changed = _differences(lock.get("config"), locked_part(config))
     raise ConfigError(
@@ -165,10 +175,10 @@ def read_look(path: str | Path) -> dict:
 def read_ledger(path: str | Path) -> list[dict]:
     """The recorded looks, in order; an unreadable line is an error naming it."""
     path = Path(path)
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return []
     records = []
-    for number, line in enumerate(path.read_bytes().splitlines(), 1):
+    for number, line in enumerate(files.regular_file(path, "record of looks").read_bytes().splitlines(), 1):
         try:
             record = json.loads(line.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError):

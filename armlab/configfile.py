@@ -195,8 +195,12 @@ def load_mapping(path: str | Path, _including: tuple = ()) -> dict:
             f"{path}: include: {len(_including) + 1} files deep (from {_including[0]}), more than "
             f"{MAX_INCLUDE_DEPTH}; expected a shorter chain of includes"
         )
+    from armlab.files import BadFile, regular_file  # files imports this module: at call time, not at load
+
     try:
-        text = path.read_text()
+        text = regular_file(path, "config", "json_file_bytes").read_text()  # not a FIFO, device or huge file
+    except BadFile as exc:
+        raise ConfigError(str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read config ({getattr(exc, 'strerror', None) or exc})") from None
     if path.suffix == ".json":

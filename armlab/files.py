@@ -163,11 +163,15 @@ def write_text(path: str | Path, text: str) -> None:
 
 
 # a text cell starting with one of these is a formula to a spreadsheet (OWASP, "CSV injection")
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t")  # and "\r", which spreadsheet_safe turns into a line feed
 
 
 def spreadsheet_safe(cell):
-    """A text cell that a spreadsheet would run as a formula, prefixed with ``'``; numbers and other cells as given."""
+    """A text cell that a spreadsheet would run as a formula, prefixed with ``'``; numbers and other cells as given.
+    A bare carriage return becomes a line feed: the CSV writer quotes a cell holding a line feed, but not one
+    holding only a CR, which readers take as the end of the row (the next "row" a formula nobody checked)."""
+    if isinstance(cell, str):
+        cell = cell.replace("\r\n", "\n").replace("\r", "\n")
     if not isinstance(cell, str) or not cell.startswith(FORMULA_PREFIXES):
         return cell
     try:
@@ -488,8 +492,15 @@ EVIDENCE = (
     "curves/*/*",
     "logs/train/*/*",
     "logs/eval/*/*",
+    "logs/curves/*/*",
+    "logs/look-*.log",
+    "logs/merge_scores.log",
+    "logs/analyze.log",
+    "logs/learning_curves.log",
+    "logs/report.log",
     "scores.parquet",
     "analysis",
+    "figures",
     "report",
     "sequential/look-*.json",
 )

@@ -10,6 +10,7 @@ lock existed (:func:`against_locks`). The lock files' names live here, for the j
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from armlab import files
@@ -26,8 +27,28 @@ def _sha256(path: Path) -> str | None:
     return files.file_sha256(path) if path.is_file() else None
 
 
+SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
 def _looks(ledger: Path) -> int | None:
-    return len(ledger.read_bytes().splitlines()) if ledger.is_file() else None
+    """Lines in the record of looks (None without one); a FIFO, device or folder there is a :class:`BadFile`."""
+    if not ledger.exists() and not ledger.is_symlink():
+        return None
+    return len(files.regular_file(ledger, "record of looks").read_bytes().splitlines())
+
+
+def _checked(entry, path: Path) -> dict:
+    """A manifest's record, its fields checked: a sha256 or null for each lock, a count or null for the looks."""
+    if not isinstance(entry, dict):
+        raise files.BadFile(f"{path}: {KEY}: expected a mapping (or null), got {entry!r}")
+    for field in ("predictions_lock", "design_lock"):
+        value = entry.get(field)
+        if value is not None and not (isinstance(value, str) and SHA256.fullmatch(value)):
+            raise files.BadFile(f"{path}: {KEY}.{field}: expected a sha256 hex digest or null, got {value!r}")
+    looks = entry.get("looks")
+    if looks is not None and (isinstance(looks, bool) or not isinstance(looks, int) or looks < 0):
+        raise files.BadFile(f"{path}: {KEY}.looks: expected a count of looks or null, got {looks!r}")
+    return entry
 
 
 def record(job_dir: str | Path) -> dict:
@@ -47,19 +68,20 @@ def record(job_dir: str | Path) -> dict:
 
 
 def recorded(experiment_dir: str | Path) -> dict[Path, dict | None]:
-    """Each job manifest of the experiment and the record it carries (None: written before records existed). A
-    manifest that is not JSON is left out: it is a truncated output, which the workflow's corruption scan removes and
-    whose job then runs again under the locks of now."""
+    """Each job folder's manifest and the record it carries. None where there is none to read: a manifest written
+    before records existed, or missing or not JSON (deleted, or truncated: the workflow's corruption scan removes
+    such an output and its job runs again under the locks of now); such an output did not run under a lock."""
     root = Path(experiment_dir)
     out = {}
     for stage in STAGES:
-        for path in sorted(root.glob(f"{stage}/*/seed-*/{files.MANIFEST}")):
+        for job in sorted(p for p in root.glob(f"{stage}/*/seed-*") if p.is_dir()):
+            path = job / files.MANIFEST
             try:
                 manifest = files.read_json(path, "manifest")
             except files.BadFile:
-                continue
+                manifest = None
             entry = manifest.get(KEY) if isinstance(manifest, dict) else None
-            out[path] = entry if isinstance(entry, dict) else None
+            out[path] = None if entry is None else _checked(entry, path)
     return out
 
 

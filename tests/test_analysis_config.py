@@ -111,7 +111,7 @@ def test_json_and_yaml_files_load_the_same(tmp_path):
     (tmp_path / "bad.yaml").write_text("experiment: [unclosed\n")
     with pytest.raises(AnalysisInputError, match="bad.yaml: not valid YAML"):
         load_config(tmp_path / "bad.yaml")
-    with pytest.raises(AnalysisInputError, match="cannot read config"):
+    with pytest.raises(AnalysisInputError, match="absent.yaml: config not found"):
         load_config(tmp_path / "absent.yaml")
 
 

@@ -81,6 +81,7 @@ def _long_name(length):
 
 
 CASES = [
+    ("one seed with a comparison", _set(["seeds"], [1]), r"seeds: \[1\] cannot be compared .* at least 2 seeds"),
     # names that become paths, wildcards or command-line arguments
     (
         "benchmark absolute path",
@@ -369,6 +370,22 @@ ANALYSIS_CASES = [
         r"benchmarks\.mod: 'mod' is the name of a subset of analysis\.subsets",
     ),
     ("lm-eval task named flat", _lm_eval_task("flat", "math"), r"eval\.lm_eval_tasks\.flat: 'flat' is the name of"),
+    # found by the stop-37 red team: accepted at start, then a traceback or a refusal after training
+    (
+        "subset named like a pass@k",
+        _set(["analysis"], {"subsets": {"pass@2": ["add"]}}),
+        r"analysis\.subsets\.pass@2: the name is reserved for a measure",
+    ),
+    (
+        "subset named like a statistic",
+        _set(["analysis"], {"subsets": {"iqm": ["add"]}}),
+        r"analysis\.subsets\.iqm: the name is reserved for a measure",
+    ),
+    (
+        "subsets 1 and '1'",
+        _set(["analysis"], {"subsets": {1: ["add"], "1": ["add"]}}),
+        r"analysis\.subsets\.1: a second subset of that name",
+    ),
 ]
 
 

@@ -332,6 +332,14 @@ def _is_number(text: str) -> bool:
     return True
 
 
+def test_a_bare_carriage_return_stays_inside_its_cell(tmp_path):
+    """On 14ef595 a CR in a config's text (allowed there) was written unquoted: readers took it as the end of the row
+    and the rest of the cell, a formula, as the first cell of the next, not neutralised."""
+    files.write_csv(pd.DataFrame({"source": ["\r=cmd|' /C calc'!A0", "ok"], "n": [1, 2]}), tmp_path / "t.csv")
+    with open(tmp_path / "t.csv", newline="") as f:
+        assert list(csv.reader(f)) == [["source", "n"], ["\n=cmd|' /C calc'!A0", "1"], ["ok", "2"]]
+
+
 @pytest.mark.parametrize(
     "cell, written",
     [
@@ -340,7 +348,7 @@ def _is_number(text: str) -> bool:
         ("-x", "'-x"),
         ("@x", "'@x"),
         ("\tq", "'\tq"),
-        ("\rq", "'\rq"),
+        ("\rq", "\nq"),  # a bare CR becomes a line feed, which the CSV writer quotes
         ("-0.25", "-0.25"),  # numbers stay numbers
         ("+inf", "+inf"),
         ("grpo vs ref", "grpo vs ref"),

@@ -5,8 +5,10 @@ outputs are found from what remains. The workflow cases run from the repository 
 """
 
 import json
+import os
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -14,7 +16,7 @@ from analysis import pipeline, predictions, waves
 from analysis.config import parse_config
 from analysis.errors import AnalysisInputError
 from armlab import files, registration
-from armlab.configfile import ConfigError
+from armlab.configfile import ConfigError, load_mapping
 
 RAW = {
     "experiment": "registered",
@@ -131,7 +133,7 @@ def test_predictions_are_confirmatory_only_when_the_lock_predates_every_output(t
     (late / "predictions").mkdir()
     (late / predictions.LOCK).write_bytes((tmp_path / "elsewhere" / predictions.LOCK).read_bytes())
     lock = predictions.read_lock(late / predictions.LOCK)
-    assert len(lock["unregistered"]) == len(JOBS)
+    assert lock["exploratory"].startswith(f"does not predate {len(JOBS)} of the experiment's outputs")
     result = pipeline.run_analysis(config, _scores(), lock=lock)
     assert result.replications[["registration", "verdict"]].values.tolist() == [["exploratory", "replicated"]]
     assert set(result.comparisons["registration"]) == {"exploratory"}
@@ -180,9 +182,119 @@ def test_an_edited_look_or_an_undecodable_record_is_one_line(tmp_path, tamper, m
 
 def test_a_truncated_manifest_is_left_to_the_corruption_scan_not_refused(tmp_path):
     """The workflow checks the locks before its corruption scan removes a truncated job output (whose job then runs
-    again under the locks of now): the check must not stop the workflow on it."""
+    again under the locks of now): the check must not stop the workflow on it. Until then, that output did not
+    run under the lock."""
     root = _experiment(tmp_path)
     manifest = root / "evals/big/seed-1" / files.MANIFEST
     manifest.write_text(manifest.read_text()[:20])
-    assert manifest not in registration.recorded(root) and registration.against_locks(root) == []
+    assert registration.recorded(root)[manifest] is None and registration.against_locks(root) == [manifest]
     assert files.remove_corrupt_outputs(root, log=lambda line: None) == [manifest]
+
+
+# ----------------------------------------------------------------------------- the red team's cases (stop 37)
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("predictions_lock", 123, "registration.predictions_lock: expected a sha256 hex digest or null, got 123"),
+        ("design_lock", "abc", "registration.design_lock: expected a sha256 hex digest or null, got 'abc'"),
+        ("looks", "5", "registration.looks: expected a count of looks or null, got '5'"),
+        ("looks", True, "registration.looks: expected a count of looks or null, got True"),
+    ],
+)
+def test_a_tampered_record_is_one_line_not_a_traceback(tmp_path, field, value, message):
+    """On 14ef595 an integer lock hash or a text count in one manifest was a TypeError traceback."""
+    root = _experiment(tmp_path)
+    path = root / "runs/big/seed-2" / files.MANIFEST
+    manifest = json.loads(path.read_text())
+    manifest[registration.KEY][field] = value
+    path.write_text(json.dumps(manifest))
+    with pytest.raises(files.BadFile, match=re.escape(message)) as caught:
+        registration.against_locks(root)
+    assert str(path) in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_job_folder_whose_manifest_was_deleted_did_not_run_under_the_lock(tmp_path):
+    """On 14ef595 deleting every manifest (keeping the models and scores) left nothing to check: a forged lock then
+    counted as confirmatory."""
+    root = _experiment(tmp_path)
+    for job in JOBS:
+        (root / job[0] / job[1] / f"seed-{job[2]}" / files.MANIFEST).unlink()
+    lock = predictions.read_lock(root / predictions.LOCK)
+    assert not predictions.confirms(lock) and f"does not predate {len(JOBS)}" in lock["exploratory"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_a_record_of_looks_that_is_not_a_file_is_one_line(tmp_path, kind):
+    """On 14ef595 a FIFO in place of sequential/looks.jsonl hung the workflow's start; a folder was a traceback."""
+    ledger = tmp_path / registration.LOOKS_LEDGER
+    ledger.parent.mkdir(parents=True)
+    os.mkfifo(ledger) if kind == "fifo" else ledger.mkdir()
+    for check in (lambda: registration.against_locks(tmp_path), lambda: waves.read_ledger(ledger)):
+        with pytest.raises(files.BadFile, match="looks.jsonl: record of looks is a"):
+            check()
+
+
+def test_a_config_that_is_not_a_file_is_one_line(tmp_path):
+    """On 14ef595 `armlab analyze FIFO` hung, and a config linked to /dev/zero filled the memory."""
+    os.mkfifo(tmp_path / "config.yaml")
+    (tmp_path / "zero.yaml").symlink_to("/dev/zero")
+    for name, kind in (("config.yaml", "a FIFO"), ("zero.yaml", "a device")):
+        with pytest.raises(ConfigError, match=f"{name}: config is {kind}"):
+            load_mapping(tmp_path / name)
+
+
+def test_later_outputs_count_as_evidence_against_a_late_lock(tmp_path):
+    """On 14ef595 keeping figures/ and logs/analyze.log (which prints the verdicts) let a lock be written."""
+    for kept in ("figures/forest.png", "logs/analyze.log", "logs/look-1.log"):
+        root = tmp_path / kept.replace("/", "_")
+        (root / kept).parent.mkdir(parents=True)
+        (root / kept).write_text("grpo_aa: worse")
+        assert "not locked, because 1 training or evaluation output" in predictions.write_lock(
+            root, parse_config(RAW).predictions
+        )
+        assert not (root / predictions.LOCK).exists()
+
+
+def _evaluations(root):
+    """Each (arm, seed)'s evaluation of :func:`_scores` in ``evals/``, with the manifest that checks it."""
+    scores = _scores()
+    for (arm, seed), rows in scores.groupby(["arm", "seed"]):
+        job = root / "evals" / arm / f"seed-{seed}"
+        rows.to_parquet(job / "scores.parquet", index=False)
+        manifest = json.loads((job / files.MANIFEST).read_text())
+        files.write_manifest(job, manifest, "scores.parquet")
+    return scores
+
+
+def test_predictions_are_exploratory_when_the_scores_are_not_the_evaluations(tmp_path):
+    """On 14ef595 a scores table edited after the runs (an arm at 100%) was analysed with a valid lock and its
+    prediction labelled confirmatory."""
+    config, root = parse_config(RAW), _experiment(tmp_path)
+    scores = _evaluations(root)
+    lock = predictions.read_lock(root / predictions.LOCK)
+    assert predictions.confirms(predictions.check_scores(lock, scores.sample(frac=1, random_state=0), root))
+    edited = scores.assign(score=np.where(scores["arm"] == "big", 1.0, scores["score"]))
+    checked = predictions.check_scores(lock, edited, root)
+    assert "the scores analysed differ from theirs" in checked["exploratory"]
+    result = pipeline.run_analysis(config, edited, lock=checked)
+    assert result.replications["registration"].tolist() == ["exploratory"]
+    assert any("differ from theirs" in note for note in result.notes)
+    (root / "evals/big/seed-1/scores.parquet").write_bytes(b"edited")
+    assert "fail their manifests" in predictions.check_scores(lock, scores, root)["exploratory"]
+
+
+def test_a_rewritten_design_lock_with_every_manifest_rewritten_is_refused_by_the_record_of_looks(tmp_path):
+    """The jobs' records can be rewritten too; the looks recorded under the old design cannot be, unnoticed."""
+    ledger = _ledger_with_looks(tmp_path)  # looks decided under design "h"
+    (tmp_path / registration.DESIGN_LOCK).write_text(json.dumps({"hash": "rewritten"}))
+    with pytest.raises(ConfigError, match="locks design rewritten, but .*looks.jsonl records looks decided under h"):
+        waves.check_lock(tmp_path, {})
+    assert ledger.exists()
+
+
+def test_a_jobs_folder_that_does_not_exist_is_an_error_not_ignored(tmp_path):
+    """On 14ef595 `armlab analyze --jobs <typo>` analysed without the jobs and said the predictions were unlocked."""
+    with pytest.raises(AnalysisInputError, match="--jobs .*typo: not a folder"):
+        pipeline.analyze(parse_config(RAW), tmp_path / "scores.parquet", tmp_path / "typo")

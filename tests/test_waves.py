@@ -242,8 +242,8 @@ def test_the_lock_ignores_job_resources_and_written_out_defaults(tmp_path):
 def test_a_record_of_looks_without_its_lock_or_missing_a_look_is_refused(tmp_path):
     config = json.loads(json.dumps(RAW))
     ledger = tmp_path / waves.LEDGER
-    values = _values(range(1, 7))
-    waves.run_look(CONFIG, 1, _scores(values), ledger, "h")
+    values, locked = _values(range(1, 7)), waves.design_hash(config)
+    waves.run_look(CONFIG, 1, _scores(values), ledger, locked)
     with pytest.raises(ConfigError, match="design.json: missing, but .* records looks"):
         waves.check_lock(tmp_path, config)
     waves.write_lock(tmp_path, config)
@@ -252,7 +252,7 @@ def test_a_record_of_looks_without_its_lock_or_missing_a_look_is_refused(tmp_pat
     (ledger.parent / "look-2.json").write_text("{}")
     with pytest.raises(ConfigError, match=r"look\(s\) \[2\] have their checkpoint files but are not in the record"):
         waves.check_lock(tmp_path, config)
-    with pytest.raises(AnalysisInputError, match="were decided under design h, this one would be under other"):
+    with pytest.raises(AnalysisInputError, match=f"were decided under design {locked[:12]}, this one would be under o"):
         waves.run_look(CONFIG, 2, _scores(_values(range(1, 9))), ledger, "other")
     ledger.write_text(ledger.read_text() + "[1]\n")
     with pytest.raises(AnalysisInputError, match="line 2 is not a look record"):

@@ -112,6 +112,11 @@ def validate_config(config: dict, source: str = "config") -> dict:
     _check_sampling(source, config["eval"])
     if isinstance(config["seeds"], list) and len(set(config["seeds"])) != len(config["seeds"]):
         raise ConfigError(f"{source}: seeds: duplicate seeds in {config['seeds']}; each seed must appear once")
+    if isinstance(config["seeds"], list) and len(config["seeds"]) < 2 and config.get("comparisons"):
+        raise ConfigError(
+            f"{source}: seeds: {config['seeds']} cannot be compared (the analysis would refuse after every job ran): "
+            f"a comparison needs at least 2 seeds per arm"
+        )
     for name, spec in config["benchmarks"].items():
         spec.setdefault("task", name)
         if spec["task"] not in TASKS:
