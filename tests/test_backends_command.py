@@ -84,6 +84,7 @@ REPARSERS = [
     ("gawk -F, -v x=1 {arm} data", "passed to 'gawk'"),
     ("sed -e {arm} log", "passed to 'sed'"),
     ("sed -n {arm} log", "passed to 'sed'"),
+    ("sed -i -e s/x/y/{arm} log", "passed to 'sed'"),  # a value 'e' would make sed run the line
     ("tcsh -c {arm}", "passed to 'tcsh'"),
     ("csh -fc {arm}", "passed to 'csh'"),
     ("pwsh -c {arm}", "passed to 'pwsh'"),

@@ -249,8 +249,7 @@ def _refuse_reparsing_commands(template: str) -> None:
 
 
 def _check_fed_command(words: list[str]) -> None:
-    """``ValueError`` if ``words``, reading a value on stdin, run it as program text (a shell or an interpreter without
-    a script file, or with ``-``/``-s``) or take it as arguments (xargs)."""
+    """``ValueError`` if ``words``, fed a value on stdin, run it as program text or as xargs' arguments."""
     programs = _programs(words)
     if any(_family(words[i]) == "xargs" for i in programs):
         _check_simple_command([*words, FIELD_MARK])
@@ -291,8 +290,8 @@ def _programs(words: list[str]) -> list[int]:
 
 def _is_program_text(words: list[str], j: int, first: int, option: str) -> bool:
     """Whether the placeholder at ``words[first]`` is program text of the awk or sed at ``words[j]``."""
-    if option in ("-e", "--expression", "--source"):
-        return True
+    if {option, words[first - 1]} & {"-e", "--expression", "--source"}:
+        return True  # the value of a program-text option, glued or not: sed -e s/x/{v}/
     operands, i = False, j + 1
     while i < first:
         word = words[i]
@@ -304,8 +303,7 @@ def _is_program_text(words: list[str], j: int, first: int, option: str) -> bool:
 
 
 def _check_simple_command(words: list[str]) -> None:
-    """``ValueError`` if a value in ``words`` (FIELD_MARK for placeholders) could choose the program, name a
-    variable's value or run as code (best effort over known wrappers and re-parsers)."""
+    """``ValueError`` if a value in marked ``words`` could choose the program, set a variable or run as code."""
     marked = [i for i, word in enumerate(words) if FIELD_MARK in word]
     if not marked:
         return
