@@ -101,6 +101,8 @@ REPARSERS = [
     ("timeout 10 {arm}", "the program '{arm}' holds a placeholder"),
     ("timeout -s KILL -k 5 10m {arm}", "the program '{arm}' holds a placeholder"),
     ("nice {arm}", "the program '{arm}' holds a placeholder"),
+    ("timeout --signal KILL 10 {arm}", "the program '{arm}' holds a placeholder"),
+    ("sudo --user bob {arm}", "the program '{arm}' holds a placeholder"),
     ("nice -n 5 {arm}", "the program '{arm}' holds a placeholder"),
     ("xargs -n 1 {arm}", "the program '{arm}' holds a placeholder"),
     ("env {arm}", "the program '{arm}' holds a placeholder"),

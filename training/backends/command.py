@@ -74,23 +74,23 @@ CODE_OPTIONS = {
 }
 # commands whose first operand is program text unless a script file (-f) is given; their options taking a value
 PROGRAM_TEXT = {**dict.fromkeys(("awk", "gawk", "mawk", "nawk"), "Fvf"), "sed": "ef"}
-# commands that run the next word as the program; their options taking a separate value
+# commands that run the next word as the program; their options taking a separate value (short letters, long names)
 WRAPPERS = {
-    "env": "uC",
-    "timeout": "sk",
-    "nice": "n",
-    "nohup": "",
-    "xargs": "adEILnPs",
-    "sudo": "CDghprTuU",
-    "doas": "Cu",
-    "exec": "a",
-    "command": "",
-    "stdbuf": "ioe",
-    "setsid": "",
-    "time": "fo",
-    "ionice": "cnp",
-    "taskset": "",
-    "chrt": "",
+    "env": ("uC", ("--unset", "--chdir")),
+    "timeout": ("sk", ("--signal", "--kill-after")),
+    "nice": ("n", ("--adjustment",)),
+    "nohup": ("", ()),
+    "xargs": ("adEILnPs", ("--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars")),
+    "sudo": ("CDghprTuU", ("--user", "--group", "--host", "--prompt", "--chdir", "--role", "--type", "--other-user")),
+    "doas": ("Cu", ()),
+    "exec": ("a", ()),
+    "command": ("", ()),
+    "stdbuf": ("ioe", ("--input", "--output", "--error")),
+    "setsid": ("", ()),
+    "time": ("fo", ("--format", "--output")),
+    "ionice": ("cnp", ("--class", "--classdata", "--pid")),
+    "taskset": ("", ()),
+    "chrt": ("", ()),
 }
 WRAPPER_OPERAND = re.compile(r"[0-9][0-9A-Fa-fx.,:-]*[smhd]?")  # a duration, priority, CPU mask or list
 # shell options taking a separate value: their value is no script file
@@ -279,11 +279,12 @@ def _programs(words: list[str]) -> list[int]:
         i += 1
     programs = [i]
     while i < len(words) and FIELD_MARK not in words[i] and _family(words[i]) in WRAPPERS:
-        takes, i = WRAPPERS[_family(words[i])], i + 1
+        (letters, long_options), i = WRAPPERS[_family(words[i])], i + 1
         while i < len(words) and (
             words[i].startswith("-") or ASSIGNMENT.match(words[i]) or WRAPPER_OPERAND.fullmatch(words[i])
         ):
-            i += 2 if len(words[i]) == 2 and words[i][0] == "-" and words[i][1] in takes else 1
+            takes_value = words[i] in long_options or (len(words[i]) == 2 and words[i][1] in letters)
+            i += 2 if takes_value and words[i][0] == "-" else 1
         programs.append(i)
     return [i for i in programs if i < len(words)]
 
