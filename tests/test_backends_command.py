@@ -241,6 +241,8 @@ def test_an_argument_vector_holds_each_value_literally_in_its_own_word(template,
         "train \\\\{arm}",  # an escaped backslash: the quote stays
         "train x\\\n{arm}",  # a line continuation
         "echo {arm} | python filter.py",  # a script file reads the value as data
+        "echo {arm} | xargs -n 1 train",
+        "echo {arm} | xargs",
         "echo {arm} | bash -o pipefail run.sh",
         "cat data | sh; echo {arm}",  # the pipe carries no value
         "timeout 10 python3 -m verl.trainer.main_ppo trainer.seed={arm} lr={seed} > {output_dir}/log",

@@ -61,7 +61,7 @@ SHELLS = ("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox", 
 CODE_OPTIONS = {
     **dict.fromkeys(SHELLS, ("c", ())),
     "su": ("c", ("--command",)),
-    **dict.fromkeys(("pwsh", "powershell"), ("cCeE", ("-Command", "-EncodedCommand", "-command"))),
+    **dict.fromkeys(("pwsh", "powershell"), ("cCeE", ())),
     **dict.fromkeys(("python", "pypy"), ("c", ("--command",))),
     "perl": ("eE", ()),
     "ruby": ("e", ()),
@@ -251,8 +251,8 @@ def _refuse_reparsing_commands(template: str) -> None:
 def _check_fed_command(words: list[str]) -> None:
     """``ValueError`` if ``words``, fed a value on stdin, run it as program text or as xargs' arguments."""
     programs = _programs(words)
-    if any(_family(words[i]) == "xargs" for i in programs):
-        _check_simple_command([*words, FIELD_MARK])
+    if any(_family(words[i]) == "xargs" for i in programs[:-1]):  # xargs running a command: the value, its argument
+        _check_simple_command([*words, f"{FIELD_MARK}stdin{FIELD_MARK}"])
     if not programs or _family(words[programs[-1]]) not in STDIN_READERS:
         return
     i = programs[-1] + 1
