@@ -72,6 +72,54 @@ REPARSERS = [
     ("perl -ne {arm}", "passed to 'perl'"),
     ("node --eval {arm}", "passed to 'node'"),
     ("node --eval={arm}", "passed to 'node'"),
+    # found by a red-team: version-suffixed interpreters, more code options, program text, wrappers
+    ("env -S {arm}", "passed to 'env'"),
+    ("env --split-string={arm}", "passed to 'env'"),
+    ("python3.11 -c {arm}", "passed to 'python3.11'"),
+    ("/usr/bin/pypy3 -c {arm}", "passed to '/usr/bin/pypy3'"),
+    ("perl5.36 -E {arm}", "passed to 'perl5.36'"),
+    ("node -p {arm}", "passed to 'node'"),
+    ("node --print {arm}", "passed to 'node'"),
+    ("awk {arm}", "passed to 'awk'"),
+    ("gawk -F, -v x=1 {arm} data", "passed to 'gawk'"),
+    ("sed -e {arm} log", "passed to 'sed'"),
+    ("sed -n {arm} log", "passed to 'sed'"),
+    ("sed -i -e s/x/y/{arm} log", "passed to 'sed'"),  # a value 'e' would make sed run the line
+    ("tcsh -c {arm}", "passed to 'tcsh'"),
+    ("csh -fc {arm}", "passed to 'csh'"),
+    ("pwsh -c {arm}", "passed to 'pwsh'"),
+    ("powershell -Command {arm}", "passed to 'powershell'"),
+    ("Rscript -e {arm}", "passed to 'Rscript'"),
+    ("php -r {arm}", "passed to 'php'"),
+    ("lua5.4 -e {arm}", "passed to 'lua5.4'"),
+    ("sudo -s {arm}", "passed to 'sudo'"),
+    ("git -c core.pager={arm} log", "passed to 'git'"),
+    ("python -m {arm}", "passed to 'python'"),
+    ("python3 -Bm{arm}", "passed to 'python3'"),
+    ("trap {arm} EXIT", "passed to 'trap'"),
+    ("timeout 10 bash -c {arm}", "passed to 'bash'"),
+    ("timeout 10 {arm}", "the program '{arm}' holds a placeholder"),
+    ("timeout -s KILL -k 5 10m {arm}", "the program '{arm}' holds a placeholder"),
+    ("nice {arm}", "the program '{arm}' holds a placeholder"),
+    ("timeout --signal KILL 10 {arm}", "the program '{arm}' holds a placeholder"),
+    ("sudo --user bob {arm}", "the program '{arm}' holds a placeholder"),
+    ("nice -n 5 {arm}", "the program '{arm}' holds a placeholder"),
+    ("xargs -n 1 {arm}", "the program '{arm}' holds a placeholder"),
+    ("env {arm}", "the program '{arm}' holds a placeholder"),
+    ("env -u HOME X=1 {arm}/train", "the program '{arm}/train' holds a placeholder"),
+    ("sudo -u bob {arm}", "the program '{arm}' holds a placeholder"),
+    ("doas {arm}", "the program '{arm}' holds a placeholder"),
+    ("exec {arm}", "the program '{arm}' holds a placeholder"),
+    ("command {arm}", "the program '{arm}' holds a placeholder"),
+    ("nohup {arm}", "the program '{arm}' holds a placeholder"),
+    ("stdbuf -oL -e 0 {arm}", "the program '{arm}' holds a placeholder"),
+    ("setsid {arm}", "the program '{arm}' holds a placeholder"),
+    ("time {arm}", "the program '{arm}' holds a placeholder"),
+    ("ionice -c 2 -n 7 {arm}", "the program '{arm}' holds a placeholder"),
+    ("taskset 0-3,7 {arm}", "the program '{arm}' holds a placeholder"),
+    ("chrt 10 {arm}", "the program '{arm}' holds a placeholder"),
+    ("nice timeout 5s env {arm}", "the program '{arm}' holds a placeholder"),
+    ("env X={arm} bash -c 'eval $X'", "the assignment X=…"),
 ]
 
 
@@ -90,6 +138,20 @@ REPARSERS = [
         ("x; eval {arm}", "passed to 'eval'"),
         ("timeout 10 bash -c 2>/dev/null {arm}", "passed to 'bash'"),
         ("cd /x && zsh -c {arm} > log", "passed to 'zsh'"),
+        # found by a red-team: code through a pipe, a variable, a process substitution or the command word
+        ("echo {arm} | sh", "piped into 'sh'"),
+        ("echo {arm} | tr a b | bash -o pipefail", "piped into 'bash'"),
+        ("echo {arm} | python3 - x", "piped into 'python3'"),
+        ("printf %s {arm} |& bash -s x", "piped into 'bash'"),
+        ("echo {arm} | xargs bash -c", "passed to 'bash'"),
+        ("x={arm}; $x", "the assignment x=…"),
+        ('x={arm}; eval "$x"', "the assignment x=…"),
+        ("export X={arm} && train", "the assignment X=…"),
+        ("bash <(echo {arm})", r"inside <\(...\)"),
+        ("train > >(tee {arm})", r"inside >\(...\)"),
+        ("{arm} --seed 1", "the program '{arm}' holds a placeholder"),
+        ("cd /x && {output_dir}/train", "the program '{output_dir}/train' holds a placeholder"),
+        ("( cd /x; {arm} )", "the program '{arm}' holds a placeholder"),
         *REPARSERS,
     ],
 )
@@ -126,6 +188,9 @@ def test_argument_vectors_passing_a_value_to_code_are_rejected(template, message
         ("{arm} --seed {seed}", "the program '{arm}' holds a placeholder"),
         (["{output_dir}/train", "{arm}"], "the program '{output_dir}/train' holds a placeholder"),
         ("CUDA_VISIBLE_DEVICES=0 train {arm}", "'CUDA_VISIBLE_DEVICES=0' assigns a variable.*env"),
+        ([""], "word 1 is empty"),
+        (["train", "", "{arm}"], "word 2 is empty"),
+        ("train '' {arm}", "word 2 is empty"),
         ("  ", "no program to run"),
         ("train {arm", "expected '}' before end of string"),
     ],
@@ -146,6 +211,13 @@ ARM, SEED = ";touch pwned;#", "$(touch pwned) `touch pwned`\n'\"\\"  # hostile v
         ("train '--name={arm} x' \"{seed}\"", ["train", f"--name={ARM} x", SEED]),  # quotes are fine: no shell follows
         ("train \\{arm} 'a; b' \\$", ["train", ARM, "a; b", "$"]),  # quoted or escaped shell syntax is literal
         ("bash run.sh {arm}", ["bash", "run.sh", ARM]),  # a script file: its arguments are $1, $2
+        ("timeout 10 python train.py {arm}", ["timeout", "10", "python", "train.py", ARM]),
+        ("env -u HOME X=1 nice -n 5 train {arm}", ["env", "-u", "HOME", "X=1", "nice", "-n", "5", "train", ARM]),
+        ("awk -f prog.awk {arm}", ["awk", "-f", "prog.awk", ARM]),
+        ("sed -e s/a/b/ {arm}", ["sed", "-e", "s/a/b/", ARM]),
+        ("python3.11 -m train --arm {arm}", ["python3.11", "-m", "train", "--arm", ARM]),
+        ("git commit -m {arm}", ["git", "commit", "-m", ARM]),
+        ("train lr={arm}", ["train", f"lr={ARM}"]),
         ("find . -name {arm}", ["find", ".", "-name", ARM]),
         ("python -Werror train.py {{x}} {arm}", ["python", "-Werror", "train.py", "{x}", ARM]),
         ("env CUDA_VISIBLE_DEVICES=0 train {seed}", ["env", "CUDA_VISIBLE_DEVICES=0", "train", SEED]),
@@ -168,6 +240,13 @@ def test_an_argument_vector_holds_each_value_literally_in_its_own_word(template,
         "ssh-keygen -y; train {arm}",
         "train \\\\{arm}",  # an escaped backslash: the quote stays
         "train x\\\n{arm}",  # a line continuation
+        "echo {arm} | python filter.py",  # a script file reads the value as data
+        "echo {arm} | xargs -n 1 train",
+        "echo {arm} | xargs",
+        "echo {arm} | bash -o pipefail run.sh",
+        "cat data | sh; echo {arm}",  # the pipe carries no value
+        "timeout 10 python3 -m verl.trainer.main_ppo trainer.seed={arm} lr={seed} > {output_dir}/log",
+        "train <(cat data) {arm}",
     ],
 )
 def test_shell_templates_that_keep_values_literal_are_accepted(template):
@@ -201,6 +280,8 @@ def test_a_backslashed_placeholder_would_have_run_the_value(tmp_path):
         ("train {estimator} {norm} && merge {output_dir}", False, "'&' at character .* command.shell: true"),
         ("train --host $(hostname) {estimator} {norm}", False, "'\\$' at character .* command.shell: true"),
         (["train", "{estimator}", "{norm}"], True, "with command.shell: true the template is one command line"),
+        ([""], False, "word 1 is empty"),
+        (["train", "", "{estimator}", "{norm}"], False, "word 2 is empty"),
     ],
 )
 def test_validation_refuses_unsafe_templates_in_one_line(tmp_path, template, shell, message):
@@ -208,6 +289,50 @@ def test_validation_refuses_unsafe_templates_in_one_line(tmp_path, template, she
         load_config([_tiny_command_config(tmp_path, template=template, shell=shell)])
     assert str(error.value).count("\n") == 0
     assert re.search(f": command\\.template: .*{message}", str(error.value)), str(error.value)
+
+
+@pytest.mark.parametrize("value", ["a b", "$(id)", ";touch pwned", "-rf", ".hidden", "a..b", "", "x/y"])
+def test_validation_admits_only_names_and_numbers_as_estimator_fields(tmp_path, value):
+    fields = {"grpo": {"norm": True}, "dr_grpo": {"norm": value}}
+    with pytest.raises(ConfigError) as error:
+        load_config([_tiny_command_config(tmp_path, estimator_fields=fields)])
+    assert str(error.value).count("\n") == 0
+    assert ": command.estimator_fields.dr_grpo.norm: " in str(error.value), str(error.value)
+
+
+@pytest.mark.parametrize("value", ["grpo", "seq-mean-token-sum-norm", "v1.2", True, 3, 0.5, -1e-05])
+def test_names_numbers_and_booleans_are_estimator_fields(tmp_path, value):
+    fields = {"grpo": {"norm": value}, "dr_grpo": {"norm": False}}
+    assert load_config([_tiny_command_config(tmp_path, estimator_fields=fields)])["command"]["estimator_fields"]
+
+
+# templates that ran a value as code before they were refused: (form, template, value); each writes ./pwned
+RAN_CODE = [
+    ("list", ["env", "-S", "{norm}"], "touch pwned"),
+    ("list", ["python3.11", "-c", "{norm}"], "open('pwned', 'w')"),
+    ("shell", "echo {norm} | sh", "touch pwned"),
+]
+
+
+@pytest.mark.parametrize("form, template, value", RAN_CODE)
+def test_templates_that_ran_a_value_as_code_now_fail_before_running(tmp_path, monkeypatch, form, template, value):
+    """Unchecked, each template runs the value; the backend refuses it before the trainer starts."""
+    monkeypatch.chdir(tmp_path)
+    python = tmp_path / "python3.11"  # a version-suffixed interpreter, wherever the tests run
+    python.symlink_to(sys.executable)
+    if form == "list":
+        template = [str(python) if word == "python3.11" else word for word in template]
+        unchecked = [word.format(norm=value) for word in template]
+    else:
+        unchecked = ["/bin/bash", "-c", template.format(norm=shlex.quote(value))]
+    subprocess.run(unchecked, check=True)
+    assert (tmp_path / "pwned").exists()
+    (tmp_path / "pwned").unlink()
+    config = load_config([_tiny_command_config(tmp_path, _trainer(tmp_path, form), shell=form == "shell")])
+    config["command"].update(template=template, estimator_fields={"grpo": {"norm": value}})
+    with pytest.raises(ValueError, match="^template: "):
+        command.run(config, "grpo", 1, tmp_path / "run")
+    assert not any(tmp_path.rglob("pwned"))
 
 
 @pytest.mark.parametrize(
@@ -296,11 +421,10 @@ def test_run_substitutes_and_finds_the_checkpoint(tmp_path, form):
 @pytest.mark.parametrize("form", ["list", "string", "shell"])
 @pytest.mark.parametrize("value", [";touch pwned;#", "$(touch pwned)", "`touch pwned`", "'; touch pwned; '"])
 def test_a_hostile_value_reaches_the_trainer_as_one_literal_argument(tmp_path, monkeypatch, form, value):
+    """Validation admits only names and numbers; past it (edited in memory), a value still stays one argument."""
     monkeypatch.chdir(tmp_path)
-    fields = {"grpo": {"norm": value}, "dr_grpo": {"norm": value}}
-    config = load_config(
-        [_tiny_command_config(tmp_path, _trainer(tmp_path, form), shell=form == "shell", estimator_fields=fields)]
-    )
+    config = load_config([_tiny_command_config(tmp_path, _trainer(tmp_path, form), shell=form == "shell")])
+    config["command"]["estimator_fields"] = {"grpo": {"norm": value}}
     checkpoint = command.run(config, "grpo", 1, tmp_path / "run")
     assert json.loads((checkpoint / "args.json").read_text())[-1] == value
     assert not any(tmp_path.rglob("pwned"))

@@ -799,7 +799,7 @@ def test_templates_where_quoting_cannot_hold_are_rejected_naming_the_key(case, t
 def test_a_value_with_shell_syntax_stays_one_literal_word_when_run(tmp_path):
     from training.backends import command
 
-    assert command.template_fields("train --out $(pwd)/x --arm {arm} ( cd /tmp; {seed} )", shell=True) == [
+    assert command.template_fields("train --out $(pwd)/x --arm {arm} ( cd /tmp; train {seed} )", shell=True) == [
         "arm",
         "seed",
     ]

@@ -79,7 +79,11 @@ def _check_command(config: dict, recipe: dict, arm: str) -> None:
     try:
         check_arm(config["command"], recipe, config["arms"][arm])
     except ValueError as err:
-        key = f"command.{err}" if str(err).startswith(("template", "checkpoint")) else f"arms.{arm}.{err}"
+        key = (
+            f"command.{err}"
+            if str(err).startswith(("template", "checkpoint", "estimator_fields"))
+            else f"arms.{arm}.{err}"
+        )
         raise ValueError(f"{key} (backend: command)") from None
 
 

@@ -3,27 +3,34 @@
 The template (``command.template``) holds ``str.format`` placeholders: ``{arm}``, ``{seed}``, ``{estimator}``,
 ``{data_policy}`` (registry names), ``{output_dir}``, every scalar recipe field (``{steps}``, ``{lr}`` …) and the
 fields that ``command.estimator_fields`` declares for the arm's estimator; anything but a plain ``{name}`` from that
-set is rejected at config validation and again before running.
+set is rejected at config validation and again before running. Those fields, the only free-form values, must be names
+(armlab's name rule), numbers or booleans.
 
 By default the template runs without a shell, as an argument vector: a list holds one argument per item, a string is
 split into words as ``shlex.split`` splits them (quotes and backslashes honoured). Placeholders are filled inside each
 word after the split, so a value is part of one literal argument whatever it holds and never becomes shell code. Shell
 syntax that only a shell would act on is refused rather than passed on literally: outside quotes ``;`` ``&`` ``|``
 ``<`` ``>`` ``(`` ``)``, a newline and a ``#`` comment, outside single quotes ``$`` and backticks; so are a
-placeholder in the first word (a value would choose the program) and a leading ``NAME=value`` (write
-``env NAME=value program …``). Globs and ``~`` are not expanded.
+placeholder in the program's word (also after a wrapper such as ``env``, ``timeout``, ``nice``, ``sudo``, ``xargs``:
+a value would choose the program), a leading ``NAME=value`` (write ``env NAME=value program …``) and an empty word.
+Globs and ``~`` are not expanded.
 
 ``command.shell: true`` is the explicit escape hatch for a template that needs the shell (``&&``, redirections,
 variables): the string runs under ``/bin/bash -c`` with every value shell-quoted (``shlex.quote``), which keeps it
 one literal word only where the shell parses the template once: so a placeholder written inside quotes or inside
 ``$(...)`` and any template with a heredoc (``<<``, whose body is not quoted) or backticks (parsed twice) are
-rejected, and so is a placeholder right after a backslash (which would escape the opening quote).
+rejected, and so is a placeholder right after a backslash (which would escape the opening quote), inside a process
+substitution ``<(...)``, in a ``NAME=value`` assignment (its variable may later expand unquoted), or piped into a
+shell or interpreter that reads its program from stdin.
 
 In both modes a placeholder passed to a command that parses its arguments as code again (``eval``,
-``source``/``.``, a shell or an interpreter with ``-c``/``-e``, ``ssh``, ``su -c``, ``watch``) is refused: pass
-values to a script file as arguments instead. After the command exits 0, the checkpoint is the last match (in sorted
-order) of the glob ``command.checkpoint`` under ``{output_dir}`` (a relative glob that stays inside it, checked at
-validation); ``manifest.json`` records it, with the sha256 of each of its files, for evaluation.
+``source``/``.``, ``trap``, a shell or an interpreter with ``-c``/``-e``/``-p``/``-m`` …, matched by family as in
+``python3.11``, ``env -S``, ``sudo -s``, ``git -c``, awk or sed program text, ``ssh``, ``watch``) is refused: pass
+values to a script file as arguments instead. That refusal is a best effort over known re-parsers; what holds is
+that without a shell a value is one literal argument, and that values are names, numbers and the run's own output
+folder. After the command exits 0, the checkpoint is the last match (in sorted order) of the glob
+``command.checkpoint`` under ``{output_dir}`` (a relative glob that stays inside it, checked at validation);
+``manifest.json`` records it, with the sha256 of each of its files, for evaluation.
 
     python -m training.backends.command --config results/<exp>/config/train/<arm>.json --arm grpo --seed 1 \
         --out results/<exp>/runs/grpo/seed-1
@@ -40,16 +47,71 @@ import time
 from pathlib import Path, PurePosixPath
 
 from armlab import registration
+from armlab.configfile import NAME_PATTERN, NAME_RULE
 from armlab.files import one_line_errors
 from training.recipe import resolve_arm
 from training.utils import config_hash, run_arguments, write_manifest
 
 RUN_FIELDS = ("arm", "seed", "estimator", "data_policy", "output_dir")
 TRAINER_DIR = "trainer"
-# commands that run their argument text as code: always, with -c (shells, su), or with -c/-e (interpreters)
-REPARSE_ALWAYS = ("eval", "source", "ssh", "watch")
-REPARSE_WITH_C = ("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox", "su")
-REPARSE_WITH_C_OR_E = ("python", "python3", "perl", "ruby", "node")
+# commands that run their argument text as code: always, or (program family: a name, optionally digits and dots, as
+# in python3.11) after one of its short-option letters or long options
+REPARSE_ALWAYS = ("eval", "source", "ssh", "watch", "trap", "alias")
+SHELLS = ("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox", "csh", "tcsh")
+CODE_OPTIONS = {
+    **dict.fromkeys(SHELLS, ("c", ())),
+    "su": ("c", ("--command",)),
+    **dict.fromkeys(("pwsh", "powershell"), ("cCeE", ())),
+    **dict.fromkeys(("python", "pypy"), ("c", ("--command",))),
+    "perl": ("eE", ()),
+    "ruby": ("e", ()),
+    **dict.fromkeys(("node", "nodejs"), ("ep", ("--eval", "--print"))),
+    "php": ("rBRFE", ()),
+    **dict.fromkeys(("Rscript", "lua", "luajit"), ("e", ())),
+    "env": ("S", ("--split-string",)),
+    **dict.fromkeys(("sudo", "doas"), ("si", ("--shell", "--login"))),
+    "git": ("c", ("--config-env",)),
+}
+# commands whose first operand is program text unless a script file (-f) is given; their options taking a value
+PROGRAM_TEXT = {**dict.fromkeys(("awk", "gawk", "mawk", "nawk"), "Fvf"), "sed": "ef"}
+# commands that run the next word as the program; their options taking a separate value (short letters, long names)
+WRAPPERS = {
+    "env": ("uC", ("--unset", "--chdir")),
+    "timeout": ("sk", ("--signal", "--kill-after")),
+    "nice": ("n", ("--adjustment",)),
+    "nohup": ("", ()),
+    "xargs": ("adEILnPs", ("--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars")),
+    "sudo": ("CDghprTuU", ("--user", "--group", "--host", "--prompt", "--chdir", "--role", "--type", "--other-user")),
+    "doas": ("Cu", ()),
+    "exec": ("a", ()),
+    "command": ("", ()),
+    "stdbuf": ("ioe", ("--input", "--output", "--error")),
+    "setsid": ("", ()),
+    "time": ("fo", ("--format", "--output")),
+    "ionice": ("cnp", ("--class", "--classdata", "--pid")),
+    "taskset": ("", ()),
+    "chrt": ("", ()),
+}
+WRAPPER_OPERAND = re.compile(r"[0-9][0-9A-Fa-fx.,:-]*[smhd]?")  # a duration, priority, CPU mask or list
+# shell options taking a separate value: their value is no script file
+VALUE_OPTIONS = ("-o", "+o", "-O", "+O", "-W", "-X")
+STDIN_READERS = (
+    *SHELLS,
+    "python",
+    "pypy",
+    "perl",
+    "ruby",
+    "node",
+    "nodejs",
+    "php",
+    "lua",
+    "luajit",
+    "pwsh",
+    "powershell",
+)
+DECLARATIONS = ("export", "declare", "typeset", "local", "readonly")
+SUBSTITUTIONS = ("$(", "<(", ">(")  # a command or process substitution: its text is parsed again
+SUBSHELLS = (*SUBSTITUTIONS, "(")
 COMMAND_SEPARATORS = (";", "&&", "||", "|", "|&", "&", "(", ")", ";;")
 # what only a shell acts on, refused in a template run without one: outside quotes (a newline escaped or not) ...
 SHELL_OPERATORS = ";&|<>()\n"
@@ -86,8 +148,10 @@ def _placeholders(text: str) -> list[tuple[str, str | None]]:
 
 
 def _marked(text: str) -> str:
-    """``text`` with FIELD_MARK for each placeholder (a literal brace for ``{{`` and ``}}``)."""
-    return "".join(literal + (FIELD_MARK if name is not None else "") for literal, name in _placeholders(text))
+    """``text`` with each placeholder's name between two FIELD_MARKs (a literal brace for ``{{`` and ``}}``)."""
+    return "".join(
+        literal + (f"{FIELD_MARK}{name}{FIELD_MARK}" if name else "") for literal, name in _placeholders(text)
+    )
 
 
 def argv_words(template: str | list[str]) -> list[str]:
@@ -115,17 +179,15 @@ def _argv_fields(template: str | list[str]) -> list[str]:
     words = argv_words(template)
     if not words:
         raise ValueError("template: no program to run; expected a command and its arguments")
-    marked = [_marked(word) for word in words]
-    if FIELD_MARK in marked[0]:
+    if "" in words:
         raise ValueError(
-            f"template: the program {words[0]!r} holds a placeholder, so a value would choose what runs; "
-            f"write the program's name or path"
+            f"template: word {words.index('') + 1} is empty; write the program and each argument as a non-empty word"
         )
     if ASSIGNMENT.match(words[0]):
         raise ValueError(
             f"template: {words[0]!r} assigns a variable, which needs a shell; write env {words[0]} <program> …"
         )
-    _check_simple_command(marked)
+    _check_simple_command([_marked(word) for word in words])
     return [name for word in words for _, name in _placeholders(word) if name is not None]
 
 
@@ -141,9 +203,10 @@ def _shell_fields(template: str) -> list[str]:
                 f"template: placeholder {{{name}}} follows a backslash, which would escape the quote around its "
                 f"value and let the shell run it; remove the backslash"
             )
-        if "$(" in context:
+        opened = [c for c in SUBSTITUTIONS if c in context]
+        if opened:
             raise ValueError(
-                f"template: placeholder {{{name}}} sits inside $(...), where the shell parses it again; "
+                f"template: placeholder {{{name}}} sits inside {opened[0]}...), where the shell parses it again; "
                 f"pass the value as a plain argument"
             )
         if context and context[-1] in "'\"":
@@ -158,13 +221,24 @@ def _shell_fields(template: str) -> list[str]:
 
 def _refuse_reparsing_commands(template: str) -> None:
     """``ValueError`` for a placeholder in a simple command of shell ``template`` that runs its arguments as code."""
-    lexer = shlex.shlex(_marked(template).replace("\n", " ; "), posix=True, punctuation_chars=True)
+    lexer = shlex.shlex(_marked(template).replace("\\\n", "").replace("\n", " ; "), posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     words: list[str] = []
     redirected = False  # the word after a redirection is its file, not an argument
+    fed = False  # a value reaches the current command's stdin: an earlier stage of its pipeline holds one
+    outer: list[list[str]] = []  # the words of the commands around open process substitutions
     for token in [*lexer, ";"]:
-        if token in COMMAND_SEPARATORS:
+        if token in ("<(", ">("):
+            outer.append(words)
+            words, redirected = [], False
+        elif token == ")" and outer:
             _check_simple_command(words)
+            words, redirected = outer.pop(), False
+        elif token in COMMAND_SEPARATORS:
+            _check_simple_command(words)
+            if fed:
+                _check_fed_command(words)
+            fed = token in ("|", "|&") and (fed or any(FIELD_MARK in word for word in words))
             words, redirected = [], False
         elif token and set(token) <= set(lexer.punctuation_chars):
             redirected = True
@@ -174,30 +248,101 @@ def _refuse_reparsing_commands(template: str) -> None:
             words.append(token)
 
 
+def _check_fed_command(words: list[str]) -> None:
+    """``ValueError`` if ``words``, fed a value on stdin, run it as program text or as xargs' arguments."""
+    programs = _programs(words)
+    if any(_family(words[i]) == "xargs" for i in programs[:-1]):  # xargs running a command: the value, its argument
+        _check_simple_command([*words, f"{FIELD_MARK}stdin{FIELD_MARK}"])
+    if not programs or _family(words[programs[-1]]) not in STDIN_READERS:
+        return
+    i = programs[-1] + 1
+    while i < len(words) and words[i] not in ("-", "-s"):
+        if not words[i].startswith(("-", "+")):
+            return  # a script file
+        i += 2 if words[i] in VALUE_OPTIONS else 1
+    raise ValueError(
+        f"template: a value is piped into {words[programs[-1]]!r}, which reads its program from stdin, so the value "
+        f"would run as code; give it a script file"
+    )
+
+
+def _family(word: str) -> str:
+    """The program family of ``word``: its file name less a version suffix (``/usr/bin/python3.11`` -> python)."""
+    name = word.rsplit("/", 1)[-1]
+    return name if name == "." else re.sub(r"[0-9.]+$", "", name)
+
+
+def _programs(words: list[str]) -> list[int]:
+    """The indices of the programs that ``words`` runs: the first after assignments, then each wrapper's command."""
+    i = 0
+    while i < len(words) and ASSIGNMENT.match(words[i]):
+        i += 1
+    programs = [i]
+    while i < len(words) and FIELD_MARK not in words[i] and _family(words[i]) in WRAPPERS:
+        (letters, long_options), i = WRAPPERS[_family(words[i])], i + 1
+        while i < len(words) and (
+            words[i].startswith("-") or ASSIGNMENT.match(words[i]) or WRAPPER_OPERAND.fullmatch(words[i])
+        ):
+            takes_value = words[i] in long_options or (len(words[i]) == 2 and words[i][1] in letters)
+            i += 2 if takes_value and words[i][0] == "-" else 1
+        programs.append(i)
+    return [i for i in programs if i < len(words)]
+
+
+def _is_program_text(words: list[str], j: int, first: int, option: str) -> bool:
+    """Whether the placeholder at ``words[first]`` is program text of the awk or sed at ``words[j]``."""
+    if {option, words[first - 1]} & {"-e", "--expression", "--source"}:
+        return True  # the value of a program-text option, glued or not: sed -e s/x/{v}/
+    operands, i = False, j + 1
+    while i < first:
+        word = words[i]
+        if word.startswith(("-f", "-e", "--file", "--expression", "--source")):
+            return False  # the program comes from an option
+        operands = operands or not word.startswith("-")
+        i += 2 if len(word) == 2 and word[0] == "-" and word[1] in PROGRAM_TEXT[_family(words[j])] else 1
+    return not operands
+
+
 def _check_simple_command(words: list[str]) -> None:
-    """``ValueError`` if a command among ``words`` (FIELD_MARK for placeholders) runs its first placeholder as code."""
+    """``ValueError`` if a value in marked ``words`` could choose the program, set a variable or run as code."""
     marked = [i for i, word in enumerate(words) if FIELD_MARK in word]
     if not marked:
         return
-    before = words[: marked[0]]
-    glued = words[marked[0]].split(FIELD_MARK)[0].removesuffix("=")  # an option written onto it: -c{arm}, --eval=
+    first = marked[0]
+    before = words[:first]
+    glued = words[first].split(FIELD_MARK)[0].removesuffix("=")  # an option written onto it: -c{arm}, --eval=
+    option = glued or (before[-1] if before else "")  # the option whose value the placeholder may be
     for j, word in enumerate(before):
-        program = word.rsplit("/", 1)[-1]
+        program = _family(word)
         options = [*before[j + 1 :], glued]
         flags = [w for w in options if re.fullmatch(r"-[A-Za-z]+", w)]  # short-option clusters
+        letters, long_options = CODE_OPTIONS.get(program, ("", ()))
         reparses = (
             program in REPARSE_ALWAYS
             or (program == "." and j == 0)
-            or (program in REPARSE_WITH_C and any("c" in f for f in flags))
-            or (
-                program in REPARSE_WITH_C_OR_E
-                and (any(f[-1] in "ce" for f in flags) or {"--eval", "--command"} & set(options))
-            )
+            or any(set(f[1:]) & set(letters) for f in flags)
+            or bool(set(long_options) & set(options))
+            or (program in ("python", "pypy") and re.fullmatch(r"-[A-Za-z]*m", option) is not None)  # a module
+            or (program in PROGRAM_TEXT and _is_program_text(words, j, first, option))
         )
         if reparses:
             raise ValueError(
                 f"template: a placeholder is passed to {word!r}, which runs its arguments as code again, so a value "
                 f"could run as a command; call a script file with the values as its arguments instead"
+            )
+    programs = _programs(words)
+    declares = bool(programs) and _family(words[programs[-1]]) in DECLARATIONS
+    for i in marked:
+        if ASSIGNMENT.match(words[i]) and (declares or not programs or i < programs[-1]):
+            raise ValueError(
+                f"template: a placeholder sits in the assignment {words[i].split('=')[0]}=…, whose variable could "
+                f"later expand unquoted or reach code; pass the value as a plain argument"
+            )
+        if i in programs:
+            shown = re.sub(f"{FIELD_MARK}(.+?){FIELD_MARK}", r"{\1}", words[i])
+            raise ValueError(
+                f"template: the program {shown!r} holds a placeholder, so a value would choose what runs; "
+                f"write the program's name or path"
             )
 
 
@@ -237,11 +382,14 @@ def _shell_context(text: str, context: list[str]) -> list[str]:
                 "template: a heredoc (<<) does not quote its body, so a value's $(...) would run; "
                 "pass values as arguments"
             )
+        elif text.startswith(("<(", ">("), i):  # a process substitution
+            context.append(text[i : i + 2])
+            i += 1
         elif char in "'\"":
             context.append(char)
-        elif char == "(" and inner in ("$(", "("):
+        elif char == "(" and inner in SUBSHELLS:
             context.append("(")
-        elif char == ")" and inner in ("$(", "("):
+        elif char == ")" and inner in SUBSHELLS:
             context.pop()
         i += 1
     return context + ["\\"] if escaped else context
@@ -267,6 +415,13 @@ def allowed_fields(recipe: dict, estimator_fields: dict) -> set[str]:
     return set(RUN_FIELDS) | set(template_values(recipe, "", 0, "", {})) | extra
 
 
+def _is_scalar_value(value) -> bool:
+    """Whether ``value`` may fill a placeholder from ``command.estimator_fields``: a name, a number or a boolean."""
+    if isinstance(value, str):
+        return NAME_PATTERN.fullmatch(value) is not None and ".." not in value
+    return isinstance(value, (bool, int, float))
+
+
 def check_arm(command: dict, recipe: dict, overrides: dict) -> None:
     """Reject a template or an arm the command backend cannot run faithfully (``ValueError`` naming the problem).
 
@@ -275,6 +430,13 @@ def check_arm(command: dict, recipe: dict, overrides: dict) -> None:
     parameters cannot be passed at all — only names.
     """
     fields = template_fields(command["template"], command["shell"])
+    for estimator_name, extra in command["estimator_fields"].items():
+        for field, value in extra.items():
+            if not _is_scalar_value(value):
+                raise ValueError(
+                    f"estimator_fields.{estimator_name}.{field}: {value!r} is neither a name ({NAME_RULE}) nor a "
+                    f"number or boolean; only such values reach the command"
+                )
     pattern = PurePosixPath(command["checkpoint"])
     if pattern.is_absolute() or ".." in pattern.parts:
         raise ValueError(
