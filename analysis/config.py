@@ -95,7 +95,6 @@ from analysis.errors import AnalysisInputError
 from analysis.predictions import Prediction, parse_predictions
 from analysis.sequential import Design
 from armlab.configfile import (
-    DEFAULT_LIMITS,
     ConfigError,
     check_limit,
     check_name,
@@ -105,6 +104,7 @@ from armlab.configfile import (
     parse_comparisons,
 )
 from armlab.contract import BASE_ARM
+from armlab.limits import DEFAULT_LIMITS
 
 DEFAULTS = {
     "alpha": 0.05,

@@ -64,9 +64,9 @@ import numpy as np
 import pandas as pd
 
 from analysis.errors import AnalysisInputError, describe_rows
-from armlab.configfile import DEFAULT_LIMITS
 from armlab.contract import COLUMNS, PER_BENCHMARK_ITEM, REQUIRED, RUN, SAMPLE_COUNTS, duplicated_keys
 from armlab.files import BadFile, json_number, read_json, regular_file
+from armlab.limits import DEFAULT_LIMITS
 
 if TYPE_CHECKING:
     from analysis.config import Comparison, Config

@@ -19,6 +19,9 @@ from pathlib import Path
 
 import yaml
 
+from armlab.files import BadFile, regular_file
+from armlab.limits import DEFAULT_LIMITS
+
 # letters, digits, '_', '.', '-'; not starting with '.' or '-'; no '..' anywhere (checked separately)
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 NAME_RULE = "letters, digits, '_', '.' and '-', not starting with '.' or '-', without '..'"
@@ -195,8 +198,6 @@ def load_mapping(path: str | Path, _including: tuple = ()) -> dict:
             f"{path}: include: {len(_including) + 1} files deep (from {_including[0]}), more than "
             f"{MAX_INCLUDE_DEPTH}; expected a shorter chain of includes"
         )
-    from armlab.files import BadFile, regular_file  # files imports this module: at call time, not at load
-
     try:
         text = regular_file(path, "config", "json_file_bytes").read_text()  # not a FIFO, device or huge file
     except BadFile as exc:
@@ -249,29 +250,6 @@ def load_configs(paths, overrides: dict | None = None) -> dict:
     for path in paths:
         config = deep_update(config, load_mapping(path))
     return deep_update(config, overrides or {})
-
-
-# Sizes a config may not exceed unless its `limits:` section raises them: past these a typo (steps: 10**12)
-# would run for days or exhaust memory instead of failing at once.
-DEFAULT_LIMITS = {
-    "steps": 100_000,  # recipe.steps
-    "group_size": 1024,  # recipe.group_size
-    "prompts_per_step": 65_536,  # recipe.prompts_per_step
-    "updates_per_batch": 64,  # recipe.updates_per_batch
-    "max_new_tokens": 4096,  # recipe.max_new_tokens
-    "base_steps": 1_000_000,  # base.steps
-    "pool_per_benchmark": 1_000_000,  # data.pool_per_benchmark
-    "n_items": 100_000,  # benchmarks.<name>.n_items
-    "seeds": 1000,  # len(seeds), or seeds.max of a sequential design
-    "samples": 4096,  # eval.samples
-    "resamples": 1_000_000,  # analysis.resamples
-    "sign_flip_resamples": 10_000_000,  # analysis.sign_flip_resamples
-    "exact_max_seeds": 22,  # analysis.exact_max_seeds (2^n sign patterns are enumerated)
-    # input files, checked before they are read: a mistaken path (a 1 TB disk image) fails at once
-    "input_file_bytes": 8 * 2**30,  # a scores table, CSV or JSON-lines input (verl dump, lm-eval samples)
-    "json_file_bytes": 512 * 2**20,  # a JSON file parsed whole (lm-eval results, manifests, locks)
-    "input_line_bytes": 64 * 2**20,  # one line of a JSON-lines input
-}
 
 
 def seed_list(seeds) -> list:

@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
-from armlab.configfile import DEFAULT_LIMITS
+from armlab.limits import DEFAULT_LIMITS
 
 MANIFEST = "manifest.json"
 FILES_KEY = "files"

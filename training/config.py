@@ -37,7 +37,7 @@ from training.tasks import TASKS
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflows" / "schemas" / "config.schema.yaml"
 # data policies that do not read rewards as 0/1 pass rates, so they run with a length bonus
 SHAPING_DATA_POLICIES = ("uniform", "static")
-# the recipe and config sizes a `limits:` key caps (see armlab.configfile.DEFAULT_LIMITS)
+# the recipe and config sizes a `limits:` key caps (see armlab.limits.DEFAULT_LIMITS)
 LIMITED_SIZES = {
     "recipe.steps": "steps",
     "recipe.group_size": "group_size",
