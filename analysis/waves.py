@@ -97,7 +97,7 @@ def check_lock(results: str | Path, config: dict) -> None:
             f"of looks (deleted or truncated?); the record is append-only: restore it or start a new experiment"
         )
     for look in sorted(written):
-        read_look(ledger.parent / f"look-{look}.json")
+        read_look(ledger.parent / f"look-{look}.json", records)
     if not path.exists():
         if recorded:
             raise ConfigError(
@@ -158,16 +158,18 @@ def _seeds(config: Config) -> list[int]:
     return seed_list({"max": config.design.max, "start": config.design.start})
 
 
-def read_look(path: str | Path) -> dict:
-    """The checkpoint file of look k (``look-<k>.json``), checked against look k in the record of looks beside it:
-    the next wave's runs are read from it, so an edited file would change what runs."""
+def read_look(path: str | Path, records: list[dict] | None = None) -> dict:
+    """The checkpoint file of look k (``look-<k>.json``), checked against look k in the record of looks beside it
+    (``records``, when already read): the next wave's runs are read from it, so an edited file would change what
+    runs."""
     path = Path(path)
+    ledger = path.parent / Path(LEDGER).name
     look = files.read_json(path, "sequential look")
-    recorded = [r for r in read_ledger(path.parent / Path(LEDGER).name) if r["look"] == int(path.stem[5:])]
+    recorded = [r for r in (read_ledger(ledger) if records is None else records) if r["look"] == int(path.stem[5:])]
     if not isinstance(look, dict) or not recorded or _comparable(look) != _comparable(recorded[-1]):
         raise AnalysisInputError(
-            f"{path}: differs from its look in {path.parent / Path(LEDGER).name}: a look's file is written once "
-            f"with its record; restore it (or delete it, to have the look decided again from the runs)"
+            f"{path}: differs from its look in {ledger}: a look's file is written once with its record; restore it "
+            f"(or delete it, to have the look decided again from the runs)"
         )
     return look
 

@@ -46,7 +46,7 @@ OUTPUT_MARKER = ".armlab-output.json"
 SNAKEMAKE_TIMESTAMP = ".snakemake_timestamp"
 _TEMP_TAG = "armlab-tmp"
 _TEMP_LENGTH = len(f".{_TEMP_TAG}-4194304-abcdefgh.")  # what a temporary's name adds to its path's (pid <= 2**22)
-_SHA256 = re.compile(r"[0-9a-f]{64}")
+SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
 class BadFile(ValueError):
@@ -435,7 +435,7 @@ def _recorded_files(manifest_path: Path, manifest) -> dict[str, str]:
         )
         if not inside:
             raise BadFile(f"{manifest_path}: {FILES_KEY}: {name!r} is not a path inside {manifest_path.parent}")
-        if not (isinstance(digest, str) and _SHA256.fullmatch(digest)):
+        if not (isinstance(digest, str) and SHA256_HEX.fullmatch(digest)):
             raise BadFile(f"{manifest_path}: {FILES_KEY}.{name}: expected a sha256 hex digest, got {digest!r}")
     return files
 

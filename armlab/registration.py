@@ -10,7 +10,6 @@ lock existed (:func:`against_locks`). The lock files' names live here, for the j
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from armlab import files
@@ -27,9 +26,6 @@ def _sha256(path: Path) -> str | None:
     return files.file_sha256(path) if path.is_file() else None
 
 
-SHA256 = re.compile(r"[0-9a-f]{64}")
-
-
 def _looks(ledger: Path) -> int | None:
     """Lines in the record of looks (None without one); a FIFO, device or folder there is a :class:`BadFile`."""
     if not ledger.exists() and not ledger.is_symlink():
@@ -43,7 +39,7 @@ def _checked(entry, path: Path) -> dict:
         raise files.BadFile(f"{path}: {KEY}: expected a mapping (or null), got {entry!r}")
     for field in ("predictions_lock", "design_lock"):
         value = entry.get(field)
-        if value is not None and not (isinstance(value, str) and SHA256.fullmatch(value)):
+        if value is not None and not (isinstance(value, str) and files.SHA256_HEX.fullmatch(value)):
             raise files.BadFile(f"{path}: {KEY}.{field}: expected a sha256 hex digest or null, got {value!r}")
     looks = entry.get("looks")
     if looks is not None and (isinstance(looks, bool) or not isinstance(looks, int) or looks < 0):
@@ -95,8 +91,8 @@ def against_locks(experiment_dir: str | Path) -> list[Path]:
     """
     root = Path(experiment_dir)
     jobs = recorded(root)
-    for name, field in ((PREDICTIONS_LOCK, "predictions_lock"), (DESIGN_LOCK, "design_lock")):
-        now = _sha256(root / name)
+    locks = {"predictions_lock": _sha256(root / PREDICTIONS_LOCK), "design_lock": _sha256(root / DESIGN_LOCK)}
+    for name, (field, now) in zip((PREDICTIONS_LOCK, DESIGN_LOCK), locks.items()):
         for path, entry in jobs.items():
             then = (entry or {}).get(field)
             if then is None or then == now:
@@ -114,5 +110,5 @@ def against_locks(experiment_dir: str | Path) -> list[Path]:
                 f"{root / LOOKS_LEDGER}: holds {looks} look(s), but {path} ran when it held {seen}; the record of "
                 f"looks is append-only: restore it, or run the experiment again from nothing"
             )
-    locked = _sha256(root / PREDICTIONS_LOCK)
+    locked = locks["predictions_lock"]
     return [path for path, entry in jobs.items() if locked and (entry or {}).get("predictions_lock") != locked]
