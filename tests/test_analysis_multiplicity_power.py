@@ -38,6 +38,27 @@ def test_holm_matches_statsmodels_and_a_hand_implementation_on_random_families()
         assert reject.tolist() == ref_reject.tolist() == hand_reject.tolist()
 
 
+def test_holm_equals_statsmodels_exactly_on_sign_flip_p_values_with_ties_and_boundaries():
+    """The p-values armlab feeds Holm are multiples of 1/2^n (exact sign-flip), often tied and often exactly at
+    alpha / (m - i + 1): reject flags and adjusted p must be statsmodels' to the bit there too."""
+    rng = np.random.default_rng(1)
+    for _ in range(2000):
+        n, m = int(rng.integers(2, 13)), int(rng.integers(1, 9))
+        alpha = float(rng.choice([0.05, 0.1, 2 / 2**n * m, 1 / 2**n]))
+        p = rng.integers(1, 2 ** (n - 1) + 1, m) * (2 / 2**n)
+        if rng.random() < 0.3:
+            p[rng.integers(0, m, m)] = alpha / rng.integers(1, m + 1)  # on a step's boundary
+        reject, adjusted = multiplicity.holm(p, alpha=alpha)
+        ref_reject, ref_adjusted, _, _ = multipletests(p, alpha=alpha, method="holm")
+        assert reject.tolist() == ref_reject.tolist(), (p, alpha)
+        assert adjusted.tolist() == ref_adjusted.tolist(), (p, alpha)
+
+
+def test_holm_refuses_a_missing_p_value():
+    with pytest.raises(ValueError, match="p-value for every test"):
+        multiplicity.holm([0.01, np.nan], alpha=0.05)
+
+
 def test_holm_is_not_statsmodels_default_holm_sidak():
     _, adjusted = multiplicity.holm([0.02, 0.03], alpha=0.05)
     np.testing.assert_allclose(adjusted, [0.04, 0.04])  # Holm-Sidak would give 1 - 0.98^2 = 0.0396

@@ -111,13 +111,18 @@ def test_parsing_the_workflow_loads_neither_torch_nor_scipy_stats():
     import subprocess
     import sys
 
-    heavy = ("torch._C", "scipy.stats._stats_py", "transformers", "lm_eval")
+    heavy = ("torch._C", "scipy.stats._stats_py", "statsmodels", "transformers", "lm_eval")
+    # what the Snakefile does at every start: validate, parse the analysis section, check the locks and plan
     code = (
         "import sys\n"
         "from training.config import load_config\n"
+        "from analysis import planning, predictions, waves\n"
         "from analysis.config import parse_config\n"
+        "from armlab import registration\n"
         f"config = load_config([{str(REPO / 'tests' / 'fixtures' / 'tiny.yaml')!r}])\n"
-        "parse_config(config)\n"
+        "analysis = parse_config(config)\n"
+        "registration.against_locks('results/tiny')\n"
+        "planning.plan_text(config, analysis, jobs='results/tiny', cores=2)\n"
         f"print([name for name in {heavy!r} if name in sys.modules])\n"
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
