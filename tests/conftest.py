@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+import snakemake_fork
 from filelock import FileLock
 
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -190,15 +191,12 @@ def copy_of_the_repository(destination: Path) -> Path:
     return destination
 
 
-def snakemake_dry_run(snakemake_bin, workdir: Path, configfile: Path, *targets: str) -> subprocess.CompletedProcess:
+def snakemake_dry_run(workdir: Path, configfile: Path, *targets: str) -> subprocess.CompletedProcess:
     """``snakemake -n -p`` of ``configfile`` in ``workdir`` (the repository's Snakefile); asserts that it succeeded."""
-    dry = subprocess.run(
-        [snakemake_bin, "-s", str(REPO / "Snakefile"), "--configfile", str(configfile), "--replace-workflow-config"]
+    dry = snakemake_fork.run(
+        ["-s", str(REPO / "Snakefile"), "--configfile", str(configfile), "--replace-workflow-config"]
         + ["--cores", "2", "-n", "-p", "--workflow-profile", "none", *targets],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=300,
+        workdir,
     )
     assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]
     return dry

@@ -2,11 +2,11 @@
 randomly initialised Qwen2 with a locally built tokenizer, and its evaluation through lm-eval's ``hf`` model."""
 
 import os
-import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import snakemake_fork
 import yaml
 from conftest import REPO, TINY
 from test_pipeline_e2e import _job_counts
@@ -251,28 +251,16 @@ def test_kept_checkpoints_are_named_by_rollout_batch_not_optimizer_step(tmp_path
     assert not trainer.exists()
 
 
-def test_snakemake_dag_of_the_trl_backend(tmp_path, snakemake_bin):
+def test_snakemake_dag_of_the_trl_backend(tmp_path):
     path = _trl_config(
         tmp_path,
         {"grpo": {}, "dr_grpo": {"estimator": "dr_grpo"}},
         comparisons=[{"family": "estimators", "reference": "grpo", "arms": ["dr_grpo"]}],
     )
-    dry = subprocess.run(
-        [
-            snakemake_bin,
-            "-s",
-            str(REPO / "Snakefile"),
-            "--configfile",
-            str(path),
-            "--replace-workflow-config",
-            "--cores",
-            "2",
-            "-n",
-            "results/tiny/scores.parquet",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
+    dry = snakemake_fork.run(
+        ["-s", str(REPO / "Snakefile"), "--configfile", str(path), "--replace-workflow-config", "--cores", "2"]
+        + ["-n", "results/tiny/scores.parquet"],
+        tmp_path,
         timeout=120,
     )
     assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]

@@ -1,9 +1,9 @@
 """Every config error is rejected with a message naming the key, before any job runs."""
 
 import copy
-import subprocess
 
 import pytest
+import snakemake_fork
 import yaml
 from conftest import REPO, TINY
 
@@ -116,24 +116,13 @@ def test_reserved_base_arm(raw):
     _rejects(raw, r"arms\.base: the name 'base' is reserved")
 
 
-def test_snakemake_rejects_a_bad_config_before_any_job(tmp_path, raw, snakemake_bin):
+def test_snakemake_rejects_a_bad_config_before_any_job(tmp_path, raw):
     raw["comparisons"][0]["reference"] = "ppo"
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(raw))
-    proc = subprocess.run(
-        [
-            snakemake_bin,
-            "-s",
-            str(REPO / "Snakefile"),
-            "--configfile",
-            str(bad),
-            "--replace-workflow-config",
-            "--cores",
-            "1",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
+    proc = snakemake_fork.run(
+        ["-s", str(REPO / "Snakefile"), "--configfile", str(bad), "--replace-workflow-config", "--cores", "1"],
+        tmp_path,
         timeout=120,
     )
     assert proc.returncode != 0

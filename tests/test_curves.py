@@ -64,9 +64,9 @@ def test_the_table_reads_the_evaluations_it_is_given_not_leftovers_beside_them(t
     assert set(read_curves([tmp_path / "curves" / "kept" / "seed-1" / "manifest.json"]).arm) == {"kept"}
 
 
-def test_learning_curves_build_under_a_sequential_design(tmp_path, snakemake_bin):
+def test_learning_curves_build_under_a_sequential_design(tmp_path):
     """The runs are known only after the last look: the target waits for them instead of failing the DAG."""
-    snakemake_dry_run(snakemake_bin, tmp_path, TINY_SEQUENTIAL, "all", "learning_curves")
+    snakemake_dry_run(tmp_path, TINY_SEQUENTIAL, "all", "learning_curves")
 
 
 def test_an_altered_checkpoint_is_named_before_anything_is_evaluated(tmp_path):
@@ -94,10 +94,10 @@ def test_curve_summaries_by_hand():
     assert table[0, "domain_balanced"] == 0.375  # the base at step 0
 
 
-def test_an_arm_of_a_backend_without_checkpoints_has_no_curve(tmp_path, snakemake_bin):
+def test_an_arm_of_a_backend_without_checkpoints_has_no_curve(tmp_path):
     from test_backends_command import _tiny_command_config
 
     refusal = r"arms\.\w+: backend command keeps no intermediate checkpoints, so it has no curve"
     with pytest.raises(AssertionError, match=refusal):
-        snakemake_dry_run(snakemake_bin, tmp_path, _tiny_command_config(tmp_path), "learning_curves")
-    snakemake_dry_run(snakemake_bin, tmp_path, _tiny_command_config(tmp_path))  # its default target is fine
+        snakemake_dry_run(tmp_path, _tiny_command_config(tmp_path), "learning_curves")
+    snakemake_dry_run(tmp_path, _tiny_command_config(tmp_path))  # its default target is fine

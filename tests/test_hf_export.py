@@ -222,11 +222,11 @@ def test_the_trl_model_switch(tmp_path, exported):
         load_start(config, 0)
 
 
-def test_snakemake_dag_of_trl_from_the_builtin_base(tmp_path, snakemake_bin):
+def test_snakemake_dag_of_trl_from_the_builtin_base(tmp_path):
     from test_pipeline_e2e import _job_counts
 
     config = _trl_config(tmp_path, model=BUILTIN_BASE)
-    dry = snakemake_dry_run(snakemake_bin, tmp_path, config, "results/tiny/scores.parquet")
+    dry = snakemake_dry_run(tmp_path, config, "results/tiny/scores.parquet")
     counts = _job_counts(dry.stdout + dry.stderr)
     assert (counts["base_policy"], counts["export_base"], counts["train"], counts["evaluate"]) == (1, 1, 4, 5)
     assert "--policy results/tiny/base/policy.pt --out results/tiny/base_hf" in dry.stdout
@@ -235,6 +235,7 @@ def test_snakemake_dag_of_trl_from_the_builtin_base(tmp_path, snakemake_bin):
     assert "--model hf --run-manifest results/tiny/base_hf/manifest.json --arm base --seed 0" in dry.stdout
 
 
+@pytest.mark.workflow  # a whole training job, run for real
 def test_a_short_trl_run_from_the_exported_base_learns(tmp_path):
     """GRPOTrainer from the exported base on one-digit addition: the expected reward rises well past noise."""
     from training import base, data

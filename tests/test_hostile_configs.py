@@ -6,9 +6,9 @@ run through the workflow itself check that no results folder appears.
 
 import json
 import string
-import subprocess
 
 import pytest
+import snakemake_fork
 import yaml
 from conftest import REPO, TINY
 
@@ -500,13 +500,9 @@ def test_analyze_refuses_a_control_character_given_with_set(tmp_path):
         load_analysis_config(path, ['comparisons=[{family: "f\\e[2J", reference: a, arms: [b]}]'])
 
 
-def _workflow(snakemake_bin, root, configfile, *extra):
-    return subprocess.run(
-        [snakemake_bin, "-s", str(REPO / "Snakefile"), "--configfile", str(configfile), "--cores", "1", *extra],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=300,
+def _workflow(root, configfile, *extra):
+    return snakemake_fork.run(
+        ["-s", str(REPO / "Snakefile"), "--configfile", str(configfile), "--cores", "1", *extra], root
     )
 
 
@@ -531,32 +527,31 @@ def _workflow(snakemake_bin, root, configfile, *extra):
         "temperature",
     ],
 )
-def test_the_workflow_refuses_before_any_job(snakemake_bin, raw, tmp_path, mutate, message):
+def test_the_workflow_refuses_before_any_job(raw, tmp_path, mutate, message):
     mutate(raw)
     (tmp_path / "cfg").mkdir()
     bad = tmp_path / "cfg" / "bad.yaml"
     bad.write_text(yaml.safe_dump(raw))
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    proc = _workflow(snakemake_bin, run_dir, bad)
+    proc = _workflow(run_dir, bad)
     assert proc.returncode != 0
     assert message in proc.stdout + proc.stderr
     assert not (run_dir / "results").exists()
 
 
-def test_the_workflow_refuses_a_duplicate_key_in_a_configfile(snakemake_bin, tmp_path):
+def test_the_workflow_refuses_a_duplicate_key_in_a_configfile(tmp_path):
     bad = tmp_path / "dup.yaml"
     bad.write_text(TINY.read_text() + "recipe: {steps: 2}\n")
-    proc = _workflow(snakemake_bin, tmp_path, bad, "-n")
+    proc = _workflow(tmp_path, bad, "-n")
     assert proc.returncode != 0
     assert "duplicate key 'recipe'" in proc.stdout + proc.stderr
     assert not (tmp_path / "results").exists()
 
 
-def test_command_line_config_values_update_the_file(snakemake_bin, tmp_path):
+def test_command_line_config_values_update_the_file(tmp_path):
     """`--config` still works, and updates the named file only (not the demo)."""
     proc = _workflow(
-        snakemake_bin,
         tmp_path,
         TINY,
         "--config",

@@ -123,13 +123,13 @@ def test_configs_without_per_arm_backends_stage_exactly_as_before():
     assert views == TINY_VIEWS
 
 
-def _dry_run(snakemake_bin, workdir, configfile):
-    dry = snakemake_dry_run(snakemake_bin, workdir, configfile)
+def _dry_run(workdir, configfile):
+    dry = snakemake_dry_run(workdir, configfile)
     return dry.stdout + dry.stderr
 
 
-def test_snakemake_dag_of_a_mixed_experiment(tmp_path, snakemake_bin):
-    out = _dry_run(snakemake_bin, tmp_path, _mixed(tmp_path))
+def test_snakemake_dag_of_a_mixed_experiment(tmp_path):
+    out = _dry_run(tmp_path, _mixed(tmp_path))
     counts = _job_counts(out)
     assert (counts["base_policy"], counts["export_base"], counts["train"], counts["train_trl"]) == (1, 1, 2, 2)
     assert counts["evaluate"] == 5  # base (once), 2 builtin, 2 TRL runs
@@ -155,18 +155,18 @@ def test_snakemake_dag_of_a_mixed_experiment(tmp_path, snakemake_bin):
     assert not re.search(r"training\.train .*--arm trl|trl_backend .*--arm builtin", out)
 
 
-def test_an_arm_name_that_is_a_regex_trains_with_its_own_backend_only(tmp_path, snakemake_bin):
+def test_an_arm_name_that_is_a_regex_trains_with_its_own_backend_only(tmp_path):
     """The train rules' arm constraints are anchored and escaped: arm "a.b" is not arm "axb" nor a prefix of "a.bc"."""
     arms = {"a.b": {}, "axb": {"backend": "trl"}, "a.bc": {"backend": "trl"}}
     path = _mixed(tmp_path, arms=arms, comparisons=[{"family": "f", "reference": "a.b", "arms": ["axb", "a.bc"]}])
-    out = _dry_run(snakemake_bin, tmp_path, path)
+    out = _dry_run(tmp_path, path)
     assert _job_counts(out)["train"] == 2 and _job_counts(out)["train_trl"] == 4
     assert len(re.findall(r"training\.train .*--arm a\.b ", out)) == 2
     assert len(re.findall(r"trl_backend .*--arm (axb|a\.bc) ", out)) == 4
 
 
-def test_configs_without_per_arm_backends_keep_their_dag(tmp_path, snakemake_bin):
-    counts = _job_counts(_dry_run(snakemake_bin, tmp_path, TINY))
+def test_configs_without_per_arm_backends_keep_their_dag(tmp_path):
+    counts = _job_counts(_dry_run(tmp_path, TINY))
     assert "train_trl" not in counts and counts["train"] == 4 and counts["evaluate"] == 5
 
 

@@ -234,6 +234,7 @@ def test_trainer_adamw_is_torch_adamw_bit_for_bit(weight_decay):
     assert any(not torch.equal(a, b) for a, b in zip(ours.parameters(), CharTransformer(ours.cfg).parameters()))
 
 
+@pytest.mark.workflow  # a whole training job, run for real
 def test_a_training_run_never_imports_the_torch_compiler(tiny_config, tiny_experiment, tmp_path):
     """torch.optim optimizers import torch._dynamo (~2 s of every job) when built and stepped; the trainer's doesn't.
 
