@@ -20,7 +20,9 @@
 # cancels only its jobs. munged is shared by all clusters on the host: started if not running, never stopped.
 #
 # No accounting daemon: the Snakemake SLURM executor must poll with `--slurm-status-command squeue`,
-# which it trusts only when MinJobAge is long (here 600 s). No cgroups: proctrack/linuxproc and
+# which it trusts only when MinJobAge is long. Here 3600 s: a finished job stays in squeue for as long as a test
+# run may take (RUN_TIMEOUT_S, tests/conftest.py), so tests/test_slurm.py still sees every job of a run that another
+# checkout's suite slowed past 600 s. No cgroups: proctrack/linuxproc and
 # task/affinity. Node CPUs and memory come from `slurmd -C`. Requires root (not for `env`).
 set -euo pipefail
 
@@ -94,7 +96,7 @@ ProctrackType=proctrack/linuxproc
 TaskPlugin=task/affinity
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
-MinJobAge=600
+MinJobAge=3600
 ReturnToService=2
 SchedulerType=sched/backfill
 SlurmctldTimeout=30

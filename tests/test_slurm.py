@@ -5,7 +5,7 @@ slurm installed or installable with apt-get — and says why when skipped. The c
 config, state, ports, cluster name and jobs; see the script's header): every SLURM client here, and the Snakemake
 runs, get its SLURM_CONF and its client wrappers first on PATH, so clones of the repository test side by side.
 The flags below are what the SLURM executor plugin (2.8) needs on a cluster without an accounting database:
-``--slurm-status-command squeue`` (with the cluster's MinJobAge=600; sacct would hang), a short wait before the
+``--slurm-status-command squeue`` (with the cluster's MinJobAge=3600; sacct would hang), a short wait before the
 first status check (the plugin waits that long again after a check that saw a job end, and 10 s longer after each
 one that saw none: a short first wait takes most of a tiny job's waiting away), and no account.
 """
@@ -233,6 +233,15 @@ def sequential_on_slurm(slurm_cluster, request, tmp_path_factory):
 def _ledger(workdir: Path) -> list[dict]:
     lines = (workdir / SEQUENTIAL_OUT / "sequential" / "looks.jsonl").read_text().splitlines()
     return [json.loads(line) for line in lines]
+
+
+def test_finished_jobs_stay_in_squeue_as_long_as_a_run_may_take():
+    """The cluster forgets a finished job MinJobAge seconds after it ends; the SLURM run's check below counts every
+    job from squeue, and two checkouts' suites at once slowed the run to 826 s, past the 600 s it was, so the first
+    wave's jobs were gone (5 of 11 train jobs counted)."""
+    script = (REPO / "ci" / "slurm_single_node.sh").read_text()
+    ages = [int(line.split("=", 1)[1]) for line in script.splitlines() if line.startswith("MinJobAge=")]
+    assert ages == [RUN_TIMEOUT_S]
 
 
 def test_slurm_run_equals_local_run(sequential_on_slurm):
