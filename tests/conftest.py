@@ -8,8 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+import fork_server
 import pytest
-import snakemake_fork
 from filelock import FileLock
 
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -84,20 +84,23 @@ def snakemake_command() -> str:
 
 
 def readme_run(
-    workdir: Path, *extra: str, configfile: Path = TINY, timeout: float = RUN_TIMEOUT_S, replace_config: bool = True
+    workdir: Path,
+    *extra: str,
+    configfile: Path = TINY,
+    timeout: float = RUN_TIMEOUT_S,
+    replace_config: bool = True,
+    warm: bool = True,
 ) -> subprocess.CompletedProcess:
     """The README's command for one's own experiment, from ``workdir`` (a copy of the repository root).
 
     ``replace_config=False``: the config is merged with config/config.yaml, as plain ``--configfile`` does.
+    ``warm``: Snakemake and its jobs run in processes forked from a server that has imported their libraries
+    (tests/fork_server.py); ``warm=False`` starts each in a fresh interpreter, as a user's run does.
     """
     replace = ["--replace-workflow-config"] if replace_config else []
-    return subprocess.run(
-        [snakemake_command(), "--configfile", str(configfile), *replace, "--cores", "2", *extra],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    command = [snakemake_command(), "--configfile", str(configfile), *replace, "--cores", "2", *extra]
+    command, env = fork_server.warm(command) if warm else (command, None)
+    return subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture(scope="session")
@@ -123,9 +126,11 @@ def tiny_run(tmp_path_factory):
 SEQUENTIAL = Path("tests/fixtures/tiny_sequential.yaml")  # relative: the checkouts' own copy
 
 
-def sequential_readme_run(workdir: Path, *extra: str, configfile: Path = SEQUENTIAL) -> subprocess.CompletedProcess:
+def sequential_readme_run(
+    workdir: Path, *extra: str, configfile: Path = SEQUENTIAL, warm: bool = True
+) -> subprocess.CompletedProcess:
     """:func:`readme_run` of the sequential fixture (by default), merged with config/config.yaml."""
-    return readme_run(workdir, *extra, configfile=configfile, replace_config=False)
+    return readme_run(workdir, *extra, configfile=configfile, replace_config=False, warm=warm)
 
 
 @pytest.fixture(scope="session")
@@ -193,7 +198,7 @@ def copy_of_the_repository(destination: Path) -> Path:
 
 def snakemake_dry_run(workdir: Path, configfile: Path, *targets: str) -> subprocess.CompletedProcess:
     """``snakemake -n -p`` of ``configfile`` in ``workdir`` (the repository's Snakefile); asserts that it succeeded."""
-    dry = snakemake_fork.run(
+    dry = fork_server.run_snakemake(
         ["-s", str(REPO / "Snakefile"), "--configfile", str(configfile), "--replace-workflow-config"]
         + ["--cores", "2", "-n", "-p", "--workflow-profile", "none", *targets],
         workdir,

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import fork_server
 import pytest
 import yaml
 from conftest import REPO, TINY
@@ -440,46 +441,13 @@ def test_a_missing_checkpoint_fails_the_job(tmp_path):
 def test_snakemake_trains_every_arm_and_seed_through_the_command(tmp_path, snakemake_bin):
     path = _tiny_command_config(tmp_path)
     targets = [f"results/tiny/runs/{arm}/seed-{seed}/manifest.json" for arm in ("grpo", "dr_grpo") for seed in (1, 2)]
-    proc = subprocess.run(
-        [
-            snakemake_bin,
-            "-s",
-            str(REPO / "Snakefile"),
-            "--configfile",
-            str(path),
-            "--replace-workflow-config",
-            "--cores",
-            "2",
-            *targets,
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=_env(),
-    )
+    workflow = ["-s", str(REPO / "Snakefile"), "--configfile", str(path), "--replace-workflow-config", "--cores", "2"]
+    command, env = fork_server.warm([snakemake_bin, *workflow, *targets], _env())
+    proc = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     args = (tmp_path / "results/tiny/runs/grpo/seed-2/trainer/step-4/model/args.json").read_text()
     assert json.loads(args) == ["grpo", "2", "grpo", "0.0003", "True"]
-    dry = subprocess.run(
-        [
-            snakemake_bin,
-            "-s",
-            str(REPO / "Snakefile"),
-            "--configfile",
-            str(path),
-            "--replace-workflow-config",
-            "--cores",
-            "2",
-            "-n",
-            "results/tiny/scores.parquet",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=_env(),
-    )
+    dry = fork_server.run_snakemake([*workflow, "-n", "results/tiny/scores.parquet"], tmp_path, env=_env())
     # no builtin base policy is trained, and without command.base_checkpoint no base is evaluated
     assert dry.returncode == 0, dry.stdout[-3000:] + dry.stderr[-3000:]
     assert "base_policy" not in dry.stdout and "evaluate" in dry.stdout

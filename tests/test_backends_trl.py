@@ -4,9 +4,9 @@ randomly initialised Qwen2 with a locally built tokenizer, and its evaluation th
 import os
 from pathlib import Path
 
+import fork_server
 import pandas as pd
 import pytest
-import snakemake_fork
 import yaml
 from conftest import REPO, TINY
 from test_pipeline_e2e import _job_counts
@@ -257,7 +257,7 @@ def test_snakemake_dag_of_the_trl_backend(tmp_path):
         {"grpo": {}, "dr_grpo": {"estimator": "dr_grpo"}},
         comparisons=[{"family": "estimators", "reference": "grpo", "arms": ["dr_grpo"]}],
     )
-    dry = snakemake_fork.run(
+    dry = fork_server.run_snakemake(
         ["-s", str(REPO / "Snakefile"), "--configfile", str(path), "--replace-workflow-config", "--cores", "2"]
         + ["-n", "results/tiny/scores.parquet"],
         tmp_path,

@@ -2,8 +2,8 @@
 
 import copy
 
+import fork_server
 import pytest
-import snakemake_fork
 import yaml
 from conftest import REPO, TINY
 
@@ -120,7 +120,7 @@ def test_snakemake_rejects_a_bad_config_before_any_job(tmp_path, raw):
     raw["comparisons"][0]["reference"] = "ppo"
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(raw))
-    proc = snakemake_fork.run(
+    proc = fork_server.run_snakemake(
         ["-s", str(REPO / "Snakefile"), "--configfile", str(bad), "--replace-workflow-config", "--cores", "1"],
         tmp_path,
         timeout=120,

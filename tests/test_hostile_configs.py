@@ -7,8 +7,8 @@ run through the workflow itself check that no results folder appears.
 import json
 import string
 
+import fork_server
 import pytest
-import snakemake_fork
 import yaml
 from conftest import REPO, TINY
 
@@ -501,7 +501,7 @@ def test_analyze_refuses_a_control_character_given_with_set(tmp_path):
 
 
 def _workflow(root, configfile, *extra):
-    return snakemake_fork.run(
+    return fork_server.run_snakemake(
         ["-s", str(REPO / "Snakefile"), "--configfile", str(configfile), "--cores", "1", *extra], root
     )
 

@@ -5,12 +5,11 @@ run of an experiment with a builtin and a TRL arm from the builtin base (backend
 import hashlib
 import json
 import re
-import subprocess
 
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, RUN_TIMEOUT_S, TINY, copy_of_the_repository, snakemake_dry_run
+from conftest import REPO, TINY, copy_of_the_repository, readme_run, snakemake_dry_run
 from test_pipeline_e2e import _job_counts
 
 from training.backends import arm_backend, backend_of, backends_used, job_resources
@@ -184,18 +183,12 @@ def test_the_backend_parity_experiment_validates():
 
 
 @pytest.mark.workflow
-def test_a_tiny_mixed_run_from_the_repository_root(tmp_path, snakemake_bin):
+def test_a_tiny_mixed_run_from_the_repository_root(tmp_path):
     """The README's command from a copy of the repository: both arms trained, evaluated and compared."""
     pytest.importorskip("trl")
     workdir = copy_of_the_repository(tmp_path / "checkout")
     config = _mixed(tmp_path)
-    proc = subprocess.run(
-        [snakemake_bin, "--configfile", str(config), "--replace-workflow-config", "--cores", "2"],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-    )
+    proc = readme_run(workdir, configfile=config)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     results = workdir / "results" / "tiny"
     scores = pd.read_parquet(results / "scores.parquet")
@@ -210,13 +203,7 @@ def test_a_tiny_mixed_run_from_the_repository_root(tmp_path, snakemake_bin):
     assert (results / "report" / "index.html").is_file()
 
     # accuracy over training: every kept model of both backends (checkpoint_every 2 of 4 steps), base at step 0
-    proc = subprocess.run(
-        [snakemake_bin, "--configfile", str(config), "--replace-workflow-config", "--cores", "2", "learning_curves"],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-    )
+    proc = readme_run(workdir, "learning_curves", configfile=config)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     curves = pd.read_csv(results / "curves_summary" / "curves.csv")
     assert (results / "curves_summary" / "accuracy_curves.png").stat().st_size > 10_000

@@ -11,6 +11,7 @@ import runpy
 import subprocess
 from pathlib import Path
 
+import fork_server
 import numpy as np
 import pandas as pd
 import pytest
@@ -395,9 +396,8 @@ def test_the_snakemake_rule_writes_the_report_and_snakemake_report_shows_it(tmp_
     (tmp_path / "Snakefile").write_text(SNAKEFILE.format(config=config, repo=REPO))
 
     def snakemake(*args):
-        proc = subprocess.run(
-            [snakemake_bin, "--cores", "1", *args], cwd=tmp_path, capture_output=True, text=True, timeout=300
-        )
+        command, env = fork_server.warm([snakemake_bin, "--cores", "1", *args])
+        proc = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
 
     snakemake()

@@ -20,6 +20,7 @@ import uuid
 from functools import cache
 from pathlib import Path
 
+import fork_server
 import pandas as pd
 import pytest
 from conftest import REPO, RUN_TIMEOUT_S, SEQUENTIAL, snakemake_command
@@ -85,22 +86,14 @@ def _snakemake(
 ) -> subprocess.Popen:
     """Snakemake in ``workdir``, started; its output goes to ``log``."""
     workdir.mkdir()
+    workflow = ["-s", str(REPO / "Snakefile"), "--configfile", str(configfile), "--replace-workflow-config", *extra]
+    # its interpreters forked from a warm one (tests/fork_server.py): the driver's, and through its sys.executable
+    # (which sbatch's job runs) the job steps' and their jobs'
+    command, env = fork_server.warm([snakemake_command(), *workflow], _env())
     return subprocess.Popen(
-        [
-            "timeout",
-            "-s",
-            "KILL",
-            str(timeout_s),
-            snakemake_command(),
-            "-s",
-            str(REPO / "Snakefile"),
-            "--configfile",
-            str(configfile),
-            "--replace-workflow-config",
-            *extra,
-        ],
+        ["timeout", "-s", "KILL", str(timeout_s), *command],
         cwd=workdir,
-        env=_env(),
+        env=env,
         stdout=log.open("w"),
         stderr=subprocess.STDOUT,
         text=True,
