@@ -60,13 +60,19 @@ PYTHON_PRELOAD = (
 )
 # read at import by the preloaded libraries (thread pools, hub access, plotting backend) or by the interpreter: a job
 # whose environment has other values for these runs in a fresh interpreter instead
-IMPORT_TIME_ENV = (
+THREAD_VARIABLES = (
     "OMP_NUM_THREADS",
     "OPENBLAS_NUM_THREADS",
     "MKL_NUM_THREADS",
     "GOTO_NUM_THREADS",
     "VECLIB_MAXIMUM_THREADS",
     "NUMEXPR_NUM_THREADS",
+)
+# what Snakemake sets for a job of one thread (config threads: 1); the server starts with it, and numpy's BLAS reads it
+# when imported
+ONE_THREAD = dict.fromkeys(THREAD_VARIABLES, "1")
+IMPORT_TIME_ENV = (
+    *THREAD_VARIABLES,
     "HF_DATASETS_OFFLINE",
     "HF_HUB_OFFLINE",
     "HF_HOME",
@@ -83,10 +89,6 @@ REAL_PYTHON_VARIABLE = "ARMLAB_TEST_REAL_PYTHON"
 SHIM = Path(__file__).with_name("fork_shim.py")
 
 _servers: dict[str, tuple[subprocess.Popen, str, str]] = {}
-
-
-def _import_time_env(env: Mapping[str, str]) -> dict[str, str | None]:
-    return {name: env.get(name) for name in IMPORT_TIME_ENV}
 
 
 def _become(request: dict, fds: list[int]) -> None:
@@ -198,7 +200,7 @@ def serve(kind: str, path: str) -> None:
 
     for module in ("snakemake.cli",) if kind == "snakemake" else PYTHON_PRELOAD:
         importlib.import_module(module)
-    expected = _import_time_env(os.environ)
+    expected = {name: os.environ.get(name) for name in IMPORT_TIME_ENV}
 
     def end_with_the_test_process():
         while os.read(0, 1 << 16):
@@ -252,8 +254,8 @@ def warm(command: Sequence[str], env: Mapping[str, str] | None = None) -> tuple[
     """``command`` (a console script such as snakemake, and its arguments) run by the warm ``python``, and the
     environment for it: a workflow driver whose interpreter is the shim puts the shim's folder first on its jobs'
     PATH (workflows/rules/common.smk), so its jobs are forked too."""
-    # the thread counts the server was started with (see warm_python_env): the driver itself is forked only with them
-    env = warm_python_env({**(os.environ if env is None else env), **dict.fromkeys(IMPORT_TIME_ENV[:6], "1")})
+    # the thread counts the server was started with: the driver itself is forked only with them
+    env = warm_python_env({**(os.environ if env is None else env), **ONE_THREAD})
     return [str(Path(env["PATH"].split(os.pathsep)[0]) / "python"), *command], env
 
 
@@ -262,8 +264,7 @@ def warm_python_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     forked process of the server (see the module's docstring); anything else, or a declined job, execs the
     interpreter."""
     env = dict(os.environ if env is None else env)
-    # what Snakemake sets for a job of one thread (config threads: 1), which numpy's BLAS reads when imported
-    path, folder = _server("python", {**env, **dict.fromkeys(IMPORT_TIME_ENV[:6], "1")})
+    path, folder = _server("python", {**env, **ONE_THREAD})
     bin_dir = Path(folder) / "bin"
     if not bin_dir.exists():
         bin_dir.mkdir()

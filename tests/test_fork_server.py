@@ -35,8 +35,7 @@ PROBE = textwrap.dedent(
 @pytest.fixture
 def probe(tmp_path):
     (tmp_path / "probe_module.py").write_text(PROBE)
-    env = {**fork_server.warm_python_env(), "PROBE_VAR": "here"}
-    env.update(dict.fromkeys(fork_server.IMPORT_TIME_ENV[:6], "1"))
+    env = {**fork_server.warm_python_env(), **fork_server.ONE_THREAD, "PROBE_VAR": "here"}
     shim = os.path.join(env["PATH"].split(os.pathsep)[0], "python")
     return tmp_path, env, shim
 
