@@ -5,7 +5,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import textwrap
 import time
 
@@ -58,25 +57,17 @@ def test_a_forked_module_sees_its_own_arguments_directory_environment_streams_an
     assert seen[0]["random"] != seen[1]["random"] and seen[0]["numpy"] != seen[1]["numpy"]
 
 
-def test_forked_runs_are_fast_and_other_invocations_run_the_real_interpreter(probe):
+def test_other_invocations_run_the_real_interpreter(probe):
     folder, env, shim = probe
-    _run(shim, folder, env, "-m", "probe_module", "0")  # the server is up
-    start = time.perf_counter()
-    forked = _run(shim, folder, env, "-c", "import torch, sys; print('torch' in sys.modules)")
-    cold = time.perf_counter() - start
-    assert forked.stdout.strip() == "True"
-    start = time.perf_counter()
-    assert _run(shim, folder, env, "-m", "probe_module", "0").returncode == 0
-    warm = time.perf_counter() - start
-    # -c is not forked: it pays torch's import, which the forked run does not (a ratio, not a timing)
-    assert warm < cold / 2, (warm, cold)
+    cold = _run(shim, folder, env, "-c", "import sys; print(sys.executable)")
+    assert (cold.returncode, cold.stdout.strip()) == (0, env[fork_server.REAL_PYTHON_VARIABLE])
 
 
 def test_a_job_whose_environment_differs_in_what_libraries_read_at_import_runs_cold(probe):
     folder, env, shim = probe
     run = _run(shim, folder, {**env, "OMP_NUM_THREADS": "2"}, "-m", "probe_module", "0")
     assert run.returncode == 0
-    # a fresh interpreter: its own executable, and PYTHONDONTWRITEBYTECODE as the environment says
+    # a fresh interpreter: sys.executable is the real one, not the shim
     assert json.loads(run.stdout)["executable"] == env[fork_server.REAL_PYTHON_VARIABLE]
 
 
@@ -109,7 +100,6 @@ def test_an_uncaught_exception_prints_its_traceback_and_exits_1(probe):
     run = _run(shim, folder, env, "-m", "broken")
     assert run.returncode == 1
     assert "Traceback" in run.stderr and "ValueError: planted" in run.stderr
-    assert sys.executable  # the test's own interpreter is untouched
 
 
 def test_a_run_that_leaves_a_thread_pool_open_exits_as_the_interpreter_does(probe):
