@@ -283,7 +283,8 @@ def compared_measures(settings: Settings, benchmarks: dict[str, str]) -> list[st
     measures = [*BUILT_IN, *settings.subsets, *settings.statistics]
     measures += [measure_name(k) for k in settings.pass_k if k > 1]  # pass@1 is the primary summary itself
     measures += list(benchmarks) if settings.per_benchmark else []
-    return [m for m in measures if m not in measure_twins(settings, benchmarks)]
+    twins = measure_twins(settings, benchmarks)
+    return [m for m in measures if m not in twins]
 
 
 def measure_twins(settings: Settings, benchmarks: dict[str, str]) -> dict[str, str]:
@@ -323,6 +324,8 @@ def _check_ranked_arms(settings: Settings, arms: list[str], source: str) -> None
 def _check_predicted_measures(
     predictions: tuple[Prediction, ...], settings: Settings, benchmarks: dict[str, str], source: str
 ) -> None:
+    if not predictions:
+        return
     measures, twins = compared_measures(settings, benchmarks), measure_twins(settings, benchmarks)
     for i, prediction in enumerate(predictions):
         if prediction.summary in twins:

@@ -131,16 +131,32 @@ def detectable_effect_sd(
     """
     if min_pvalue(n, n_reference, max_exact=max_exact, resamples=resamples) > level:
         return np.inf
-    if (n + n_reference <= SIMULATED_MAX_RUNS) if n_reference else (n <= SIMULATED_MAX_SEEDS):
-        f = lambda e: (  # noqa: E731
-            sign_flip_power(e, n, level, replicates=replicates, seed=seed, n_reference=n_reference) - power
+    if not _simulated(n, n_reference):
+        return float(_t_detectable_effect_sd(np.asarray(n), np.asarray(level), power, np.asarray(n_reference)))
+    return float(
+        _increasing_root(
+            lambda e: sign_flip_power(e, n, level, replicates=replicates, seed=seed, n_reference=n_reference) - power,
+            (),
         )
-    else:
-        f = lambda e: t_power(e, n, level, n_reference) - power  # noqa: E731
-    high = 1.0
-    while f(high) < 0:
-        high *= 2
-    return float(_bisect(f, np.zeros(()), np.full((), high)))
+    )
+
+
+def _simulated(n: int, n_reference: int) -> bool:
+    """Whether the power at n seeds (against n_reference runs) is simulated rather than the t-test's."""
+    return (n + n_reference <= SIMULATED_MAX_RUNS) if n_reference else (n <= SIMULATED_MAX_SEEDS)
+
+
+def _t_detectable_effect_sd(n: np.ndarray, level: np.ndarray, power: float, n_reference: np.ndarray) -> np.ndarray:
+    """Smallest mu / sigma the t-test at ``level`` detects with probability ``power``, elementwise (see t_power)."""
+    return _increasing_root(lambda e: t_power(e, n, level, n_reference) - power, np.shape(n))
+
+
+def _increasing_root(f: Callable[[np.ndarray], np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
+    """Where an increasing f with f(0) < 0 crosses 0, elementwise: the bracket doubles from 1, then bisection."""
+    high = np.ones(shape)
+    while np.any(short := f(high) < 0):
+        high = np.where(short, 2 * high, high)
+    return _bisect(f, np.zeros(shape), high)
 
 
 def options(settings: Settings) -> dict[str, float | int]:
@@ -176,12 +192,23 @@ def minimum_detectable_effect(
     sd, n, level, n_ref = np.broadcast_arrays(
         np.asarray(sd, dtype=float), np.asarray(n), np.asarray(level, dtype=float), np.asarray(n_reference)
     )
-    unit = np.array(
-        [
-            detectable_effect_sd(int(m), float(lv), float(power), replicates, seed, max_exact, resamples, int(r))
-            for m, lv, r in zip(n.ravel(), level.ravel(), n_ref.ravel())
-        ]
-    ).reshape(sd.shape)
+    cells = list(zip(n.ravel().tolist(), level.ravel().tolist(), n_ref.ravel().tolist()))
+    unit_of = {}
+    # the cells in the t-test's range in one vectorized search: scipy's per-call cost, not the arithmetic, was the time
+    t_cells = [
+        (m, lv, r)
+        for m, lv, r in dict.fromkeys(cells)
+        if not _simulated(m, r) and min_pvalue(m, r, max_exact=max_exact, resamples=resamples) <= lv
+    ]
+    if t_cells:
+        m, lv, r = (np.array(column) for column in zip(*t_cells))
+        unit_of.update(zip(t_cells, _t_detectable_effect_sd(m, lv, power, r).tolist()))
+    for m, lv, r in dict.fromkeys(cells):
+        if (m, lv, r) not in unit_of:
+            unit_of[m, lv, r] = detectable_effect_sd(
+                int(m), float(lv), float(power), replicates, seed, max_exact, resamples, int(r)
+            )
+    unit = np.array([unit_of[cell] for cell in cells]).reshape(sd.shape)
     with np.errstate(invalid="ignore"):  # inf * 0 when the test cannot reject and there is no spread
         return np.where(sd > 0, unit * sd, np.nan)
 

@@ -30,6 +30,34 @@ def test_default_and_tiny_configs_validate_with_defaults():
     assert config["recipe"]["loss_agg"] == "token-mean"  # a schema default
 
 
+WORKFLOW_CONFIGS = [REPO / "config" / "config.yaml", TINY] + [
+    path  # those that an analysis reads its input from are not run by the workflow
+    for path in sorted((REPO / "config" / "experiments").glob("*.yaml"))
+    if "input" not in yaml.safe_load(path.read_text())
+]
+
+
+@pytest.mark.parametrize("path", WORKFLOW_CONFIGS, ids=lambda path: path.name)
+def test_schema_defaults_are_those_snakemake_fills_in(path):
+    """Defaults are filled in on the schema parsed once; snakemake.utils.validate, which parses it per call, is
+    the independent computation. A default is a copy: changing a config never changes the next one's defaults."""
+    from snakemake.utils import validate as snakemake_validate
+
+    from armlab.configfile import load_configs
+    from training.config import SCHEMA_PATH, _DefaultsValidator, _schema
+
+    raw = load_configs([REPO / "config" / "config.yaml", path] if path.parent.name == "experiments" else [path])
+    ours, theirs = copy.deepcopy(raw), copy.deepcopy(raw)
+    _DefaultsValidator(_schema()).validate(ours)
+    snakemake_validate(theirs, str(SCHEMA_PATH), set_default=True)
+    assert ours == theirs and ours != raw
+    for filled in [ours["limits"], *(spec["params"] for spec in ours["benchmarks"].values())]:
+        filled["changed"] = True
+    properties = _schema()["properties"]
+    assert properties["limits"]["default"] == {}
+    assert properties["benchmarks"]["additionalProperties"]["properties"]["params"]["default"] == {}
+
+
 def test_arms_resolve_as_overrides_of_the_recipe(tiny_config):
     recipe = resolve_arm(tiny_config, "difffilter")
     assert recipe["data_policy"] == {"name": "difffilter"}

@@ -48,6 +48,22 @@ def test_mde_is_infinite_where_the_test_cannot_reject_and_nan_without_spread():
     assert power.detectable_effect_sd(12, 0.05 / 4, 0.8) > power.detectable_effect_sd(12, 0.05, 0.8)
 
 
+def test_a_curve_of_mdes_is_each_seed_counts_own_mde_and_beyond_the_range_statsmodels_t_test_mde():
+    """minimum_detectable_effect searches the t-test's range for all cells at once; each cell equals the
+    one-cell search (on either side of the simulated range), and statsmodels' solver of the t-test's power gives
+    the same effect sizes."""
+    paired, unpaired = np.array([6, 8, *range(15, 25)]), np.array([3, 4, 9, 10, 12])  # simulated, then t-test
+    for seeds, level, n_reference in [(paired, 0.05 / 3, 0 * paired), (unpaired, 0.05, unpaired)]:
+        curve = power.minimum_detectable_effect(0.02, seeds, level=level, n_reference=n_reference)
+        one_by_one = [
+            0.02 * power.detectable_effect_sd(n, level, 0.8, n_reference=r) for n, r in zip(seeds, n_reference)
+        ]
+        assert np.array_equal(curve, one_by_one)
+    beyond = np.arange(15, 41)
+    solved = [TTestPower().solve_power(nobs=int(n), alpha=0.01, power=0.8) for n in beyond]
+    assert power.minimum_detectable_effect(1.0, beyond, level=0.01) == pytest.approx(solved, rel=1e-4)
+
+
 def test_beyond_the_simulated_range_the_t_test_power_is_used():
     e = power.detectable_effect_sd(20, 0.05, 0.8)
     assert power.t_power(e, 20, 0.05) == pytest.approx(0.8, abs=1e-6)

@@ -1,7 +1,7 @@
 """Loading and validating experiment configs, and resolving arms into recipes.
 
 The JSON schema (``workflows/schemas/config.schema.yaml``) checks types and fills
-defaults through ``snakemake.utils.validate``; the checks that need the whole
+defaults (as ``snakemake.utils.validate`` does, on the schema parsed once); the checks that need the whole
 config (arm references, registry names, duplicates) follow here. Every error
 names the file and the key and says what was expected — before any job runs.
 """
@@ -9,6 +9,7 @@ names the file and the key and says what was expected — before any job runs.
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import json
 from pathlib import Path
@@ -61,8 +62,35 @@ METHODS = {
 __all__ = ["ConfigError", "BASE_ARM", "validate_config", "load_config", "resolve_arm", "stage_config"]
 
 
-def load_schema() -> dict:
+@functools.lru_cache(maxsize=1)
+def _schema() -> dict:
     return yaml.safe_load(SCHEMA_PATH.read_text())
+
+
+def load_schema() -> dict:
+    """The workflow's config schema (a copy: parsing it cost 0.1 s per validation)."""
+    return copy.deepcopy(_schema())
+
+
+def _with_defaults(validator_class: type[jsonschema.protocols.Validator]) -> type[jsonschema.protocols.Validator]:
+    """``validator_class`` that also fills in each missing property's schema ``default`` (a copy) as it validates.
+
+    The jsonschema FAQ's way of applying defaults, which ``snakemake.utils.validate`` uses too; here on the schema
+    parsed once.
+    """
+    check_properties = validator_class.VALIDATORS["properties"]
+
+    def properties(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for name, subschema in properties.items():
+                if "default" in subschema and name not in instance:
+                    instance[name] = copy.deepcopy(subschema["default"])
+        yield from check_properties(validator, properties, instance, schema)
+
+    return jsonschema.validators.extend(validator_class, {"properties": properties})
+
+
+_DefaultsValidator = _with_defaults(jsonschema.Draft202012Validator)
 
 
 def _check_method(source: str, key: str, value, registry: dict, kind: str) -> None:
@@ -84,8 +112,6 @@ def validate_config(config: dict, source: str = "config") -> dict:
     method and task parameter against its declared signature, sizes against
     ``limits``, and that each benchmark can supply its items.
     """
-    from snakemake.utils import validate as snakemake_validate
-
     config = copy.deepcopy(config)
     check_finite(source, config)
     check_text(source, config)
@@ -101,12 +127,12 @@ def validate_config(config: dict, source: str = "config") -> dict:
             value = config["seeds"].get(key, 1)
             if not isinstance(value, int) or isinstance(value, bool):
                 raise ConfigError(f"{source}: seeds.{key}: expected a whole number of seeds, got {value!r}")
-    schema = load_schema()
+    schema = _schema()
     try:
         jsonschema.Draft202012Validator(schema).validate(config)
     except jsonschema.ValidationError as err:
         raise _schema_error(source, jsonschema.exceptions.best_match([err])) from None
-    snakemake_validate(config, str(SCHEMA_PATH), set_default=True)
+    _DefaultsValidator(schema).validate(config)  # valid: this only fills in the defaults
     limits = _check_sizes(source, config)
 
     _check_sampling(source, config["eval"])
