@@ -3,7 +3,8 @@
 Needs the Debian packages ``chromium`` and ``chromium-driver`` (``ci/install_chromium.sh``).
 Without them the test is skipped, except under ``CI=true``, where it fails. A screenshot of
 the report's first screen is saved as ``test-artifacts/report_first_screen.png``, and, once
-``make demo`` has run, the demo report's as ``test-artifacts/demo_report_first_screen.png``.
+``make demo`` has run, the demo report's as ``test-artifacts/demo_report_first_screen.png``. The report the
+workflow writes is loaded in every checkout: the session's tiny run's.
 """
 
 import os
@@ -128,6 +129,18 @@ def test_a_hostile_arm_name_is_shown_as_text_and_never_run(browser, tmp_path):
     assert open_report(browser, page) == []  # an alert() would make this command raise
     assert browser.execute_script("return document.scripts.length") == 0
     assert f"{BUILD['HOSTILE']} +" in browser.find_element("id", "verdicts").text
+
+
+@pytest.mark.workflow
+def test_the_report_the_workflow_wrote_loads_cleanly(browser, tiny_run):
+    """The report of the session's tiny run (tests/fixtures/tiny.yaml through the README's command, training logs
+    and all) loads cleanly in every checkout, whether or not `make demo` has run."""
+    workdir, _ = tiny_run
+    assert open_report(browser, workdir / "results" / "tiny" / "report" / "index.html") == []
+    assert browser.execute_script("return document.scripts.length") == 0
+    images = browser.execute_script("return Array.from(document.images, i => [i.complete, i.naturalWidth])")
+    assert images and all(complete and natural > 0 for complete, natural in images)
+    assert "difffilter" in browser.find_element("id", "verdicts").text
 
 
 def test_the_demo_report_first_screen(browser):
