@@ -38,7 +38,7 @@ def test_holm_matches_statsmodels_and_a_hand_implementation_on_random_families()
         assert reject.tolist() == ref_reject.tolist() == hand_reject.tolist()
 
 
-def test_holm_equals_statsmodels_exactly_on_sign_flip_p_values_with_ties_and_boundaries():
+def test_holm_equals_statsmodels_exactly_on_sign_flip_p_values_with_ties_and_boundaries(heap_frozen):
     """The p-values armlab feeds Holm are multiples of 1/2^n (exact sign-flip), often tied and often exactly at
     alpha / (m - i + 1): reject flags and adjusted p must be statsmodels' to the bit there too."""
     rng = np.random.default_rng(1)
