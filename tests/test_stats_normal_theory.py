@@ -95,6 +95,23 @@ def test_a_weighted_summary_combines_seed_means_across_benchmarks_and_item_terms
     assert se[0, 0] ** 2 == pytest.approx(per_seed.var(ddof=1) / n + item_terms)
 
 
+def test_a_benchmark_with_one_item_adds_no_item_term_and_its_seed_means_still_count():
+    """With one item a benchmark's item variance cannot be estimated (NaN mean squares): its seed means enter the
+    measure's seed term and nothing enters the item term, by hand."""
+    rng = np.random.default_rng(5)
+    n = 5
+    a = rng.normal(size=(n, 1)) * 0.3 + rng.normal(size=(1, 7)) + rng.normal(size=(n, 7)) * 0.2
+    b = rng.normal(size=(n, 1))  # one item
+    assert np.isnan(normal_theory.item_mean_squares([b[None]])[0]).all()
+    w = np.array([[0.5, 0.5]])
+    mean, se, df = normal_theory.crossed_components([a[None], b[None]], w)
+    per_seed = 0.5 * a.mean(axis=1) + 0.5 * b[:, 0]
+    _, _, ms_item, ms_res = _anova_by_hand(a.tolist())
+    assert mean[0, 0] == pytest.approx(per_seed.mean())
+    assert se[0, 0] ** 2 == pytest.approx(per_seed.var(ddof=1) / n + 0.25 * max(ms_item - ms_res, 0) / (n * 7))
+    assert np.isfinite(df[0, 0]) and df[0, 0] >= n - 1
+
+
 @pytest.mark.parametrize("n", [3, 8])
 def test_crossed_interval_covers_the_population_mean_over_new_seeds_and_items(n):
     # known truth: population mean 0; item effects dominate, so a seeds-only interval would not cover
