@@ -203,11 +203,10 @@ def minimum_detectable_effect(
     if t_cells:
         m, lv, r = (np.array(column) for column in zip(*t_cells))
         unit_of.update(zip(t_cells, _t_detectable_effect_sd(m, lv, power, r).tolist()))
-    for m, lv, r in dict.fromkeys(cells):
-        if (m, lv, r) not in unit_of:
-            unit_of[m, lv, r] = detectable_effect_sd(
-                int(m), float(lv), float(power), replicates, seed, max_exact, resamples, int(r)
-            )
+    for m, lv, r in set(cells) - unit_of.keys():  # simulated, or the test cannot reach the level
+        unit_of[m, lv, r] = detectable_effect_sd(
+            int(m), float(lv), float(power), replicates, seed, max_exact, resamples, int(r)
+        )
     unit = np.array([unit_of[cell] for cell in cells]).reshape(sd.shape)
     with np.errstate(invalid="ignore"):  # inf * 0 when the test cannot reject and there is no spread
         return np.where(sd > 0, unit * sd, np.nan)
