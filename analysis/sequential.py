@@ -95,9 +95,10 @@ class Design:
         """The number of seeds at each planned look: initial, initial + wave, ..., max (the last wave may be short)."""
         return (*range(self.initial, self.max, self.wave), self.max)
 
-    def spent(self, n: int, level: float) -> float:
-        """Cumulative error the rule allows by a look with n seeds, at ``level``."""
-        return float(SPENDING[self.spending](n / self.max, level))
+    def spent(self, n: int | Sequence[int], level: float) -> float | np.ndarray:
+        """Cumulative error the rule allows by a look with n seeds (or by each of several looks), at ``level``."""
+        allowed = SPENDING[self.spending](np.asarray(n) / self.max, level)
+        return float(allowed) if np.ndim(n) == 0 else allowed
 
 
 def _paths(x: np.ndarray, looks: Sequence[int], design: Design) -> list[np.ndarray]:
@@ -136,7 +137,8 @@ def boundaries(stats: Sequence[np.ndarray], allowed: Sequence[float], tol: float
     alive, crossed, out = np.ones(1, dtype=bool), 0, np.empty(len(stats))
     for j, stat in enumerate(stats):
         extend = len(stat) // len(alive)
-        alive, crossed = np.tile(alive, extend), crossed * extend
+        # path p of the last look extends to p + k len(alive) (see _paths): the alive flags repeat, k = 0..extend-1
+        alive, crossed = np.broadcast_to(alive, (extend, len(alive))).flatten(), crossed * extend
         budget = int(math.floor(allowed[j] * len(stat) * (1 + 1e-12))) - crossed
         live = stat[alive]
         if budget <= 0 or live.size == 0:
@@ -145,7 +147,8 @@ def boundaries(stats: Sequence[np.ndarray], allowed: Sequence[float], tol: float
         if budget >= live.size:
             out[j] = -np.inf
         else:
-            out[j] = np.partition(live, live.size - budget - 1)[live.size - budget - 1]
+            live.partition(live.size - budget - 1)  # in place: live is already a copy of the paths still below
+            out[j] = live[live.size - budget - 1]
         over = alive & (stat > out[j] + tol)
         crossed += int(over.sum())
         alive &= ~over
@@ -171,7 +174,7 @@ def crossing(
     sign = {"two-sided": None, "greater": 1.0, "less": -1.0}[side]
     stats = [np.abs(s) if sign is None else sign * s for s in _paths(x, looks, design)]
     tol = _tolerance(x[: looks[-1]])
-    bounds = [boundaries(stats, [design.spent(n, level) for n in looks], tol) for level in levels]
+    bounds = [boundaries(stats, design.spent(looks, level), tol) for level in levels]
     return np.array([s[0] for s in stats]), np.stack(bounds, axis=1)
 
 

@@ -2,6 +2,7 @@
 logits through every call path TRL and lm-eval use, the same greedy answers, an atomic export, the
 ``trl.model: builtin_base`` switch, and a short TRL run from the export that learns."""
 
+import importlib.util
 import json
 import os
 import re
@@ -13,14 +14,11 @@ from conftest import TINY, snakemake_dry_run
 
 from training.config import ConfigError, load_config
 
-try:
-    import trl  # noqa: F401
-except ImportError:
+# found, not imported: transformers (2 s to import) is loaded by the tests that read an export, in their worker
+if importlib.util.find_spec("trl") is None:
     if os.environ.get("CI") == "true":
-        raise
+        raise ImportError("trl is not installed")
     pytest.skip("HF export tests skipped: trl is not installed (they always run in CI)", allow_module_level=True)
-
-from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 
 from armlab.contract import BUILTIN_BASE  # noqa: E402
 from training.backends import BACKENDS  # noqa: E402
@@ -33,6 +31,8 @@ TOLERANCE = 1e-5
 @pytest.fixture(scope="module")
 def exported(tiny_experiment, tmp_path_factory):
     """The tiny experiment's trained base policy, its export, loaded back through the Auto classes."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
     out = tmp_path_factory.mktemp("export") / "base_hf"
     path = export_policy(tiny_experiment / "base" / "policy.pt", out)
     policy = load_model(tiny_experiment / "base" / "policy.pt").eval()
@@ -101,6 +101,8 @@ def test_trls_log_probability_pass_equals_the_builtins(exported, tiny_experiment
     tokens, token_mask = policy.generate(prompt_ids, prompt_valid, 5, generator=generator)
     reference, _ = completion_logprobs(policy, prompt_ids, prompt_valid, tokens, token_mask)
     ids, mask = torch.cat([prompt_ids, tokens], 1), torch.cat([prompt_valid, token_mask], 1).long()
+    from transformers import AutoModelForCausalLM
+
     fused = AutoModelForCausalLM.from_pretrained(exported[3] / EXPORT_DIR).eval()
     add_fused_lm_head(fused)
     labels = ids.masked_fill(mask == 0, -100)
@@ -258,6 +260,8 @@ def test_a_short_trl_run_from_the_exported_base_learns(tmp_path):
 
     def expected_reward(path) -> float:
         """Mean verifier reward of 8 answers per training prompt, sampled at temperature 1 (fixed seed)."""
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
         model, tokenizer = AutoModelForCausalLM.from_pretrained(path).eval(), AutoTokenizer.from_pretrained(path)
         encoded = tokenizer([item["prompt"] for item in items], return_tensors="pt", padding=True)
         torch.manual_seed(0)
