@@ -3,11 +3,11 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
-from analysis import planning, predictions, waves
-from analysis.config import parse_config as parse_analysis_config
+from armlab.analysis import planning, predictions, waves
+from armlab.analysis.config import parse_config as parse_analysis_config
 from armlab import registration
 from armlab.configfile import ConfigError, load_configs
-from training.config import validate_config
+from armlab.training.config import validate_config
 
 min_version("9.0")
 
@@ -86,7 +86,7 @@ onsuccess:
 
     import pandas as pd
 
-    from analysis.summaries import accuracy_table
+    from armlab.analysis.summaries import accuracy_table
 
     scores_path = Path(f"{OUT}/scores.parquet")
     if scores_path.exists():
@@ -94,6 +94,6 @@ onsuccess:
         print(accuracy_table(pd.read_parquet(scores_path)).to_string())
         print(f"Paired comparisons: {OUT}/analysis/comparisons.md; report: {OUT}/report/index.html")
     if Path(f"{OUT}/analysis/comparisons.csv").exists():  # the last lines: a verdict per compared arm
-        from analysis.commands import print_verdicts
+        from armlab.analysis.commands import print_verdicts
 
         print_verdicts(f"{OUT}/analysis")

@@ -3,28 +3,28 @@
 It reads only the tidy scores table of docs/contracts.md. Modules, in the order data
 flows through them:
 
-- :mod:`analysis.config` -- the config's ``comparisons`` and ``analysis`` settings;
-- :mod:`analysis.io` -- tidy files, converters (lm-eval output, wide CSV), validation;
-- :mod:`analysis.summaries` -- benchmark accuracy, domain-balanced / flat / subset summaries;
-- :mod:`analysis.statistics` -- the registry of per-run statistics (rliable's IQM, optimality gap);
-- :mod:`analysis.resampling` -- vectorized bootstrap intervals, exact sign-flip test;
-- :mod:`analysis.intervals` -- the registry of interval methods (``analysis.ci_methods``, ``crossed_methods``);
-- :mod:`analysis.multiplicity` -- Holm, the smallest p a design can reach;
-- :mod:`analysis.normal_theory` -- paired t interval and t-TOST, the crossed variance-components interval;
-- :mod:`analysis.power` -- equivalence, minimum detectable effect, seeds needed;
-- :mod:`analysis.validity` -- the measured validity table (coverage, size, FWER, power) the wording reads;
-- :mod:`analysis.paired` -- every comparison of a config as one table;
-- :mod:`analysis.improvement` -- the paired probability of improvement;
-- :mod:`analysis.profiles` -- performance profiles;
-- :mod:`analysis.sensitivity` -- rankings of arms and rank correlations between summaries;
-- :mod:`analysis.tables` -- Markdown and LaTeX tables, the report;
-- :mod:`analysis.pipeline` -- ``analyze`` / ``run_analysis`` / ``write_outputs``;
-- :mod:`analysis.commands` -- the ``armlab analyze`` and ``armlab report`` subcommands (see :mod:`armlab_cli`).
+- :mod:`armlab.analysis.config` -- the config's ``comparisons`` and ``analysis`` settings;
+- :mod:`armlab.analysis.io` -- tidy files, converters (lm-eval output, wide CSV), validation;
+- :mod:`armlab.analysis.summaries` -- benchmark accuracy, domain-balanced / flat / subset summaries;
+- :mod:`armlab.analysis.statistics` -- the registry of per-run statistics (rliable's IQM, optimality gap);
+- :mod:`armlab.analysis.resampling` -- vectorized bootstrap intervals, exact sign-flip test;
+- :mod:`armlab.analysis.intervals` -- the registry of interval methods (``analysis.ci_methods``, ``crossed_methods``);
+- :mod:`armlab.analysis.multiplicity` -- Holm, the smallest p a design can reach;
+- :mod:`armlab.analysis.normal_theory` -- paired t interval and t-TOST, the crossed variance-components interval;
+- :mod:`armlab.analysis.power` -- equivalence, minimum detectable effect, seeds needed;
+- :mod:`armlab.analysis.validity` -- the measured validity table (coverage, size, FWER, power) the wording reads;
+- :mod:`armlab.analysis.paired` -- every comparison of a config as one table;
+- :mod:`armlab.analysis.improvement` -- the paired probability of improvement;
+- :mod:`armlab.analysis.profiles` -- performance profiles;
+- :mod:`armlab.analysis.sensitivity` -- rankings of arms and rank correlations between summaries;
+- :mod:`armlab.analysis.tables` -- Markdown and LaTeX tables, the report;
+- :mod:`armlab.analysis.pipeline` -- ``analyze`` / ``run_analysis`` / ``write_outputs``;
+- :mod:`armlab.analysis.commands` -- the ``armlab analyze`` and ``armlab report`` subcommands (see :mod:`armlab.cli`).
 
 The package namespace stays light (the CLI imports it before knowing the
 subcommand); import the modules above directly.
 """
 
-from analysis.errors import AnalysisInputError
+from armlab.analysis.errors import AnalysisInputError
 
 __all__ = ["AnalysisInputError"]

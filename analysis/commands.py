@@ -2,7 +2,7 @@
 and ``summary``.
 
 Each is one function ``register(subparsers)`` that adds its parser and sets ``run`` (parsed arguments ->
-exit status); :data:`SUBCOMMANDS` lists them for :mod:`armlab_cli`.
+exit status); :data:`SUBCOMMANDS` lists them for :mod:`armlab.cli`.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from analysis.config import load_config
-from analysis.errors import AnalysisInputError
+from armlab.analysis.config import load_config
+from armlab.analysis.errors import AnalysisInputError
 from armlab.files import check_output_directory
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def analyze(subparsers: argparse._SubParsersAction) -> None:
     )
 
     def run(args: argparse.Namespace) -> int:
-        from analysis import pipeline  # scipy and pandas only for the subcommands that need them
+        from armlab.analysis import pipeline  # scipy and pandas only for the subcommands that need them
 
         check_output_directory(args.out, "analyze")  # before the work, not after
         result = pipeline.analyze(load_config(args.config, args.overrides), args.scores, args.jobs)
@@ -84,7 +84,7 @@ def report(subparsers: argparse._SubParsersAction) -> None:
     )
 
     def run(args: argparse.Namespace) -> int:
-        from analysis.report import write_report  # matplotlib only for this subcommand
+        from armlab.analysis.report import write_report  # matplotlib only for this subcommand
 
         path = write_report(args.config, args.analysis, args.out, runs_dir=args.runs, figures_dir=args.figures)
         print(f"armlab report: wrote {path}" + (f" and figures to {args.figures}" if args.figures else ""))
@@ -111,9 +111,9 @@ def curves(subparsers: argparse._SubParsersAction) -> None:
     add_out_argument(parser, "curves")
 
     def run(args: argparse.Namespace) -> int:
-        from analysis import curves as accuracy_curves
-        from analysis.figures import accuracy_curves as plot
-        from analysis.figures import render, save
+        from armlab.analysis import curves as accuracy_curves
+        from armlab.analysis.figures import accuracy_curves as plot
+        from armlab.analysis.figures import render, save
         from armlab.files import output_directory, write_csv
 
         check_output_directory(args.out, "curves")
@@ -152,8 +152,8 @@ def plan(subparsers: argparse._SubParsersAction) -> None:
     )
 
     def run(args: argparse.Namespace) -> int:
-        from analysis import planning
-        from analysis.config import load_raw, parse_config
+        from armlab.analysis import planning
+        from armlab.analysis.config import load_raw, parse_config
 
         for name in ("seeds", "cores"):
             value = getattr(args, name)
@@ -175,7 +175,7 @@ def plan(subparsers: argparse._SubParsersAction) -> None:
 
 def print_verdicts(directory: Path | str) -> None:
     """Print one verdict line per compared arm from an analysis output folder (``armlab summary``)."""
-    from analysis import report, tables
+    from armlab.analysis import report, tables
 
     directory = Path(directory)
     if not (directory / "comparisons.csv").is_file() and (directory / "analysis" / "comparisons.csv").is_file():

@@ -18,12 +18,12 @@ the rest (``recipe``, ``arms``, ``seeds``, ...):
     the workflow's arms; where given, rankings name only these arms (or
     ``base``).
 ``input`` (optional)
-    where the scores come from; see :mod:`analysis.io` for the kinds.
+    where the scores come from; see :mod:`armlab.analysis.io` for the kinds.
 ``analysis`` (optional)
     the settings below; every key is optional, unknown keys are an error.
 ``predictions`` (optional)
     preregistered predictions ``{family, arm, summary, direction, margin, source, claim}``
-    (:mod:`analysis.predictions`); each must name a comparison and, where the config
+    (:mod:`armlab.analysis.predictions`); each must name a comparison and, where the config
     names its benchmarks, a measure the comparisons table will hold.
 
 =====================  ============  ===============================================
@@ -35,7 +35,7 @@ resamples              10000         bootstrap resamples
 ci_methods             []            intervals over seeds shown after the first one
                                      (always the sign-flip test's interval), one row
                                      each in comparisons.csv: t, percentile, bca
-                                     (:data:`analysis.intervals.SEED_METHODS`);
+                                     (:data:`armlab.analysis.intervals.SEED_METHODS`);
                                      percentile and bca are too narrow at few seeds,
                                      so they are opt-in
 equivalence_test       sign_flip     TOST that decides equivalence: sign_flip (exact)
@@ -45,7 +45,7 @@ item_bootstrap         false         add crossed seeds x items intervals over ne
 crossed_methods        [components]  crossed intervals: components (variance
                                      components, Satterthwaite df) and/or percentile
                                      (pigeonhole bootstrap, conservative;
-                                     :data:`analysis.intervals.CROSSED_METHODS`)
+                                     :data:`armlab.analysis.intervals.CROSSED_METHODS`)
 equivalence_margin     0.01          delta, in score units (0.01 = one point)
 power                  0.8           target power for the MDE and seeds needed
 power_effect           0.01          effect (score units) for ``seeds_needed``
@@ -60,13 +60,13 @@ subsets                {}            ``{name: [benchmarks]}`` (equal weights) or
 statistics             []            per-run statistics compared like summaries
                                      (secondary cells): ``[iqm, optimality_gap]``,
                                      or ``{optimality_gap: {gamma: 0.9}}`` to set
-                                     parameters (:data:`analysis.statistics.STATISTICS`)
+                                     parameters (:data:`armlab.analysis.statistics.STATISTICS`)
 rankings               null          ``{name: [arms]}``; default one per family
                                      (its reference and arms)
 pairing                paired        paired: runs matched by seed, the sign-flip test
                                      of paired differences; unpaired: independent
                                      runs, the exact permutation test of run-level
-                                     scores (:func:`analysis.resampling.permutation`)
+                                     scores (:func:`armlab.analysis.resampling.permutation`)
 common_seeds_only      false         paired runs whose arms ran different seeds: keep
                                      the seeds every compared arm ran, list the rest
                                      as dropped (default: refused)
@@ -91,9 +91,9 @@ from typing import NoReturn
 
 import yaml
 
-from analysis.errors import AnalysisInputError
-from analysis.predictions import Prediction, parse_predictions
-from analysis.sequential import Design
+from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.predictions import Prediction, parse_predictions
+from armlab.analysis.sequential import Design
 from armlab.configfile import (
     ConfigError,
     check_limit,
@@ -275,10 +275,10 @@ def compared_measures(settings: Settings, benchmarks: dict[str, str]) -> list[st
     """The measures the comparisons table will hold: summaries, statistics, pass@k (k > 1), benchmarks.
 
     A summary or benchmark that weighs the benchmarks exactly as an earlier one does is left out, as the
-    analysis leaves it out (:func:`analysis.summaries.twin_measures`).
+    analysis leaves it out (:func:`armlab.analysis.summaries.twin_measures`).
     """
-    from analysis.sampled import measure_name
-    from analysis.summaries import BUILT_IN
+    from armlab.analysis.sampled import measure_name
+    from armlab.analysis.summaries import BUILT_IN
 
     measures = [*BUILT_IN, *settings.subsets, *settings.statistics]
     measures += [measure_name(k) for k in settings.pass_k if k > 1]  # pass@1 is the primary summary itself
@@ -292,7 +292,7 @@ def measure_twins(settings: Settings, benchmarks: dict[str, str]) -> dict[str, s
     import numpy as np
     import pandas as pd
 
-    from analysis.summaries import summary_weights, twin_measures
+    from armlab.analysis.summaries import summary_weights, twin_measures
 
     weights = summary_weights(pd.Series(benchmarks, dtype=object), settings.subsets)
     if settings.per_benchmark:
@@ -387,8 +387,8 @@ def _parse_benchmarks(
 
     No benchmark or domain is named like a built-in summary or a statistic, nor a benchmark like a subset: its
     column would merge with that measure's."""
-    from analysis.statistics import STATISTICS
-    from analysis.summaries import BUILT_IN
+    from armlab.analysis.statistics import STATISTICS
+    from armlab.analysis.summaries import BUILT_IN
 
     built_in = {**dict.fromkeys(BUILT_IN, "a built-in summary"), **dict.fromkeys(STATISTICS, "a statistic")}
     measures = {**built_in, **dict.fromkeys(settings.subsets, "a subset of analysis.subsets")}
@@ -447,7 +447,7 @@ def _parse_settings(section: dict, source: str) -> Settings:
             fail(key, f"a {'' if empty else 'non-empty '}list drawn from {sorted(allowed)}")
         return tuple(dict.fromkeys(s[key]))
 
-    from analysis import intervals  # the registries import scipy: only once a config is parsed
+    from armlab.analysis import intervals  # the registries import scipy: only once a config is parsed
 
     if s["equivalence_test"] not in ("sign_flip", "t"):
         fail("equivalence_test", "sign_flip or t")
@@ -496,8 +496,8 @@ def _parse_pass_k(value: list[int] | None, source: str) -> tuple[int, ...]:
 
 
 def _parse_subsets(value: dict, source: str) -> dict[str, dict[str, float]]:
-    from analysis.statistics import STATISTICS
-    from analysis.summaries import BUILT_IN  # lazily: summaries imports analysis.io, which imports this module
+    from armlab.analysis.statistics import STATISTICS
+    from armlab.analysis.summaries import BUILT_IN  # lazily: summaries imports analysis.io, which imports this module
 
     if not isinstance(value, dict):
         raise AnalysisInputError(f"{source}: analysis.subsets: expected a mapping name -> benchmarks")
@@ -526,7 +526,7 @@ def _parse_subsets(value: dict, source: str) -> dict[str, dict[str, float]]:
 
 def _parse_statistics(value: list[str] | dict, source: str) -> dict[str, dict[str, float]]:
     """``[names]`` or ``{name: {parameter: number}}`` -> ``{name: parameters}``, defaults filled in."""
-    from analysis import statistics
+    from armlab.analysis import statistics
 
     where = f"{source}: analysis.statistics"
     if isinstance(value, list) and all(isinstance(name, str) for name in value):

@@ -1,6 +1,6 @@
 """Accuracy over training, from the checkpoint evaluations of evals/curves.py: per (arm, seed, step) each domain's
-accuracy and the primary summary (the analysis's own summaries, :func:`analysis.summaries.domain_summaries`), with
-the base policy at step 0, and their figure.
+accuracy and the primary summary (the analysis's own summaries,
+:func:`armlab.analysis.summaries.domain_summaries`), with the base policy at step 0, and their figure.
 
     armlab curves --curves results/<exp>/curves --scores results/<exp>/scores.parquet --out results/<exp>/curves_summary
 """
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.errors import AnalysisInputError
-from analysis.summaries import domain_summaries
+from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.summaries import domain_summaries
 from armlab.contract import BASE_ARM
 from armlab.files import MANIFEST, verify_manifest
 

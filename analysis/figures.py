@@ -37,12 +37,12 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from analysis import power, resampling
-from analysis.tables import higher_is_better, is_unpaired, sizes_text, verdicts
+from armlab.analysis import power, resampling
+from armlab.analysis.tables import higher_is_better, is_unpaired, sizes_text, verdicts
 from armlab.contract import BASE_ARM
 
 if TYPE_CHECKING:
-    from analysis.config import Settings
+    from armlab.analysis.config import Settings
 
 REFERENCE_COLOR = "#000000"
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9")  # Okabe-Ito without yellow
@@ -298,7 +298,7 @@ def training_curves(
 def accuracy_curves(summaries: pd.DataFrame, styles: Mapping[str, Mapping[str, str]] | None = None) -> Figure:
     """Accuracy over training per arm, one panel per summary: mean over seeds, band from lowest to highest seed.
 
-    ``summaries`` is long (arm, seed, step, summary, value in [0, 1]), as :func:`analysis.curves.curve_summaries`
+    ``summaries`` is long (arm, seed, step, summary, value in [0, 1]), as :func:`armlab.analysis.curves.curve_summaries`
     gives it; panels follow the order of first appearance of the summaries.
     """
     names = list(pd.unique(summaries["summary"]))
@@ -373,7 +373,7 @@ def power_plot(
     Each arm's line uses the observed standard deviation of its paired
     differences on the primary summary, at the family's first Holm level
     α/k and ``settings.power``: the power of the exact sign-flip test
-    (:func:`analysis.power.minimum_detectable_effect`); unpaired, of the
+    (:func:`armlab.analysis.power.minimum_detectable_effect`); unpaired, of the
     permutation test with as many runs of each arm, at the pooled sd of runs.
     Seeds with which the test cannot reach α/k at all are shaded;
     the dotted line is the seeds used, the dashed one ``settings.power_effect``.
@@ -439,7 +439,7 @@ def profile_plot(
     """Performance profiles of ``arms`` (rows of performance_profiles.csv): share of runs above each threshold.
 
     One line per arm, the share of its seed x benchmark accuracies above tau
-    (rliable's score distribution, :mod:`analysis.profiles`), with the band
+    (rliable's score distribution, :mod:`armlab.analysis.profiles`), with the band
     of its percentile bootstrap over seeds.
     """
     styles = styles or arm_styles(arms)

@@ -14,7 +14,7 @@ w_s the seed's share over benchmarks, P = mean(w). Swapping arm and
 reference within a seed turns w_s into 1 - w_s, so the exact sign-flip test
 of w - 1/2 (``p_value``, unadjusted) is a randomization test of "arm and
 reference are exchangeable within seeds"; the intervals are the
-comparisons' (:mod:`analysis.intervals`) for the mean of w, clipped to
+comparisons' (:mod:`armlab.analysis.intervals`) for the mean of w, clipped to
 [0, 1]. They assume w symmetric about P, which a bounded, discrete w is only
 approximately; their coverage is not in the validity table. The table is
 descriptive: the family's verdicts are the comparisons'.
@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from analysis import intervals, paired
+from armlab.analysis import intervals, paired
 
 if TYPE_CHECKING:
-    from analysis.config import Comparison, Settings
+    from armlab.analysis.config import Comparison, Settings
 
 COLUMNS = [
     "family",

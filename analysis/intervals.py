@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from analysis import normal_theory, resampling
-from analysis.errors import AnalysisInputError
+from armlab.analysis import normal_theory, resampling
+from armlab.analysis.errors import AnalysisInputError
 
 if TYPE_CHECKING:
-    from analysis.config import Settings
+    from armlab.analysis.config import Settings
 
 FIRST_METHOD = "sign_flip"  # the interval of the test that decides, always the first row
 UNPAIRED_METHOD = "permutation"  # its place for independent runs (analysis.pairing: unpaired)
@@ -46,7 +46,7 @@ def first_method(pairing: str) -> str:
 
 
 def test_options(settings: Settings) -> dict[str, float | int]:
-    """The keyword arguments of the exact tests (:func:`analysis.resampling.sign_flip`, ``permutation``)."""
+    """The keyword arguments of the exact tests (:func:`armlab.analysis.resampling.sign_flip`, ``permutation``)."""
     return {
         "confidence": settings.confidence,
         "alpha": settings.alpha,
@@ -72,7 +72,7 @@ class Block:
 
     @cached_property
     def sign_flip(self) -> dict[str, np.ndarray]:
-        """:func:`analysis.resampling.sign_flip` of every row: p-value, inverted interval and TOST."""
+        """:func:`armlab.analysis.resampling.sign_flip` of every row: p-value, inverted interval and TOST."""
         return resampling.sign_flip(self.d, rng=self.rng(_SIGN_FLIP), **test_options(self.settings))
 
     @property
@@ -119,7 +119,7 @@ class UnpairedBlock:
 
     @cached_property
     def test(self) -> dict[str, np.ndarray]:
-        """:func:`analysis.resampling.permutation` of every row: p-value, inverted interval and TOST."""
+        """:func:`armlab.analysis.resampling.permutation` of every row: p-value, inverted interval and TOST."""
         rng = np.random.default_rng([self.settings.bootstrap_seed, self.n, self.n_reference, _PERMUTATION])
         return resampling.permutation(self.x, self.y, rng=rng, **test_options(self.settings))
 
@@ -195,7 +195,7 @@ class Crossed:
 
 
 def components_interval(crossed: Crossed) -> np.ndarray:
-    """Mean +- t se with variance components and Satterthwaite df (:func:`analysis.normal_theory.crossed_interval`)."""
+    """Mean +- t se, variance components, Satterthwaite df (:func:`armlab.analysis.normal_theory.crossed_interval`)."""
     return normal_theory.crossed_interval(crossed.item_diffs, crossed.weights, crossed.settings.confidence)
 
 

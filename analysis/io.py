@@ -63,13 +63,13 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import numpy as np
 import pandas as pd
 
-from analysis.errors import AnalysisInputError, describe_rows
+from armlab.analysis.errors import AnalysisInputError, describe_rows
 from armlab.contract import COLUMNS, PER_BENCHMARK_ITEM, REQUIRED, RUN, SAMPLE_COUNTS, duplicated_keys
 from armlab.files import BadFile, json_number, read_json, regular_file
 from armlab.limits import DEFAULT_LIMITS
 
 if TYPE_CHECKING:
-    from analysis.config import Comparison, Config
+    from armlab.analysis.config import Comparison, Config
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 FLOAT_EXACT_INTEGERS = 2**53  # a float holds every integer below this, not all above

@@ -1,22 +1,22 @@
 """Seed-matched comparisons of each arm with its reference, family by family.
 
 For every family, arm and measure (each summary, each statistic of
-:mod:`analysis.statistics` and, optionally, each benchmark), the paired
+:mod:`armlab.analysis.statistics` and, optionally, each benchmark), the paired
 differences d_s = value(arm, s) - value(reference, s) over the matched seeds
 give: the mean difference; the exact sign-flip p and the interval that
 inverts the same test (the paired t interval where no data could make it
-reject), then the other intervals the config names (:mod:`analysis.intervals`:
+reject), then the other intervals the config names (:mod:`armlab.analysis.intervals`:
 paired t, percentile and BCa bootstrap, crossed seeds x items); the
 family-wise adjusted p (Holm across
 arms on the primary summary, the other cells gatekept behind it, see
-:mod:`analysis.multiplicity`) and the smallest one the design can reach;
+:mod:`armlab.analysis.multiplicity`) and the smallest one the design can reach;
 equivalence within +-delta by an exact sign-flip TOST (or a paired t-TOST);
 the minimum detectable effect and the seeds needed for a given effect, from
 the sign-flip test's own power, with a range for the uncertainty of the
 spread.
 
 Comparisons with the same number of seeds share one set of resamples
-(:mod:`analysis.intervals`), so the results do not depend on which other
+(:mod:`armlab.analysis.intervals`), so the results do not depend on which other
 comparisons are in the config.
 """
 
@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from analysis import intervals, multiplicity, normal_theory, power, resampling, validity
-from analysis.errors import AnalysisInputError
+from armlab.analysis import intervals, multiplicity, normal_theory, power, resampling, validity
+from armlab.analysis.errors import AnalysisInputError
 
 if TYPE_CHECKING:
-    from analysis.config import Comparison, Settings
+    from armlab.analysis.config import Comparison, Settings
 
 COLUMNS = [
     "family",
@@ -174,7 +174,7 @@ def compare(
     ``higher_is_better``: measure -> bool (default True), which sign of the
     difference is "better". For the crossed seeds x items intervals pass
     ``items`` (benchmark -> runs x items frame, see
-    :func:`analysis.summaries.item_scores`) and ``measure_weights`` (weighted
+    :func:`armlab.analysis.summaries.item_scores`) and ``measure_weights`` (weighted
     measure x benchmark; other measures get no crossed interval).
     ``table`` has :data:`COLUMNS`, one row per comparison, measure and
     interval method; ``notes`` are plain sentences for the report.
@@ -244,7 +244,7 @@ def _with_family_procedure(table: pd.DataFrame, primary: str, settings: Settings
     Each (family, measure, arm) has one p, shared by its interval-method
     rows. Stage ``primary``: the primary summary, Holm across the family's
     arms; ``secondary``: every other cell, Holm over all of them once every
-    primary comparison rejects (:func:`analysis.multiplicity.gatekept_holm`).
+    primary comparison rejects (:func:`armlab.analysis.multiplicity.gatekept_holm`).
     """
     table = table.assign(stage=np.where(table["measure"] == primary, "primary", "secondary"))
     cells = table.drop_duplicates(["family", "measure", "arm"])
@@ -428,7 +428,7 @@ def seed_statistics(d: np.ndarray, settings: Settings) -> dict:
     """Mean, sd, sign-flip p, equivalence and the interval of each method for the rows of ``d`` (K x n).
 
     ``intervals`` maps method -> ``(ci (K, 2), note (K,))``
-    (:func:`analysis.intervals.seed_intervals`); a non-empty note says which
+    (:func:`armlab.analysis.intervals.seed_intervals`); a non-empty note says which
     interval was shown instead of the method's.
     """
     return block_statistics(intervals.Block(d, settings))

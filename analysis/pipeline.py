@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from analysis import (
+from armlab import files
+from armlab.analysis import (
     improvement,
     io,
     paired,
@@ -27,11 +28,10 @@ from analysis import (
     tables,
     waves,
 )
-from analysis.errors import AnalysisInputError
-from armlab import files
+from armlab.analysis.errors import AnalysisInputError
 
 if TYPE_CHECKING:
-    from analysis.config import Config
+    from armlab.analysis.config import Config
 
 
 @dataclass
@@ -64,9 +64,9 @@ def analyze(
     """Load the scores a config points at (or ``scores_path``), validate and analyze them.
 
     ``jobs_dir`` is the experiment's results folder: its run and evaluation manifests give the job times
-    of the allocation advice (:func:`analysis.sampled.job_minutes`), its evaluations' ``answers.parquet``
-    the per-sample verdicts that pair the arms' sampling noise (:func:`analysis.sampled.read_answers`), its
-    ``predictions/lock.json`` the preregistered predictions (:mod:`analysis.predictions`).
+    of the allocation advice (:func:`armlab.analysis.sampled.job_minutes`), its evaluations' ``answers.parquet``
+    the per-sample verdicts that pair the arms' sampling noise (:func:`armlab.analysis.sampled.read_answers`), its
+    ``predictions/lock.json`` the preregistered predictions (:mod:`armlab.analysis.predictions`).
     """
     if jobs_dir is not None and not Path(jobs_dir).is_dir():  # given, not found: a typo, not "no jobs"
         raise AnalysisInputError(f"--jobs {jobs_dir}: not a folder; expected an experiment's results/<experiment>")
@@ -98,9 +98,9 @@ def run_analysis(
 ) -> AnalysisResult:
     """Validate a tidy frame; run summaries, paired comparisons, probability of improvement, profiles, rankings,
     pass@k and the variance components of sampled evaluation (``answers``: the per-sample verdicts of
-    :func:`analysis.sampled.read_answers`, which pair the arms' sampling noise) and, under a sequential design,
+    :func:`armlab.analysis.sampled.read_answers`, which pair the arms' sampling noise) and, under a sequential design,
     its decisions (``ledger``: the record of looks the replayed looks must agree with), and the verdicts of the
-    preregistered predictions (``lock``: :func:`analysis.predictions.read_lock`; without one, every prediction
+    preregistered predictions (``lock``: :func:`armlab.analysis.predictions.read_lock`; without one, every prediction
     is exploratory)."""
     settings = config.settings
     unpaired = settings.pairing == "unpaired"
@@ -280,10 +280,10 @@ def write_outputs(result: AnalysisResult, out_dir: Path | str) -> None:
     ``sensitivity.csv`` (rank correlations between summaries),
     ``probability_of_improvement.csv``, ``performance_profiles.csv``,
     ``dropped.csv``, ``pass_at_k_vs_base.csv``, ``variance_components.csv`` and
-    ``allocation.csv`` (:mod:`analysis.sampled`; only a header where not computed),
-    ``sequential.csv`` and ``sequential_looks.csv`` (:func:`analysis.waves.final_tables`; a header only
+    ``allocation.csv`` (:mod:`armlab.analysis.sampled`; only a header where not computed),
+    ``sequential.csv`` and ``sequential_looks.csv`` (:func:`armlab.analysis.waves.final_tables`; a header only
     without a sequential design),
-    ``replications.csv`` (:func:`analysis.predictions.replication_table`; a header only without predictions),
+    ``replications.csv`` (:func:`armlab.analysis.predictions.replication_table`; a header only without predictions),
     ``report.md`` and ``manifest.json`` (settings, input, and the
     sha256 of every other file).
     """

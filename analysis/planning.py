@@ -2,7 +2,7 @@
 
 Per comparison family, with the configured seeds: the smallest Holm-adjusted p
 any data could give its primary comparisons and its gatekept secondary cells
-(:func:`analysis.multiplicity.min_attainable_p` of the exact sign-flip test's
+(:func:`armlab.analysis.multiplicity.min_attainable_p` of the exact sign-flip test's
 smallest p, the numbers the analysis reports as ``min_attainable_p``), the
 fewest seeds with which a significant result is possible at all, whether the
 equivalence test can ever conclude, and, given the sd of the paired
@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis import multiplicity, resampling
-from analysis.config import Config, compared_measures
-from analysis.errors import AnalysisInputError
+from armlab.analysis import multiplicity, resampling
+from armlab.analysis.config import Config, compared_measures
+from armlab.analysis.errors import AnalysisInputError
 from armlab.contract import PROBE
 
 PLAN_KEYS = ("sd", "effect")
@@ -129,7 +129,7 @@ def plan_families(
         )
         planned = {}
         if sd is not None:
-            from analysis import power  # scipy.stats, only when there is an sd to plan with
+            from armlab.analysis import power  # scipy.stats, only when there is an sd to plan with
 
             limits, size = power.options(settings), effect or settings.power_effect
             planned = {
@@ -168,7 +168,7 @@ def sd_from_scores(config: Config, scores_path: Path | str) -> tuple[float, int]
     degrees of freedom); returns the sd and its degrees of freedom. The file is read like the config's input
     file (its ``input.path`` replaced: a wide CSV of results from elsewhere) or, without one, as tidy scores.
     """
-    from analysis import io, summaries
+    from armlab.analysis import io, summaries
 
     if config.input is not None and "path" in config.input:
         scores, _ = io.load_scores(replace(config, input={**config.input, "path": str(scores_path)}))
@@ -221,7 +221,7 @@ def sequential_plans(config: Config) -> list[SequentialPlan]:
     """The earliest look of each family that can decide, found by running the design's own test on the most
     decisive data: every arm's paired differences equal and positive (the most extreme sign-flip path, so no
     data could differ sooner) or all zero (as far from either margin as data can be)."""
-    from analysis import sequential
+    from armlab.analysis import sequential
 
     design = config.design
 
@@ -271,12 +271,12 @@ class WallTime:
 def wall_time(raw: dict, seeds: int, results_dir: Path | str, cores: int) -> WallTime | None:
     """Job time of ``seeds`` runs of every arm of ``raw`` at the per-step times measured in ``results_dir``.
 
-    Per arm: mean training minutes per step (:func:`analysis.sampled.job_minutes`, over each run's recipe
+    Per arm: mean training minutes per step (:func:`armlab.analysis.sampled.job_minutes`, over each run's recipe
     steps) times the arm's planned steps, plus its mean evaluation minutes, times ``seeds``. Without a measured
     training run (with its step count) and evaluation of every arm, the times of ``armlab probe``
     (``probe.json``: seconds per step of every arm, one evaluation) where it has every arm; else None.
     """
-    from analysis.sampled import job_minutes
+    from armlab.analysis.sampled import job_minutes
 
     recipe, arms = raw.get("recipe"), raw.get("arms")
     if not isinstance(recipe, dict) or not isinstance(arms, dict):

@@ -9,7 +9,7 @@ standardized noise and L(z) the interval's lower end,
     power(e) = P(L(z) > -e) + P(L(z) > e)        (e = mu / sigma; -z has the law of z)
 
 which one simulation of L per (n, lambda) gives for every effect at once
-(:func:`analysis.resampling.sign_flip`, common random numbers). Beyond
+(:func:`armlab.analysis.resampling.sign_flip`, common random numbers). Beyond
 :data:`SIMULATED_MAX_SEEDS` the discreteness of the test has faded and the
 paired t-test's power is used: the randomization test has the t-test's
 asymptotic power (Lehmann & Romano 2005, Testing Statistical Hypotheses,
@@ -22,7 +22,7 @@ and the seeds needed at both ends of the chi-square confidence interval for
 sigma.
 
 Independent runs (``analysis.pairing: unpaired``) are the same with the
-exact two-sample permutation test (:func:`analysis.resampling.permutation`):
+exact two-sample permutation test (:func:`armlab.analysis.resampling.permutation`):
 sigma is the sd of runs within an arm, e = mu / sigma, the interval's lower
 end is simulated for n1 + n2 <= :data:`SIMULATED_MAX_RUNS` runs and the
 two-sample t-test's power is used beyond; "seeds needed" are runs per arm.
@@ -37,10 +37,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import stats
 
-from analysis.resampling import min_pvalue, permutation, sign_flip
+from armlab.analysis.resampling import min_pvalue, permutation, sign_flip
 
 if TYPE_CHECKING:
-    from analysis.config import Settings
+    from armlab.analysis.config import Settings
 
 SIMULATED_MAX_SEEDS = 14  # 2^14 subset means per replicate; beyond, t power (gap <= 0.01 measured)
 SIMULATED_MAX_RUNS = 16  # unpaired: n1 + n2 runs, C(16, 8) = 12,870 splits per replicate; beyond, t power

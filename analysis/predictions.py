@@ -35,9 +35,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.errors import AnalysisInputError
-from analysis.summaries import PRIMARY
 from armlab import files
+from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.summaries import PRIMARY
 from armlab.contract import KEY, SAMPLE_COUNTS
 from armlab.registration import PREDICTIONS_LOCK, against_locks
 

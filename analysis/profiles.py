@@ -6,7 +6,7 @@ for an arm with n seeds and B benchmarks, the profile at tau is the share of
 its n x B benchmark accuracies above tau, ``mean(scores > tau)``. A profile
 that lies above another everywhere is better for every threshold (stochastic
 dominance). The band is the percentile bootstrap over seeds
-(:mod:`analysis.intervals`, the comparisons' resamples): rliable resamples
+(:mod:`armlab.analysis.intervals`, the comparisons' resamples): rliable resamples
 runs within each task, armlab whole seeds, which keeps a seed's benchmarks
 together. Like every percentile interval over few seeds it is too narrow
 (about 75% coverage at 3 seeds for a nominal 95%, analysis/README.md).
@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from analysis import intervals
+from armlab.analysis import intervals
 
 if TYPE_CHECKING:
-    from analysis.config import Settings
+    from armlab.analysis.config import Settings
 
 THRESHOLDS = np.arange(101) / 100  # tau = 0, 0.01, ..., 1 in score units, each the double nearest k / 100
 BAND = "percentile"

@@ -31,13 +31,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from analysis import figures, io, predictions, sampled, tables, validity
-from analysis.config import Settings, load_config
-from analysis.errors import AnalysisInputError
 from armlab import files
+from armlab.analysis import figures, io, predictions, sampled, tables, validity
+from armlab.analysis.config import Settings, load_config
+from armlab.analysis.errors import AnalysisInputError
 
 if TYPE_CHECKING:
-    from analysis.config import Config
+    from armlab.analysis.config import Config
 
 TEXT_COLUMNS = (
     "family",
@@ -187,7 +187,7 @@ def _text_columns(table: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Analysis:
-    """What ``armlab analyze`` wrote (see :func:`analysis.pipeline.write_outputs`)."""
+    """What ``armlab analyze`` wrote (see :func:`armlab.analysis.pipeline.write_outputs`)."""
 
     manifest: dict
     settings: Settings

@@ -4,7 +4,7 @@
 All functions work on many comparisons at once: ``diffs`` is a ``(K, n)``
 array, one row of n paired (seed-matched) differences per comparison, and the
 statistic is their mean. Every measure is a per-run value (a weighted summary,
-a benchmark, or a statistic of :mod:`analysis.statistics`) differenced seed by
+a benchmark, or a statistic of :mod:`armlab.analysis.statistics`) differenced seed by
 seed, so the mean of the differences is the compared quantity for all of them.
 Every random draw comes from a ``numpy.random.Generator`` passed in by the
 caller, never the global one.
@@ -23,7 +23,7 @@ from itertools import combinations
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from analysis.errors import AnalysisInputError
+from armlab.analysis.errors import AnalysisInputError
 
 _BLOCK_CELLS = 1 << 21  # cells per block (rows x subset means, resamples x items): 16 MB at any seed or item count
 _BLOCK_ROWS = 64  # resamples per block of the crossed bootstrap: a multiple of every BLAS kernel's row tile

@@ -2,7 +2,7 @@
 
 Every function here starts from the validated tidy table (one row per run, benchmark and item, with
 ``n_samples`` answers of which ``n_correct`` were right) and calls the estimators of
-:mod:`analysis.sampling`:
+:mod:`armlab.analysis.sampling`:
 
 - :func:`pass_at_k_per_run`: each run's pass@k for every k of ``analysis.pass_k``, weighted over benchmarks
   like the primary summary, so that each pass@k is a measure compared seed by seed like accuracy;
@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import sampling
-from analysis.errors import AnalysisInputError
+from armlab.analysis import sampling
+from armlab.analysis.errors import AnalysisInputError
 from armlab.contract import BASE_ARM, PER_BENCHMARK_ITEM, RUN
 from armlab.files import BadFile, read_json, verify_file
 from armlab.lazy import lazy_module
@@ -255,7 +255,7 @@ def components_table(
 ) -> tuple[pd.DataFrame, sampling.SamplingComponents | None]:
     """Training seeds, items and evaluation sampling in the variance of each pair's mean difference on ``measure``.
 
-    ``pairs`` are :class:`analysis.paired.Pair` (their matched seeds); ``weights`` the measure's benchmark
+    ``pairs`` are :class:`armlab.analysis.paired.Pair` (their matched seeds); ``weights`` the measure's benchmark
     weights. One row per pair: the variance of the mean difference from each source, their shares, the
     standard error. Per-benchmark rows (item ``"*"``) give no table. A cell's sampling variance comes from
     the two arms' verdicts paired by sample where ``answers`` (:func:`read_answers`) has them

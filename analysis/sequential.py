@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from analysis.errors import AnalysisInputError
+from armlab.analysis.errors import AnalysisInputError
 
 DIFFERS, EQUIVALENT, INCONCLUSIVE, CONTINUE = "differs", "equivalent", "inconclusive", "continue"
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.errors import AnalysisInputError
+from armlab.analysis.errors import AnalysisInputError
 
 
 @dataclass(frozen=True)

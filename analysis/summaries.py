@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.errors import AnalysisInputError
-from analysis.io import RUN
+from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.io import RUN
 
 PRIMARY, FLAT = "domain_balanced", "flat"  # the primary summary (the first row of every weight matrix), the flat mean
 BUILT_IN = (PRIMARY, FLAT)  # the summaries every analysis computes; config subsets cannot take these names

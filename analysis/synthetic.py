@@ -8,7 +8,7 @@ by seed pay off.
 The ``*_validity`` and ``*_coverage`` functions measure, with the analysis'
 own code, the coverage, size, family-wise error and power of everything the
 report can show (benchmarks/coverage_sim.py prints them for
-analysis/README.md and :mod:`analysis.validity_measured`); normal and
+analysis/README.md and :mod:`armlab.analysis.validity_measured`); normal and
 heavy-tailed (Student t, 3 df, scaled to unit variance) noise.
 """
 
@@ -22,10 +22,10 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
-from analysis import intervals, multiplicity, normal_theory, paired, power, resampling, summaries
+from armlab.analysis import intervals, multiplicity, normal_theory, paired, power, resampling, summaries
 
 if TYPE_CHECKING:
-    from analysis.config import Settings
+    from armlab.analysis.config import Settings
 
 
 def synthetic_scores(
@@ -98,7 +98,7 @@ def bootstrap_coverage(
     rng: np.random.Generator,
     block: int = 4000,
 ) -> dict[str, float]:
-    """Coverage of the true mean by the percentile and BCa intervals over n seeds (:mod:`analysis.resampling`).
+    """Coverage of the true mean by the percentile and BCa intervals over n seeds (:mod:`armlab.analysis.resampling`).
 
     The intervals are shift-equivariant, so the true mean is 0 without loss.
     All replicates share one set of resamples, as comparisons do; they are
@@ -122,7 +122,7 @@ def first_interval_validity(
 ) -> dict:
     """Coverage of the first interval (sign-flip; unbounded below its reach) and the t interval; the test's size.
 
-    Runs :func:`analysis.paired.seed_statistics` on differences with true
+    Runs :func:`armlab.analysis.paired.seed_statistics` on differences with true
     mean 0. ``incoherent`` counts replicates where the bounded sign-flip
     interval excludes 0 but p > 1 - confidence, or the reverse (always 0).
     """
@@ -145,7 +145,7 @@ def equivalence_validity(
 
     At ``truth`` = margin this is the size of each rule (at most alpha for a
     valid TOST): the exact sign-flip TOST and the paired t-TOST that
-    :func:`analysis.paired.seed_statistics` runs, and, for contrast, e2d0814's
+    :func:`armlab.analysis.paired.seed_statistics` runs, and, for contrast, e2d0814's
     rule: a (1 - 2 alpha) percentile or BCa bootstrap interval inside the margin.
     """
     d = truth + sd * NOISE[noise](rng, (replicates, n))
@@ -181,7 +181,7 @@ def family_validity(
     noise. ``effect`` shifts every arm on the first benchmark only, so the
     summaries and that benchmark differ and the other benchmarks are true
     nulls. Returns the FWER over the true nulls under the family's gatekept
-    Holm (:func:`analysis.multiplicity.gatekept_holm`) and, for contrast,
+    Holm (:func:`armlab.analysis.multiplicity.gatekept_holm`) and, for contrast,
     under e2d0814's Holm within each measure.
     """
     names = grid_benchmarks(benchmarks)
@@ -212,8 +212,8 @@ def power_validity(
     """Power of the sign-flip test at the MDE the analysis reports, at the first Holm level alpha / arms.
 
     The MDE is computed for the true sd (1); differences with that mean are
-    drawn and tested by :func:`analysis.resampling.sign_flip_pvalue`, which
-    is not the simulation inside :mod:`analysis.power`. For contrast, the
+    drawn and tested by :func:`armlab.analysis.resampling.sign_flip_pvalue`, which
+    is not the simulation inside :mod:`armlab.analysis.power`. For contrast, the
     same at e2d0814's MDE, the t-test's. ``range_covers``: the share of
     replicates whose MDE range (the MDE at both ends of the chi-square
     interval for the sd from the replicate's own spread) contains the MDE at

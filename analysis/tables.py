@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
-    from analysis.pipeline import AnalysisResult
+    from armlab.analysis.pipeline import AnalysisResult
 
 FALLBACK_MARK = "†"
 
@@ -440,7 +440,7 @@ def replication_display(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def report_markdown(result: AnalysisResult) -> str:
-    """The plain-words Markdown report of an :class:`analysis.pipeline.AnalysisResult`."""
+    """The plain-words Markdown report of an :class:`armlab.analysis.pipeline.AnalysisResult`."""
     cfg = result.config
     means = result.summaries.groupby(level="arm", sort=False).mean()
     seeds = (

@@ -1,6 +1,6 @@
 """What the measured validity table says about the intervals and verdicts of a given design.
 
-The numbers come from :mod:`analysis.validity_measured`, written by
+The numbers come from :mod:`armlab.analysis.validity_measured`, written by
 ``benchmarks/coverage_sim.py --update`` from simulations with known truth
 (analysis/README.md shows the same table). The report's "descriptive only"
 wording is derived from them: an interval whose measured coverage at the
@@ -17,12 +17,12 @@ import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from analysis import validity_measured
+from armlab.analysis import validity_measured
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from analysis.config import Settings
+    from armlab.analysis.config import Settings
 
 TOLERANCE = 0.015  # coverage this far below nominal is "too narrow"
 MEASURED_METHODS = ("percentile", "bca")  # methods whose coverage depends on n and is looked up

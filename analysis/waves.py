@@ -8,7 +8,7 @@ In ``results/<experiment>/sequential/``:
     time and the commit. A workflow whose config hashes differently is refused before any job runs.
 ``looks.jsonl``
     one JSON line per look, appended and never rewritten: the look, its seed count, every open arm's statistic,
-    boundary, level and decision (:class:`analysis.sequential.ArmLook`), the arms still open, the runs spent.
+    boundary, level and decision (:class:`armlab.analysis.sequential.ArmLook`), the arms still open, the runs spent.
 ``look-<k>.json``
     the checkpoint output of look k (workflows/rules/sequential.smk): the same record plus the runs the next
     wave needs; Snakemake reads it to grow the DAG.
@@ -16,7 +16,7 @@ In ``results/<experiment>/sequential/``:
 A look replays every earlier look from the runs' scores (the decisions at a look use only that look's seeds)
 and checks the replay against the record, so a changed run is found instead of silently revising a decision.
 
-    python -m analysis.waves look CONFIG_JSON --look K --ledger LEDGER --out LOOK_JSON SCORES.parquet ...
+    python -m armlab.analysis.waves look CONFIG_JSON --look K --ledger LEDGER --out LOOK_JSON SCORES.parquet ...
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import sequential, summaries
-from analysis.config import Config, parse_config
-from analysis.errors import AnalysisInputError
 from armlab import files, registration
+from armlab.analysis import sequential, summaries
+from armlab.analysis.config import Config, parse_config
+from armlab.analysis.errors import AnalysisInputError
 from armlab.configfile import ConfigError, seed_list
 
 LOCK, LEDGER = registration.DESIGN_LOCK, registration.LOOKS_LEDGER
@@ -192,7 +192,7 @@ def read_ledger(path: str | Path) -> list[dict]:
 
 
 def primary_values(scores: pd.DataFrame, config: Config) -> pd.Series:
-    """Each run's primary summary (the first of :func:`analysis.summaries.summary_weights`), index (arm, seed)."""
+    """Each run's primary summary (the first of :func:`armlab.analysis.summaries.summary_weights`), by (arm, seed)."""
     accuracy = summaries.benchmark_accuracy(scores)
     weights = summaries.summary_weights(summaries.benchmark_domains(scores), config.settings.subsets)
     return summaries.summarize(accuracy, weights)[weights.index[0]]
@@ -432,7 +432,7 @@ def plan(results: str | Path, config: Config) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m analysis.waves", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m armlab.analysis.waves", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     look = sub.add_parser("look", help="decide one look and record it")
     look.add_argument("config", help="the analysis view (config/analysis.json)")

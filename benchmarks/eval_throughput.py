@@ -20,11 +20,11 @@ from pathlib import Path
 
 import torch
 
-from evals.lm_eval_tasks import write_task_configs
-from evals.run import evaluate
-from training import base, data
-from training.backends.hf_export import char_tokenizer, tiny_model
-from training.config import load_config, stage_config
+from armlab.evals.lm_eval_tasks import write_task_configs
+from armlab.evals.run import evaluate
+from armlab.training import base, data
+from armlab.training.backends.hf_export import char_tokenizer, tiny_model
+from armlab.training.config import load_config, stage_config
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "fixtures" / "tiny.yaml"

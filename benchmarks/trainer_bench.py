@@ -20,8 +20,8 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from training import base, data
-from training.config import load_config, stage_config
+from armlab.training import base, data
+from armlab.training.config import load_config, stage_config
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "fixtures" / "tiny.yaml"
@@ -53,8 +53,8 @@ def bench_config(args) -> dict:
 def builtin_seconds_per_step(config: dict, work: Path) -> tuple[float, int]:
     import shutil
 
-    from training.policy import load_model
-    from training.train import train
+    from armlab.training.policy import load_model
+    from armlab.training.train import train
 
     shutil.rmtree(work / "run", ignore_errors=True)
     train(stage_config(config, "train", "grpo"), "grpo", 1, work / "data", work / "base" / "policy.pt", work / "run")
@@ -65,7 +65,7 @@ def builtin_seconds_per_step(config: dict, work: Path) -> tuple[float, int]:
 
 def matching_intermediate_size(config: dict, n_params: int) -> int:
     """The Qwen2 MLP width whose parameter count is closest to ``n_params``."""
-    from training.backends.hf_export import tiny_model
+    from armlab.training.backends.hf_export import tiny_model
 
     def count(width):
         return sum(p.numel() for p in tiny_model(config["model"], 0, width).parameters())
@@ -78,10 +78,10 @@ def trl_seconds_per_step(config: dict, work: Path, intermediate_size: int) -> tu
     import datasets
     from trl import GRPOConfig, GRPOTrainer
 
-    from training.backends.hf_export import char_tokenizer, tiny_model
-    from training.backends.trl_backend import grpo_config_kwargs, make_reward
-    from training.config import resolve_arm
-    from training.data import load_pools
+    from armlab.training.backends.hf_export import char_tokenizer, tiny_model
+    from armlab.training.backends.trl_backend import grpo_config_kwargs, make_reward
+    from armlab.training.config import resolve_arm
+    from armlab.training.data import load_pools
 
     recipe = resolve_arm(config, "grpo")
     items = [item for pool in load_pools(work / "data").values() for item in pool]

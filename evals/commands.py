@@ -18,9 +18,9 @@ def probe(subparsers):
         from pathlib import Path
 
         from armlab.contract import PROBE
+        from armlab.evals.probe import probe as measure
         from armlab.files import check_output_file, write_json
-        from evals.probe import probe as measure
-        from training.config import ConfigError, load_config
+        from armlab.training.config import ConfigError, load_config
 
         if args.steps < 1:
             raise ConfigError(f"--steps: expected a positive whole number, got {args.steps}")

@@ -3,10 +3,11 @@
 The models are the run's intermediate checkpoints (``checkpoints/step-NNNNNN.pt`` of the builtin trainer,
 ``checkpoints/step-NNNNNN/`` of the TRL backend, every ``recipe.checkpoint_every`` steps) and its final model, at
 the recipe's last step; each is checked against the run's manifest first. Each is scored by lm-eval with the
-experiment's eval settings and task configs (:func:`evals.run.score_checkpoint`), so the last step's rows equal the
-run's evaluation. Writes ``scores.parquet`` (the tidy columns plus ``step``) and ``manifest.json`` to ``--out``.
+experiment's eval settings and task configs (:func:`armlab.evals.run.score_checkpoint`), so the last step's rows
+equal the run's evaluation. Writes ``scores.parquet`` (the tidy columns plus ``step``) and ``manifest.json`` to
+``--out``.
 
-    python -m evals.curves --config results/<exp>/config/eval.json --tasks results/<exp>/lm_eval_tasks \
+    python -m armlab.evals.curves --config results/<exp>/config/eval.json --tasks results/<exp>/lm_eval_tasks \
         --run-manifest results/<exp>/runs/grpo/seed-1/manifest.json --arm grpo --seed 1 \
         --out results/<exp>/curves/grpo/seed-1
 """
@@ -21,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from armlab import registration
+from armlab.evals.run import MODELS, named_checkpoint, score_checkpoint
 from armlab.files import (
     BadFile,
     atomic_path,
@@ -30,7 +32,6 @@ from armlab.files import (
     verify_manifest,
     write_manifest,
 )
-from evals.run import MODELS, named_checkpoint, score_checkpoint
 
 CHECKPOINT = re.compile(r"checkpoints/(step-(\d+)(?:\.pt)?)(?:/|$)")  # a kept model in a run manifest's files
 

@@ -20,8 +20,8 @@ import torch
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
-from evals.lm_eval_tasks import TASK_PREFIX
-from training.policy import greedy_answers, load_model, sampled_answers
+from armlab.evals.lm_eval_tasks import TASK_PREFIX
+from armlab.training.policy import greedy_answers, load_model, sampled_answers
 
 
 def cut_at(text: str, until: list[str]) -> str:

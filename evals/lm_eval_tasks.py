@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from training.tasks import EOS, verify
+from armlab.training.tasks import EOS, verify
 
 TASK_PREFIX = "armlab_"
 VERIFIER_MODULE = "armlab_verify"
@@ -73,7 +73,8 @@ def task_config(benchmark: str, spec: dict, data_file: Path, sampling: dict) -> 
 def write_task_configs(config: dict, data_dir: Path, out_dir: Path) -> list[str]:
     """Write the task YAMLs into ``out_dir``; return the task names."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f"{VERIFIER_MODULE}.py").write_text("from evals.lm_eval_tasks import process_results  # noqa: F401\n")
+    verifier = "from armlab.evals.lm_eval_tasks import process_results  # noqa: F401\n"
+    (out_dir / f"{VERIFIER_MODULE}.py").write_text(verifier)
     names = []
     for benchmark, spec in config["benchmarks"].items():
         text = yaml.safe_dump(
@@ -90,7 +91,7 @@ def main(argv=None) -> None:
     import argparse
     import json
 
-    from training.utils import atomic_path
+    from armlab.training.utils import atomic_path
 
     parser = argparse.ArgumentParser(description="Write lm-eval task configs for an experiment's benchmarks.")
     parser.add_argument("--config", required=True)

@@ -1,6 +1,6 @@
 """Merge per-run tidy scores into ``results/<experiment>/scores.parquet``.
 
-python -m evals.merge --out results/<exp>/scores.parquet results/<exp>/evals/*/seed-*/scores.parquet
+python -m armlab.evals.merge --out results/<exp>/scores.parquet results/<exp>/evals/*/seed-*/scores.parquet
 """
 
 from __future__ import annotations

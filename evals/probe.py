@@ -2,7 +2,7 @@
 
 Builds the experiment's data and base policy in a scratch folder, times ``probe_steps`` training steps of
 every arm (seed 1) and one evaluation, and returns the seconds per step and per evaluation. ``armlab probe``
-writes them to ``results/<experiment>/probe.json``, where :func:`analysis.planning.wall_time` reads them when
+writes them to ``results/<experiment>/probe.json``, where :func:`armlab.analysis.planning.wall_time` reads them when
 no earlier runs of every arm have manifests. An estimate: the few timed steps include each job's start-up
 (more than a long run pays per step), and jobs that share the machine run somewhat slower than one alone.
 """
@@ -17,11 +17,11 @@ from pathlib import Path
 
 def probe(config: dict, probe_steps: int, progress=print) -> dict:
     """``{probe_steps, setup_seconds, eval_seconds, arms: {arm: {seconds_per_step, steps}}}`` for ``config``."""
-    from evals.lm_eval_tasks import write_task_configs
-    from evals.run import evaluate
-    from training import base, data
-    from training.config import resolve_arm, stage_config
-    from training.train import train
+    from armlab.evals.lm_eval_tasks import write_task_configs
+    from armlab.evals.run import evaluate
+    from armlab.training import base, data
+    from armlab.training.config import resolve_arm, stage_config
+    from armlab.training.train import train
 
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)

@@ -7,7 +7,7 @@ lm-eval model (its registry name; the backend's ``lm_eval_model``): ``armlab-bui
 serves a Hugging Face checkpoint of the trl/command backends (``--hf-checkpoint DIR``, or
 ``--run-manifest`` of the run that wrote it), on the same task configs.
 
-    python -m evals.run --config results/<exp>/config/eval.json --tasks results/<exp>/lm_eval_tasks \
+    python -m armlab.evals.run --config results/<exp>/config/eval.json --tasks results/<exp>/lm_eval_tasks \
         --checkpoint results/<exp>/runs/grpo/seed-1/policy.pt --arm grpo --seed 1 --out results/<exp>/evals/grpo/seed-1
 """
 
@@ -28,6 +28,7 @@ import pandas as pd  # noqa: E402
 
 from armlab import registration  # noqa: E402
 from armlab.contract import COLUMNS  # noqa: E402
+from armlab.evals.lm_eval_tasks import TASK_PREFIX, task_name  # noqa: E402
 from armlab.files import (  # noqa: E402
     BadFile,
     atomic_path,
@@ -39,7 +40,6 @@ from armlab.files import (  # noqa: E402
     verify_manifest,
     write_manifest,
 )
-from evals.lm_eval_tasks import TASK_PREFIX, task_name  # noqa: E402
 
 
 def samples_to_scores(
@@ -107,7 +107,7 @@ def answer_verdicts(samples: dict[str, list[dict]]) -> pd.DataFrame:
     every arm of a seed; pairing the arms' verdicts by j gives the sampling variance of a difference under
     those common random numbers (analysis/sampled.py). Tasks of ``eval.lm_eval_tasks`` have no rows.
     """
-    from training.tasks import verify
+    from armlab.training.tasks import verify
 
     rows = []
     for task, task_samples in samples.items():
@@ -163,7 +163,7 @@ def _builtin_model_args(config: dict, checkpoint: Path, stream: str) -> dict:
 def _hf_model_args(config: dict, checkpoint: Path, stream: str) -> dict:
     import torch
 
-    import training.backends.hf_char  # noqa: F401 (registers armlab_char, the exported builtin policy, with transformers)
+    import armlab.training.backends.hf_char  # noqa: F401 (registers armlab_char, the exported builtin policy, with transformers)
 
     torch.set_num_threads(config["threads"])
     # the task configs carry max_gen_toks and the stop strings
@@ -177,7 +177,7 @@ def _hf_model_args(config: dict, checkpoint: Path, stream: str) -> dict:
 # lm-eval model name (the backends' `lm_eval_model`) -> the module that registers it with lm-eval, and its
 # constructor arguments for a checkpoint; only that module is imported (lm-eval's hf model imports transformers)
 MODELS = {
-    "armlab-builtin": ("evals.lm_eval_adapter", _builtin_model_args),
+    "armlab-builtin": ("armlab.evals.lm_eval_adapter", _builtin_model_args),
     "hf": ("lm_eval.models.huggingface", _hf_model_args),
 }
 

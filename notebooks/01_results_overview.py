@@ -34,7 +34,7 @@ from pathlib import Path
 
 from IPython.display import Markdown, display
 
-from analysis import config, figures, io, pipeline, report, summaries, tables
+from armlab.analysis import config, figures, io, pipeline, report, summaries, tables
 
 ROOT = next(p for p in (Path.cwd(), *Path.cwd().parents) if (p / "pyproject.toml").exists())
 CONFIG = Path(os.environ.get("ARMLAB_CONFIG", ROOT / "config" / "config.yaml"))

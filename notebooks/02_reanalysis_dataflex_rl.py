@@ -33,7 +33,7 @@ from pathlib import Path
 import pandas as pd
 from IPython.display import Markdown, display
 
-from analysis import config, figures, pipeline, report, tables
+from armlab.analysis import config, figures, pipeline, report, tables
 
 ROOT = next(p for p in (Path.cwd(), *Path.cwd().parents) if (p / "pyproject.toml").exists())
 CONFIG = ROOT / "config" / "experiments" / "dataflex_rl_released.yaml"

@@ -34,8 +34,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import config, figures, io, pipeline, power, report
-from analysis.resampling import min_sign_flip_pvalue
+from armlab.analysis import config, figures, io, pipeline, power, report
+from armlab.analysis.resampling import min_sign_flip_pvalue
 
 ROOT = next(p for p in (Path.cwd(), *Path.cwd().parents) if (p / "pyproject.toml").exists())
 CONFIG = Path(os.environ.get("ARMLAB_CONFIG", ROOT / "config" / "config.yaml"))

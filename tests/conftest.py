@@ -171,7 +171,7 @@ def sequential_run(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def tiny_config():
-    from training.config import load_config
+    from armlab.training.config import load_config
 
     return load_config([TINY])
 
@@ -179,7 +179,7 @@ def tiny_config():
 @pytest.fixture(scope="session")
 def tiny_experiment(tiny_config, tmp_path_factory):
     """Data and base policy of the tiny experiment, built once per test session."""
-    from training import base, data
+    from armlab.training import base, data
 
     root = tmp_path_factory.mktemp("tiny")
     data.write(tiny_config, root / "data")

@@ -8,8 +8,8 @@ input, the test process's pipe, closes):
     tests that only start the workflow (dry runs, configs refused at start) pay it dozens of times.
     :func:`run_snakemake` runs ``snakemake.cli.main`` from the beginning in a forked process.
 ``python``
-    A workflow job (``python -m evals.run ...``) spends 2-4 s importing torch, lm-eval and pandas before seconds of
-    work on a tiny config, and the workflow tests run about 150 such jobs. :func:`warm_python_env` gives a
+    A workflow job (``python -m armlab.evals.run ...``) spends 2-4 s importing torch, lm-eval and pandas before
+    seconds of work on a tiny config, and the workflow tests run about 150 such jobs. :func:`warm_python_env` gives a
     Snakemake run an environment whose ``python`` (first on PATH) hands ``python -m MODULE ARGS`` to this server,
     which forks and runs the module as ``__main__``. Only third-party libraries are imported beforehand (torch,
     lm-eval, datasets, pandas, pyarrow, scipy, matplotlib, ...); every armlab module is imported by the job itself.

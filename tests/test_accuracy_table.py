@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from analysis.summaries import accuracy_table, benchmark_accuracy, benchmark_domains, summarize, summary_weights
+from armlab.analysis.summaries import accuracy_table, benchmark_accuracy, benchmark_domains, summarize, summary_weights
 
 
 def _scores(rows):

@@ -13,9 +13,9 @@ from conftest import require_dataflex_table
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-import armlab_cli as cli
-from analysis import tables
-from analysis.synthetic import synthetic_scores
+from armlab import cli
+from armlab.analysis import tables
+from armlab.analysis.synthetic import synthetic_scores
 
 ROOT = Path(__file__).resolve().parents[1]
 DATAFLEX_CONFIG = ROOT / "config/experiments/dataflex_rl_released.yaml"

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from analysis.config import DEFAULTS, apply_overrides, compared_measures, load_config, parse_config
-from analysis.errors import AnalysisInputError
+from armlab.analysis.config import DEFAULTS, apply_overrides, compared_measures, load_config, parse_config
+from armlab.analysis.errors import AnalysisInputError
 
 BASE = {"experiment": "demo", "comparisons": [{"family": "estimators", "reference": "grpo", "arms": ["rloo"]}]}
 
@@ -116,7 +116,7 @@ def test_json_and_yaml_files_load_the_same(tmp_path):
 
 
 def test_every_default_is_a_documented_setting():
-    import analysis.config as module
+    import armlab.analysis.config as module
 
     for key in DEFAULTS:
         assert f"\n{key} " in module.__doc__, key

@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import io
-from analysis.config import Comparison
-from analysis.errors import AnalysisInputError
-from analysis.synthetic import synthetic_scores
+from armlab.analysis import io
+from armlab.analysis.config import Comparison
+from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.synthetic import synthetic_scores
 from armlab.contract import COLUMNS
 
 BENCHMARKS = {"add": "math", "sub": "math", "boolexpr": "logic"}

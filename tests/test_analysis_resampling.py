@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 from threadpoolctl import threadpool_limits
 
-from analysis import resampling
+from armlab.analysis import resampling
 
 
 def _mean_diff(x, y, axis=-1):

@@ -9,8 +9,8 @@ estimated rate, the shipped number's own error included.
 import numpy as np
 import pytest
 
-from analysis import synthetic, validity
-from analysis.config import parse_config
+from armlab.analysis import synthetic, validity
+from armlab.analysis.config import parse_config
 
 SETTINGS = parse_config(
     {

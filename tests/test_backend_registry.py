@@ -7,8 +7,8 @@ import pytest
 import yaml
 from conftest import REPO, TINY
 
-from training.backends import BACKENDS, Backend, job_resources
-from training.config import ConfigError, load_config, stage_config
+from armlab.training.backends import BACKENDS, Backend, job_resources
+from armlab.training.config import ConfigError, load_config, stage_config
 
 
 def test_every_backend_names_a_trainer_with_a_main_and_an_lm_eval_model():
@@ -16,7 +16,7 @@ def test_every_backend_names_a_trainer_with_a_main_and_an_lm_eval_model():
 
     from lm_eval.api.registry import get_model
 
-    from evals.run import MODELS
+    from armlab.evals.run import MODELS
 
     for name, backend in BACKENDS.items():
         assert callable(importlib.import_module(backend.train_module).main), name
@@ -56,7 +56,7 @@ def test_a_new_backend_is_one_registry_entry(monkeypatch, tmp_path, snakemake_bi
         BACKENDS,
         "builtin_copy",
         Backend(
-            train_module="training.train",
+            train_module="armlab.training.train",
             reads=("data", "base"),
             outputs={"policy": "policy.pt", "steps": "steps.parquet", "manifest": "manifest.json"},
             lm_eval_model="armlab-builtin",
@@ -71,8 +71,8 @@ def test_a_new_backend_is_one_registry_entry(monkeypatch, tmp_path, snakemake_bi
     sitecustomize = tmp_path / "plugin" / "sitecustomize.py"
     sitecustomize.parent.mkdir()
     sitecustomize.write_text(
-        "from training.backends import BACKENDS, Backend\n"
-        "BACKENDS['builtin_copy'] = Backend(train_module='training.train', reads=('data', 'base'),\n"
+        "from armlab.training.backends import BACKENDS, Backend\n"
+        "BACKENDS['builtin_copy'] = Backend(train_module='armlab.training.train', reads=('data', 'base'),\n"
         "    outputs={'policy': 'policy.pt', 'steps': 'steps.parquet', 'manifest': 'manifest.json'},\n"
         "    lm_eval_model='armlab-builtin', checkpoint='policy.pt', step_logs=True)\n"
     )
@@ -99,5 +99,5 @@ def test_a_new_backend_is_one_registry_entry(monkeypatch, tmp_path, snakemake_bi
         env={**__import__("os").environ, "PYTHONPATH": str(sitecustomize.parent)},
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert len(re.findall(r"-m training\.train --config", proc.stdout)) == 4  # 2 arms x 2 seeds
+    assert len(re.findall(r"-m armlab\.training\.train --config", proc.stdout)) == 4  # 2 arms x 2 seeds
     assert "--model armlab-builtin --checkpoint results/tiny/runs/grpo/seed-1/policy.pt" in proc.stdout

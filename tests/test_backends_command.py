@@ -13,8 +13,8 @@ import pytest
 import yaml
 from conftest import REPO, TINY
 
-from training.backends import command
-from training.config import ConfigError, load_config, resolve_arm
+from armlab.training.backends import command
+from armlab.training.config import ConfigError, load_config, resolve_arm
 
 VERL = REPO / "config" / "experiments" / "verl_example.yaml"
 # the "trainer": makes the checkpoint folder named by its first argument and writes the other arguments into it

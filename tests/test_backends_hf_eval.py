@@ -8,8 +8,8 @@ import yaml
 from conftest import TINY
 
 from armlab.contract import COLUMNS
-from evals.run import samples_to_scores
-from training.config import ConfigError, load_config
+from armlab.evals.run import samples_to_scores
+from armlab.training.config import ConfigError, load_config
 
 
 def test_listed_lm_eval_tasks_are_scored_by_their_metric_and_filter():
@@ -50,9 +50,9 @@ def test_lm_eval_tasks_need_a_domain(tmp_path):
 
 def test_lm_eval_hf_model_samples_k_answers_reproducibly(tiny_config, tiny_experiment, tmp_path):
     """lm-eval's own ``hf`` model on the same task configs with repeats: k answers, the same ones every time."""
-    from evals.lm_eval_tasks import write_task_configs
-    from evals.run import evaluate
-    from training.backends.hf_export import char_tokenizer, tiny_model
+    from armlab.evals.lm_eval_tasks import write_task_configs
+    from armlab.evals.run import evaluate
+    from armlab.training.backends.hf_export import char_tokenizer, tiny_model
 
     checkpoint = tmp_path / "hf"
     tiny_model(tiny_config["model"], 0).save_pretrained(checkpoint)

@@ -12,7 +12,7 @@ import yaml
 from conftest import REPO, TINY
 from test_pipeline_e2e import _job_counts
 
-from training.config import ConfigError, load_config, resolve_arm
+from armlab.training.config import ConfigError, load_config, resolve_arm
 
 # found, not imported: importing trl's GRPOConfig loads transformers and torch (2.4 s), which only the tests that
 # build one need, in whichever worker runs them
@@ -21,7 +21,7 @@ if importlib.util.find_spec("trl") is None:
         raise ImportError("trl is not installed")
     pytest.skip("TRL backend tests skipped: trl is not installed (they always run in CI)", allow_module_level=True)
 
-from training.backends import trl_backend  # noqa: E402
+from armlab.training.backends import trl_backend  # noqa: E402
 
 
 def _trl_config(tmp_path, arms, comparisons=(), **recipe):
@@ -171,10 +171,10 @@ def test_what_trl_cannot_express_is_rejected(tmp_path, arm, message):
 
 def test_tiny_trl_run_is_evaluated_by_lm_eval_hf(tmp_path):
     from armlab.contract import COLUMNS
-    from evals.lm_eval_tasks import write_task_configs
-    from evals.run import evaluate
-    from training import data
-    from training.config import stage_config
+    from armlab.evals.lm_eval_tasks import write_task_configs
+    from armlab.evals.run import evaluate
+    from armlab.training import data
+    from armlab.training.config import stage_config
 
     config = load_config([_trl_config(tmp_path, {"grpo": {}})])
     data.write(config, tmp_path / "data")
@@ -196,8 +196,8 @@ def test_trl_keeps_intermediate_checkpoints_as_the_builtin_does(tmp_path):
     import torch
     from transformers import AutoModelForCausalLM
 
-    from training import data
-    from training.config import stage_config
+    from armlab.training import data
+    from armlab.training.config import stage_config
 
     # reward noise flips verdicts by a hash, so the random tiny model's groups have advantages and it learns
     configs = {
@@ -278,10 +278,10 @@ def test_trl_sees_the_builtin_trainers_prompts_and_mixture(tmp_path):
     import numpy as np
     from trl import GRPOConfig
 
-    from training import data
-    from training.backends.hf_export import char_tokenizer, tiny_model
-    from training.data import load_pools
-    from training.rollouts import draw_prompts, step_seed
+    from armlab.training import data
+    from armlab.training.backends.hf_export import char_tokenizer, tiny_model
+    from armlab.training.data import load_pools
+    from armlab.training.rollouts import draw_prompts, step_seed
 
     config = load_config([_trl_config(tmp_path, {"grpo": {}, "static": {"data_policy": "static"}})])
     data.write(config, tmp_path / "data")
@@ -323,8 +323,8 @@ def test_adaptive_mixtures_pass_trl_validation(tmp_path):
 def _sampler_dataset(tmp_path, arms, **recipe):
     import datasets
 
-    from training import data
-    from training.data import load_pools
+    from armlab.training import data
+    from armlab.training.data import load_pools
 
     config = load_config([_trl_config(tmp_path, arms, **recipe)])
     data.write(config, tmp_path / "data")
@@ -341,7 +341,7 @@ def test_sampler_shares_follow_the_policy_fed_known_rewards(tmp_path, policy):
     import numpy as np
     import torch
 
-    from training.data_policies import domain_counts, make_data_policy
+    from armlab.training.data_policies import domain_counts, make_data_policy
 
     config, dataset = _sampler_dataset(tmp_path, {"arm": {"data_policy": policy}})
     recipe = resolve_arm(config, "arm")
@@ -380,7 +380,7 @@ def test_sampler_shares_follow_the_policy_fed_known_rewards(tmp_path, policy):
 def test_trl_dataloader_draws_a_step_only_when_it_is_needed(tmp_path):
     from trl import GRPOConfig
 
-    from training.backends.hf_export import char_tokenizer, tiny_model
+    from armlab.training.backends.hf_export import char_tokenizer, tiny_model
 
     config, dataset = _sampler_dataset(tmp_path, {"rg": {"data_policy": "reward_gap"}})
     recipe = resolve_arm(config, "rg")
@@ -406,9 +406,9 @@ def test_tiny_trl_run_adapts_the_reward_gap_mixture(tmp_path):
     import numpy as np
     import torch
 
-    from training import data
-    from training.config import stage_config
-    from training.data_policies import make_data_policy
+    from armlab.training import data
+    from armlab.training.config import stage_config
+    from armlab.training.data_policies import make_data_policy
 
     # reward noise flips verdicts by a hash, so the random tiny model still sees rewards that differ by domain
     config = load_config([_trl_config(tmp_path, {"rg": {"data_policy": "reward_gap", "reward_noise": 0.3}}, steps=3)])

@@ -8,7 +8,7 @@ import yaml
 from conftest import REPO, TINY
 
 from armlab.configfile import load_mapping
-from training.config import ConfigError, load_config, resolve_arm, validate_config
+from armlab.training.config import ConfigError, load_config, resolve_arm, validate_config
 
 
 @pytest.fixture
@@ -44,7 +44,7 @@ def test_schema_defaults_are_those_snakemake_fills_in(path):
     from snakemake.utils import validate as snakemake_validate
 
     from armlab.configfile import load_configs
-    from training.config import SCHEMA_PATH, _DefaultsValidator, _schema
+    from armlab.training.config import SCHEMA_PATH, _DefaultsValidator, _schema
 
     raw = load_configs([REPO / "config" / "config.yaml", path] if path.parent.name == "experiments" else [path])
     ours, theirs = copy.deepcopy(raw), copy.deepcopy(raw)
@@ -159,10 +159,10 @@ def test_snakemake_rejects_a_bad_config_before_any_job(tmp_path, raw):
 
 
 def test_armlab_arms_lists_exactly_what_configs_accept(capsys, raw):
-    from armlab_cli import main
-    from training.data_policies import DATA_POLICIES
-    from training.estimators import ESTIMATORS
-    from training.losses import POLICY_LOSSES, REQUIRED_AGGREGATION
+    from armlab.cli import main
+    from armlab.training.data_policies import DATA_POLICIES
+    from armlab.training.estimators import ESTIMATORS
+    from armlab.training.losses import POLICY_LOSSES, REQUIRED_AGGREGATION
 
     assert main(["arms"]) == 0
     out = capsys.readouterr().out

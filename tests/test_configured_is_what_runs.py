@@ -12,7 +12,7 @@ import pytest
 from conftest import REPO, copy_of_the_repository
 
 from armlab.configfile import load_mapping
-from training.config import load_config, stage_config
+from armlab.training.config import load_config, stage_config
 
 WORKFLOW_CONFIGS = sorted(
     str(path.relative_to(REPO))

@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 from conftest import REPO, snakemake_dry_run
 
-from analysis.curves import curve_summaries, read_curves
+from armlab.analysis.curves import curve_summaries, read_curves
+from armlab.evals.curves import run_models
 from armlab.files import BadFile, write_manifest
-from evals.curves import run_models
 
 TINY_SEQUENTIAL = REPO / "tests" / "fixtures" / "tiny_sequential.yaml"
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from training.data_policies import DATA_POLICIES, _in_turn, domain_counts, list_policies, make_data_policy
+from armlab.training.data_policies import DATA_POLICIES, _in_turn, domain_counts, list_policies, make_data_policy
 
 DOMAINS = ["logic", "math", "science"]
 DATAFLEX_ARMS = {

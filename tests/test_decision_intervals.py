@@ -12,8 +12,8 @@ import pytest
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from analysis import paired, resampling, tables
-from analysis.config import parse_config
+from armlab.analysis import paired, resampling, tables
+from armlab.analysis.config import parse_config
 
 
 def _config(arms, **analysis):

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from training.estimators import ESTIMATORS, compute_advantages, grpo
+from armlab.training.estimators import ESTIMATORS, compute_advantages, grpo
 
 R = torch.tensor([[1.0, 0.0, 0.0, 0.0]])  # mu = 0.25, unbiased sigma = 0.5
 

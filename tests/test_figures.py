@@ -6,10 +6,10 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_hex
 
-from analysis import figures, pipeline, power, tables
-from analysis.config import parse_config
-from analysis.resampling import min_sign_flip_pvalue
-from analysis.synthetic import synthetic_scores
+from armlab.analysis import figures, pipeline, power, tables
+from armlab.analysis.config import parse_config
+from armlab.analysis.resampling import min_sign_flip_pvalue
+from armlab.analysis.synthetic import synthetic_scores
 
 BENCHMARKS = {"b0": "math", "b1": "math", "b2": "logic", "b3": "science"}
 
@@ -253,7 +253,7 @@ def test_ranking_plot_labels_do_not_overlap_where_arms_tie_or_summaries_have_lon
 def test_rankings_say_which_neighbours_the_seeds_separate():
     from itertools import product
 
-    from analysis import sensitivity
+    from armlab.analysis import sensitivity
 
     rng = np.random.default_rng(3)
     seeds = range(8)

@@ -12,7 +12,7 @@ import torch
 import yaml
 from conftest import TINY, snakemake_dry_run
 
-from training.config import ConfigError, load_config
+from armlab.training.config import ConfigError, load_config
 
 # found, not imported: transformers (2 s to import) is loaded by the tests that read an export, in their worker
 if importlib.util.find_spec("trl") is None:
@@ -21,9 +21,9 @@ if importlib.util.find_spec("trl") is None:
     pytest.skip("HF export tests skipped: trl is not installed (they always run in CI)", allow_module_level=True)
 
 from armlab.contract import BUILTIN_BASE  # noqa: E402
-from training.backends import BACKENDS  # noqa: E402
-from training.backends.hf_export import EXPORT_DIR, export_policy  # noqa: E402
-from training.policy import completion_logprobs, greedy_answers, left_pad, load_model  # noqa: E402
+from armlab.training.backends import BACKENDS  # noqa: E402
+from armlab.training.backends.hf_export import EXPORT_DIR, export_policy  # noqa: E402
+from armlab.training.policy import completion_logprobs, greedy_answers, left_pad, load_model  # noqa: E402
 
 TOLERANCE = 1e-5
 
@@ -42,7 +42,7 @@ def exported(tiny_experiment, tmp_path_factory):
 
 def _prompts(tiny_experiment) -> list[str]:
     """Real task prompts of every benchmark, of different lengths (so batches are left-padded)."""
-    from training.data import load_pools
+    from armlab.training.data import load_pools
 
     pools = load_pools(tiny_experiment / "data")
     prompts = [item["prompt"] for pool in pools.values() for item in pool[:12]]
@@ -51,7 +51,7 @@ def _prompts(tiny_experiment) -> list[str]:
 
 
 def test_export_is_the_registered_architecture_with_the_builtin_vocabulary(exported):
-    from training.policy import VOCAB
+    from armlab.training.policy import VOCAB
 
     policy, model, tokenizer, out = exported
     assert type(model).__name__ == "ArmlabCharForCausalLM" and model.config.model_type == "armlab_char"
@@ -63,7 +63,7 @@ def test_export_is_the_registered_architecture_with_the_builtin_vocabulary(expor
     # the base arm's evaluation names the export by this manifest (evals/run.py --run-manifest), which checks it
     from argparse import Namespace
 
-    from evals.run import checkpoint_to_evaluate
+    from armlab.evals.run import checkpoint_to_evaluate
 
     named = Namespace(checkpoint=None, hf_checkpoint=None, run_manifest=out / "manifest.json")
     assert checkpoint_to_evaluate(named) == (out / EXPORT_DIR).resolve()
@@ -147,8 +147,8 @@ def test_lm_eval_hf_model_scores_the_export_as_the_builtin_model_scores_the_poli
     """Greedy evaluation in lm-eval's ``hf`` model (the base arm under builtin_base) gives the builtin's scores."""
     import pandas as pd
 
-    from evals.lm_eval_tasks import write_task_configs
-    from evals.run import evaluate
+    from armlab.evals.lm_eval_tasks import write_task_configs
+    from armlab.evals.run import evaluate
 
     config = {**tiny_config, "eval": {**tiny_config["eval"], "samples": 1, "temperature": 0.0, "pass_k": [1]}}
     write_task_configs(config, tiny_experiment / "data", tmp_path / "tasks")
@@ -218,7 +218,7 @@ def test_the_trl_model_switch(tmp_path, exported):
             load_config([_trl_config(tmp_path, model=bad)])
     with pytest.raises(ConfigError, match=r"trl\.model"):
         load_config([_trl_config(tmp_path, model="")])
-    from training.backends.trl_backend import load_start
+    from armlab.training.backends.trl_backend import load_start
 
     with pytest.raises(ValueError, match=r"trl\.model: builtin_base needs the exported base policy \(--hf_base"):
         load_start(config, 0)
@@ -240,11 +240,11 @@ def test_snakemake_dag_of_trl_from_the_builtin_base(tmp_path):
 @pytest.mark.workflow  # a whole training job, run for real
 def test_a_short_trl_run_from_the_exported_base_learns(tmp_path):
     """GRPOTrainer from the exported base on one-digit addition: the expected reward rises well past noise."""
-    from training import base, data
-    from training.backends import trl_backend
-    from training.config import stage_config
-    from training.data import load_pools
-    from training.rollouts import score
+    from armlab.training import base, data
+    from armlab.training.backends import trl_backend
+    from armlab.training.config import stage_config
+    from armlab.training.data import load_pools
+    from armlab.training.rollouts import score
 
     raw = yaml.safe_load(_trl_config(tmp_path, model=BUILTIN_BASE).read_text())
     raw["benchmarks"] = {"add": {"domain": "math", "n_items": 20, "params": {"digits": 1}}}

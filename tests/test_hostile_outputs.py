@@ -24,8 +24,7 @@ import pytest
 import yaml
 from conftest import REPO, TINY, readme_run
 
-import armlab_cli as cli
-from armlab import files
+from armlab import cli, files
 
 FIXTURE = REPO / "tests" / "fixtures" / "report"
 BUILD = runpy.run_path(str(FIXTURE / "build.py"))
@@ -62,10 +61,10 @@ def tripwire(monkeypatch, *targets):
 
 
 EXPENSIVE = {
-    "armlab": ("analysis.paired.compare", "analysis.report.render_figures", "evals.probe.probe"),
-    "evals.run": ("evals.run.load_model", "evals.run.evaluate"),
-    "evals.merge": ("evals.merge.atomic_path",),
-    "training.train": ("training.train.load_model", "training.train.load_pools"),
+    "armlab": ("armlab.analysis.paired.compare", "armlab.analysis.report.render_figures", "armlab.evals.probe.probe"),
+    "armlab.evals.run": ("armlab.evals.run.load_model", "armlab.evals.run.evaluate"),
+    "armlab.evals.merge": ("armlab.evals.merge.atomic_path",),
+    "armlab.training.train": ("armlab.training.train.load_model", "armlab.training.train.load_pools"),
 }
 
 
@@ -512,8 +511,8 @@ def test_the_report_names_a_corrupt_input(case, work, monkeypatch, capsys):
 @pytest.fixture(scope="module")
 def tiny_pipeline(tmp_path_factory):
     """The tiny experiment's data and a (2-step) base policy with its manifest, and its config as JSON."""
-    from training import base, data
-    from training.config import load_config
+    from armlab.training import base, data
+    from armlab.training.config import load_config
 
     root = tmp_path_factory.mktemp("tiny")
     config = copy.deepcopy(load_config([TINY]))
@@ -618,37 +617,37 @@ def _not_parquet_but_recorded(path):
 
 CORRUPT_JOB_CASES = {
     "evaluation of a truncated policy.pt": (
-        "evals.run",
+        "armlab.evals.run",
         lambda r: _eval_argv(r, "--checkpoint", _truncate(r / "base" / "policy.pt")),
         ["base/policy.pt: sha256", "does not match", "base/manifest.json"],
     ),
     "evaluation of a policy.pt without manifest": (
-        "evals.run",
+        "armlab.evals.run",
         lambda r: _eval_argv(r, "--checkpoint", (r / "base" / "manifest.json").unlink() or r / "base" / "policy.pt"),
         ["base/policy.pt: no manifest.json next to it"],
     ),
     "evaluation of a run whose checkpoint lies outside it": (
-        "evals.run",
+        "armlab.evals.run",
         lambda r: _eval_argv(r, "--run-manifest", _run_manifest_outside(r)),
         ["runs/grpo/seed-1/manifest.json: checkpoint: expected the path of a checkpoint inside"],
     ),
     "evaluation of a run with a truncated checkpoint file": (
-        "evals.run",
+        "armlab.evals.run",
         lambda r: _eval_argv(r, "--run-manifest", _run_manifest_truncated_weights(r)),
         ["trainer/model/model.safetensors: sha256"],
     ),
     "training from a truncated base policy": (
-        "training.train",
+        "armlab.training.train",
         lambda r: _train_argv(r, _truncate(r / "base" / "policy.pt", keep=0.9)),
         ["base/policy.pt: sha256", "base/manifest.json"],
     ),
     "merging a truncated scores.parquet": (
-        "evals.merge",
+        "armlab.evals.merge",
         lambda r: _two_scores(r, _truncate),
         ["evals/difffilter/seed-1/scores.parquet: sha256"],
     ),
     "merging a scores.parquet that is not parquet": (
-        "evals.merge",
+        "armlab.evals.merge",
         lambda r: _two_scores(r, _not_parquet_but_recorded),
         ["evals/difffilter/seed-1/scores.parquet: not a parquet file"],
     ),
@@ -784,7 +783,7 @@ TEMPLATES = {
 
 @pytest.mark.parametrize("case", TEMPLATES)
 def test_templates_where_quoting_cannot_hold_are_rejected_naming_the_key(case, tmp_path):
-    from training.config import ConfigError, load_config
+    from armlab.training.config import ConfigError, load_config
 
     template, reason = TEMPLATES[case]
     path = _command_config(tmp_path, template)
@@ -797,7 +796,7 @@ def test_templates_where_quoting_cannot_hold_are_rejected_naming_the_key(case, t
 
 
 def test_a_value_with_shell_syntax_stays_one_literal_word_when_run(tmp_path):
-    from training.backends import command
+    from armlab.training.backends import command
 
     assert command.template_fields("train --out $(pwd)/x --arm {arm} ( cd /tmp; train {seed} )", shell=True) == [
         "arm",
@@ -813,7 +812,7 @@ def test_a_value_with_shell_syntax_stays_one_literal_word_when_run(tmp_path):
 
 
 def test_markdown_outputs_escape_html_and_keep_their_tables(tmp_path):
-    from analysis.synthetic import synthetic_scores
+    from armlab.analysis.synthetic import synthetic_scores
 
     script, piped = "<script>alert(1)</script>", "a|b<img src=x onerror=alert(1)>"
     benchmarks = {"<b>bold</b>|x": "m&th", "plain": "logic"}
@@ -853,8 +852,8 @@ def test_markdown_outputs_escape_html_and_keep_their_tables(tmp_path):
 def test_an_evaluation_from_before_sample_counts_merges_as_one_sample_per_item(tmp_path):
     """A per-run scores.parquet without n_samples/n_correct (written before sampled evaluation) still merges."""
     from armlab.contract import COLUMNS
+    from armlab.evals.merge import merge
     from armlab.files import write_manifest
-    from evals.merge import merge
 
     paths = []
     for arm, counts in (("grpo", False), ("difffilter", True)):

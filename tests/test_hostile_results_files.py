@@ -18,8 +18,7 @@ import yaml
 from conftest import REPO
 from test_hostile_outputs import BUILD, FAST, FIXTURE, assert_refused, pristine, tiny, tiny_pipeline, work  # noqa: F401
 
-import armlab_cli as cli
-from armlab import files
+from armlab import cli, files
 
 DATAFLEX_CONFIG = REPO / "config" / "experiments" / "dataflex_rl_released.yaml"
 STAMP = "2026-01-02T03-04-05.678901"  # tests/fixtures/report/build.py's lm-eval timestamp
@@ -727,11 +726,11 @@ def test_the_evaluation_names_a_bad_input(case, tiny, monkeypatch, capsys):  # n
         "--out",
         results / "evals" / "grpo" / "seed-1",
     ]
-    assert_refused(root, monkeypatch, capsys, "evals.run", argv, *expected)
+    assert_refused(root, monkeypatch, capsys, "armlab.evals.run", argv, *expected)
 
 
 def test_a_sample_without_its_metric_names_the_task_and_sample():
-    from evals.run import samples_to_scores
+    from armlab.evals.run import samples_to_scores
 
     spec = {"gsm8k": {"domain": "math", "metric": "exact_match", "filter": "none"}}
     with pytest.raises(files.BadFile, match=r"task gsm8k, sample 1: metric 'exact_match' is 'missing'"):

@@ -1,7 +1,9 @@
-"""Imports follow the data flow: armlab (the neutral home) <- training <- evals; analysis reads files only.
+"""Imports follow the data flow: armlab's core (the neutral home) <- training <- evals; analysis reads files only;
+the command line (armlab.cli) sits on top.
 
 Every import statement of every module (top level or inside a function) is read with ast, so a lazy import
-that reaches upstream counts as much as a top-level one.
+that reaches upstream counts as much as a top-level one. The stages live in the repository's top-level folders and
+are imported as ``armlab.<stage>`` (pyproject.toml maps them).
 """
 
 import ast
@@ -9,51 +11,74 @@ import ast
 import pytest
 from conftest import REPO
 
-PACKAGES = ("armlab", "training", "evals", "analysis", "armlab_cli")
-# what each package may import of the others: earlier stages only; the command line sits on top of all
+# layer -> its source files; a module's layer is the longest layer name its dotted name starts with
+LAYERS = {
+    "armlab": [p for p in (REPO / "armlab").rglob("*.py") if p.name not in ("cli.py", "__main__.py")],
+    "armlab.training": list((REPO / "training").rglob("*.py")),
+    "armlab.evals": list((REPO / "evals").rglob("*.py")),
+    "armlab.analysis": list((REPO / "analysis").rglob("*.py")),
+    "armlab.cli": [REPO / "armlab" / "cli.py", REPO / "armlab" / "__main__.py"],  # python -m armlab
+}
+FOLDERS = {"armlab.training": "training", "armlab.evals": "evals", "armlab.analysis": "analysis"}
+# what each layer may import of the others: earlier stages only; the command line sits on top of all
 ALLOWED = {
     "armlab": set(),
-    "training": {"armlab"},
-    "evals": {"armlab", "training"},
-    "analysis": {"armlab"},
-    "armlab_cli": {"armlab", "training", "evals", "analysis"},
+    "armlab.training": {"armlab"},
+    "armlab.evals": {"armlab", "armlab.training"},
+    "armlab.analysis": {"armlab"},
+    "armlab.cli": {"armlab", "armlab.training", "armlab.evals", "armlab.analysis"},
 }
 
 
-def _imports(package):
-    """``(module file, imported package)`` for every import of another project package inside ``package``."""
+def layer_of(name):
+    """The layer of a dotted module (or module.attribute) name of armlab; None outside armlab."""
+    matches = [layer for layer in LAYERS if name == layer or name.startswith(layer + ".")]
+    return max(matches, key=len, default=None)
+
+
+def _imported_names(node):
+    """The dotted names an import statement reaches (``from a import b``: ``a.b``, which may be a module)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        return [f"{node.module}.{a.name}" for a in node.names]
+    return []
+
+
+def _imports(layer):
+    """``(module file, imported layer)`` for every import of another layer inside ``layer``."""
     found = []
-    for path in sorted((REPO / package).rglob("*.py")):
+    for path in sorted(LAYERS[layer]):
         for node in ast.walk(ast.parse(path.read_text())):
-            names = (
-                [a.name for a in node.names]
-                if isinstance(node, ast.Import)
-                else [node.module]
-                if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
-                else []
-            )
-            for name in names:
-                top = name.split(".")[0]
-                if top in PACKAGES and top != package:
-                    found.append((str(path.relative_to(REPO)), top))
+            for name in _imported_names(node):
+                target = layer_of(name)
+                if target is not None and target != layer:
+                    found.append((str(path.relative_to(REPO)), target))
     return found
 
 
-@pytest.mark.parametrize("package", PACKAGES)
-def test_a_package_imports_only_what_comes_before_it(package):
-    upstream = [(module, top) for module, top in _imports(package) if top not in ALLOWED[package]]
-    assert upstream == [], f"{package} reaches {upstream}"
+@pytest.mark.parametrize("layer", LAYERS)
+def test_a_layer_imports_only_what_comes_before_it(layer):
+    upstream = [(module, target) for module, target in _imports(layer) if target not in ALLOWED[layer]]
+    assert upstream == [], f"{layer} reaches {upstream}"
 
 
 def test_the_graph_is_what_the_docs_draw():
-    used = {package: {top for _, top in _imports(package)} for package in PACKAGES}
-    assert used == {
-        "armlab": set(),
-        "training": {"armlab"},
-        "evals": {"armlab", "training"},
-        "analysis": {"armlab"},
-        "armlab_cli": {"armlab", "training", "evals", "analysis"},
-    }
+    used = {layer: {target for _, target in _imports(layer)} for layer in LAYERS}
+    assert used == ALLOWED
+
+
+def test_no_stage_is_imported_by_its_folder_name():
+    """Nothing imports ``analysis``, ``training`` or ``evals`` as a top-level package: they are installed only
+    inside armlab, so such an import would fail for a user (or find the user's own package of that name)."""
+    bare = [
+        (str(path.relative_to(REPO)), name)
+        for path in sorted(p for files in LAYERS.values() for p in files)
+        for node in ast.walk(ast.parse(path.read_text()))
+        for name in _imported_names(node)
+        if name.split(".")[0] in {"analysis", "training", "evals", "armlab_cli"}
+    ]
+    assert bare == []
 
 
 def _runtime_nodes(tree):
@@ -65,21 +90,24 @@ def _runtime_nodes(tree):
     return [node for node in ast.walk(tree) if id(node) not in skipped]
 
 
+def _module_name(path):
+    """The dotted name a source file is imported by (a package is its ``__init__``)."""
+    relative = path.relative_to(REPO).with_suffix("")
+    prefix = next((layer for layer, folder in FOLDERS.items() if relative.parts[0] == folder), None)
+    parts = (prefix, *relative.parts[1:]) if prefix else relative.parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
 def _module_graph():
     """Project module -> the project modules it imports (``a.b`` names; a package is its ``__init__``)."""
-    modules = {}
-    for package in PACKAGES:
-        for path in (REPO / package).rglob("*.py"):
-            parts = path.relative_to(REPO).with_suffix("").parts
-            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    modules = {_module_name(path): path for files in LAYERS.values() for path in files}
     graph = {}
     for name, path in modules.items():
         targets = set()
         for node in _runtime_nodes(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                targets |= {a.name for a in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                targets |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets.add(node.module)
+            targets |= set(_imported_names(node))
         graph[name] = {t for t in targets if t in modules and t != name}
     return graph
 
@@ -115,9 +143,9 @@ def test_parsing_the_workflow_loads_neither_torch_nor_scipy_stats():
     # what the Snakefile does at every start: validate, parse the analysis section, check the locks and plan
     code = (
         "import sys\n"
-        "from training.config import load_config\n"
-        "from analysis import planning, predictions, waves\n"
-        "from analysis.config import parse_config\n"
+        "from armlab.training.config import load_config\n"
+        "from armlab.analysis import planning, predictions, waves\n"
+        "from armlab.analysis.config import parse_config\n"
         "from armlab import registration\n"
         f"config = load_config([{str(REPO / 'tests' / 'fixtures' / 'tiny.yaml')!r}])\n"
         "analysis = parse_config(config)\n"

@@ -11,12 +11,12 @@ import torch
 from lm_eval.loggers.utils import add_env_info
 
 from armlab.contract import COLUMNS
-from evals.lm_eval_adapter import BuiltinPolicyLM, cut_at, sample_uniforms
-from evals.lm_eval_tasks import write_task_configs
-from evals.run import evaluate
-from training.data import load_eval_items
-from training.policy import greedy_answers, load_model, pick_tokens, sampled_answers
-from training.tasks import verify
+from armlab.evals.lm_eval_adapter import BuiltinPolicyLM, cut_at, sample_uniforms
+from armlab.evals.lm_eval_tasks import write_task_configs
+from armlab.evals.run import evaluate
+from armlab.training.data import load_eval_items
+from armlab.training.policy import greedy_answers, load_model, pick_tokens, sampled_answers
+from armlab.training.tasks import verify
 
 
 def test_cut_at_until_strings():

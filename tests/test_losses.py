@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 import torch
 
-from training.config import ConfigError, validate_config
-from training.estimators import ESTIMATORS
-from training.losses import POLICY_LOSSES, list_policy_losses, loss_spec
-from training.policy import load_model
-from training.recipe import resolve_arm
-from training.train import aggregate, policy_loss, train
+from armlab.training.config import ConfigError, validate_config
+from armlab.training.estimators import ESTIMATORS
+from armlab.training.losses import POLICY_LOSSES, list_policy_losses, loss_spec
+from armlab.training.policy import load_model
+from armlab.training.recipe import resolve_arm
+from armlab.training.train import aggregate, policy_loss, train
 
 # two rollouts of three tokens; the second rollout's last token is padding
 Q = [[0.1, -0.5, 0.3], [1.5, -0.1, 0.0]]  # log π − log π_old per token
@@ -302,7 +302,7 @@ def test_every_new_loss_trains_on_the_builtin_trainer(arm, tiny_config, tiny_exp
 def test_every_losss_defaults_pass_its_own_checks(name):
     """Validation runs a loss on dummy tensors only for parameters the config gives: the defaults, spelt out,
     must pass the loss's own checks (a default out of its range would otherwise be accepted unchecked)."""
-    from training.losses import check_policy_loss
+    from armlab.training.losses import check_policy_loss
 
     defaults = next(m["params"] for m in list_policy_losses() if m["name"] == name)
     aggregation = "seq-mean-token-mean" if name == "gmpo" else "token-mean"

@@ -12,8 +12,8 @@ import yaml
 from conftest import REPO, TINY, copy_of_the_repository, readme_run, snakemake_dry_run
 from test_pipeline_e2e import _job_counts
 
-from training.backends import arm_backend, backend_of, backends_used, job_resources
-from training.config import ConfigError, load_config, resolve_arm, stage_config
+from armlab.training.backends import arm_backend, backend_of, backends_used, job_resources
+from armlab.training.config import ConfigError, load_config, resolve_arm, stage_config
 
 # sha256 of json.dumps(stage_config(...)) for tests/fixtures/tiny.yaml, computed with the code before per-arm
 # backends existed (commit 69bffce): a config without the key stages, and hashes, exactly as before, so that no
@@ -50,8 +50,8 @@ def test_a_mixed_experiment_validates_and_each_arm_stages_its_backend(tmp_path):
     config = load_config([_mixed(tmp_path)])
     assert [arm_backend(config, arm) for arm in config["arms"]] == ["builtin", "trl"]
     assert backends_used(config) == ["builtin", "trl"]
-    assert backend_of(config).train_module == "training.train"
-    assert backend_of(config, "trl").train_module == "training.backends.trl_backend"
+    assert backend_of(config).train_module == "armlab.training.train"
+    assert backend_of(config, "trl").train_module == "armlab.training.backends.trl_backend"
     # the arm's backend is not part of its recipe: what both trainers read (and record) is the recipe alone
     assert "backend" not in resolve_arm(config, "trl") and resolve_arm(config, "trl")["log_every"] == 1
     builtin, trl = stage_config(config, "train", "builtin"), stage_config(config, "train", "trl")
@@ -134,11 +134,12 @@ def test_snakemake_dag_of_a_mixed_experiment(tmp_path):
     assert counts["evaluate"] == 5  # base (once), 2 builtin, 2 TRL runs
     for seed in (1, 2):
         assert (
-            f"python -m training.train --config results/tiny/config/train/builtin.json --arm builtin --seed {seed}"
-            f" --data results/tiny/data --base results/tiny/base/policy.pt --out results/tiny/runs/builtin/seed-{seed}"
+            "python -m armlab.training.train --config results/tiny/config/train/builtin.json --arm builtin"
+            f" --seed {seed} --data results/tiny/data --base results/tiny/base/policy.pt"
+            f" --out results/tiny/runs/builtin/seed-{seed}"
         ) in out
         assert (
-            "python -m training.backends.trl_backend --config results/tiny/config/train/trl.json"
+            "python -m armlab.training.backends.trl_backend --config results/tiny/config/train/trl.json"
             f" --arm trl --seed {seed}"
             f" --data results/tiny/data --hf_base results/tiny/base_hf/model --out results/tiny/runs/trl/seed-{seed}"
         ) in out
@@ -172,7 +173,7 @@ def test_configs_without_per_arm_backends_keep_their_dag(tmp_path):
 def test_the_backend_parity_experiment_validates():
     config = load_config([REPO / "config" / "experiments" / "backend_parity.yaml"])
     assert backends_used(config) == ["builtin", "trl"] and len(config["seeds"]) == 8
-    from training.backends.trl_backend import grpo_config_kwargs
+    from armlab.training.backends.trl_backend import grpo_config_kwargs
 
     builtin, trl = resolve_arm(config, "builtin"), resolve_arm(config, "trl")
     kwargs = grpo_config_kwargs(trl, config["experiment"], 1, "/tmp/x", 1)
@@ -223,7 +224,7 @@ def test_a_tiny_mixed_run_from_the_repository_root(tmp_path):
 
 def test_the_report_reads_builtin_and_trl_step_logs_side_by_side(tmp_path):
     """A TRL log lacks the builtin's columns; its fraction of zero-variance groups is read as frac_zero_var."""
-    from analysis.report import read_runs
+    from armlab.analysis.report import read_runs
     from armlab.files import write_manifest
 
     logs = {

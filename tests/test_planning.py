@@ -8,10 +8,10 @@ import sys
 import numpy as np
 import pytest
 
-from analysis import intervals, pipeline, planning
-from analysis.config import load_config, parse_config
-from analysis.errors import AnalysisInputError
-from analysis.synthetic import synthetic_scores
+from armlab.analysis import intervals, pipeline, planning
+from armlab.analysis.config import load_config, parse_config
+from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.synthetic import synthetic_scores
 from armlab.configfile import load_mapping
 
 BENCHMARKS = {"a": "math", "b": "math", "c": "logic"}
@@ -174,9 +174,7 @@ def test_a_bad_plan_section_is_one_line_naming_the_key(section, message):
 
 
 def _armlab(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "armlab_cli", "plan", *args], capture_output=True, text=True, timeout=120
-    )
+    return subprocess.run([sys.executable, "-m", "armlab", "plan", *args], capture_output=True, text=True, timeout=120)
 
 
 def test_armlab_plan_on_the_demo_config_says_it_can_decide_and_warns_at_three_seeds():
@@ -220,7 +218,7 @@ def _sequential_config(**seeds):
 def test_no_data_decides_a_sequential_family_before_the_planned_earliest_look(spending):
     """The plan's earliest look for a difference (and for equivalence) is reached by the most decisive data, and
     no other data decides sooner: checked on 300 random families with large effects (and with none)."""
-    from analysis import sequential
+    from armlab.analysis import sequential
 
     config = _sequential_config(spending=spending)
     (plan,) = planning.sequential_plans(config)
@@ -269,7 +267,7 @@ def test_without_earlier_runs_the_wall_time_comes_from_armlab_probes_times(tmp_p
 def test_armlab_probe_times_every_arm_and_plan_reads_the_times(tmp_path):
     """As a user runs it, before any run exists: ``armlab probe`` then ``armlab plan`` on the tiny config."""
     done = subprocess.run(
-        [sys.executable, "-m", "armlab_cli", "probe", "tests/fixtures/tiny.yaml", "--steps", "1", "--out",
+        [sys.executable, "-m", "armlab", "probe", "tests/fixtures/tiny.yaml", "--steps", "1", "--out",
          str(tmp_path / "probe.json")],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip

@@ -11,11 +11,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from analysis import paired, pipeline, predictions, report, resampling
-from analysis.config import Comparison, parse_config
-from analysis.errors import AnalysisInputError
-from analysis.synthetic import mc_error, synthetic_scores
 from armlab import files
+from armlab.analysis import paired, pipeline, predictions, report, resampling
+from armlab.analysis.config import Comparison, parse_config
+from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.synthetic import mc_error, synthetic_scores
 
 BENCHMARKS = {"b0": "math", "b1": "math", "b2": "logic"}
 ALPHA = 0.05

@@ -6,8 +6,8 @@ import subprocess
 import pandas as pd
 import pytest
 
-from analysis.report import Runs, runs_summary
 from armlab import files
+from armlab.analysis.report import Runs, runs_summary
 
 
 def _git(repo, *args):

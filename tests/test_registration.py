@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import pipeline, predictions, waves
-from analysis.config import parse_config
-from analysis.errors import AnalysisInputError
 from armlab import files, registration
+from armlab.analysis import pipeline, predictions, waves
+from armlab.analysis.config import parse_config
+from armlab.analysis.errors import AnalysisInputError
 from armlab.configfile import ConfigError, load_mapping
 
 RAW = {

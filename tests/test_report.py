@@ -17,10 +17,10 @@ import pandas as pd
 import pytest
 import yaml
 
-import armlab_cli as cli
-from analysis import report, tables
-from analysis.config import Settings
-from analysis.synthetic import synthetic_scores
+from armlab import cli
+from armlab.analysis import report, tables
+from armlab.analysis.config import Settings
+from armlab.analysis.synthetic import synthetic_scores
 from armlab.files import OUTPUT_MARKER, write_manifest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -361,7 +361,7 @@ def test_latex_table_has_arms_as_rows_and_the_best_values_in_bold():
 
 
 SNAKEFILE = """
-from training.config import validate_config
+from armlab.training.config import validate_config
 
 configfile: "{config}"
 config.update(validate_config(config, source="{config}"))

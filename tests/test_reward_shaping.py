@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 import torch
 
-from training.config import ConfigError, validate_config
-from training.estimators import dr_grpo, grpo
-from training.rollouts import length_bonus, score
-from training.tasks import EOS
-from training.train import train
+from armlab.training.config import ConfigError, validate_config
+from armlab.training.estimators import dr_grpo, grpo
+from armlab.training.rollouts import length_bonus, score
+from armlab.training.tasks import EOS
+from armlab.training.train import train
 
 
 def _recipe(**fields):

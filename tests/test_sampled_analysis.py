@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import sampling
-from analysis.config import parse_config
-from analysis.errors import AnalysisInputError
-from analysis.pipeline import run_analysis, write_outputs
-from analysis.sampled import job_minutes
+from armlab.analysis import sampling
+from armlab.analysis.config import parse_config
+from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.pipeline import run_analysis, write_outputs
+from armlab.analysis.sampled import job_minutes
 
 BENCHMARKS = {"add": "math", "mod": "math", "sort": "logic"}
 
@@ -160,7 +160,7 @@ def _analysis_and_config(tmp_path, table, **raw_extra):
 
 
 def test_the_report_shows_pass_at_k_components_and_what_to_buy(tmp_path):
-    from analysis.report import write_report
+    from armlab.analysis.report import write_report
 
     path = _analysis_and_config(tmp_path, sampled_table(), eval={"samples": 8, "pass_k": [1, 2, 8]})
     page = write_report(path, tmp_path / "analysis", tmp_path / "report", figures_dir=tmp_path / "figures").read_text()
@@ -175,8 +175,8 @@ def test_the_report_shows_pass_at_k_components_and_what_to_buy(tmp_path):
 def test_common_random_numbers_are_paired_out_of_the_sampling_component():
     """Arms that draw sample j of an item from one stream make correlated errors; pairing their verdicts by j
     recovers the true sampling variance of the difference, while the counts alone (as if independent) overstate it."""
-    from analysis.paired import Pair
-    from analysis.sampled import components_table
+    from armlab.analysis.paired import Pair
+    from armlab.analysis.sampled import components_table
 
     rng = np.random.default_rng(1)
     seeds, items, k, replicates = [1, 2, 3, 4], 60, 8, 40
@@ -212,7 +212,7 @@ def test_common_random_numbers_are_paired_out_of_the_sampling_component():
 
 
 def test_a_verdict_given_twice_is_an_error_naming_the_file(tmp_path):
-    from analysis.sampled import read_answers
+    from armlab.analysis.sampled import read_answers
     from armlab.files import write_manifest
 
     out = tmp_path / "evals" / "grpo" / "seed-1"
@@ -226,8 +226,8 @@ def test_a_verdict_given_twice_is_an_error_naming_the_file(tmp_path):
 
 def test_verdicts_for_some_seeds_only_fill_the_rest_from_the_counts():
     """Evaluations from before answers.parquet leave cells without verdicts; those keep the counts' estimate."""
-    from analysis.paired import Pair
-    from analysis.sampled import components_table
+    from armlab.analysis.paired import Pair
+    from armlab.analysis.sampled import components_table
 
     scores = sampled_table(k=4, seeds=(1, 2, 3, 4), items=10)
     answers = [
@@ -243,7 +243,7 @@ def test_verdicts_for_some_seeds_only_fill_the_rest_from_the_counts():
 
 
 def test_the_advice_says_no_estimate_for_samples_at_one_answer_per_item(tmp_path):
-    from analysis.report import write_report
+    from armlab.analysis.report import write_report
 
     path = _analysis_and_config(tmp_path, sampled_table(k=1))
     page = write_report(path, tmp_path / "analysis", tmp_path / "report").read_text()
@@ -268,7 +268,7 @@ def _ragged_verdicts(rng):
 def test_paired_sampling_variances_are_pandas_per_cell_variance_of_the_differences_over_k():
     """The per-cell variance read from the verdict array (one pass over the answers) against an independent
     pandas computation: var(d, ddof 1) / k per (seed, item), NaN below 2 samples or without verdicts."""
-    from analysis.sampled import _benchmark_verdicts
+    from armlab.analysis.sampled import _benchmark_verdicts
 
     answers = _ragged_verdicts(np.random.default_rng(7))
     items = pd.Index([f"i{i}" for i in range(7)])  # i6 has no verdicts at all
@@ -281,7 +281,7 @@ def test_paired_sampling_variances_are_pandas_per_cell_variance_of_the_differenc
 
 
 def test_verdicts_that_do_not_pair_up_by_sample_are_an_error_naming_the_arms():
-    from analysis.sampled import _benchmark_verdicts
+    from armlab.analysis.sampled import _benchmark_verdicts
 
     answers = _ragged_verdicts(np.random.default_rng(8))
     answers = answers.drop(index=answers.index[(answers["arm"] == "ref")][0])

@@ -10,9 +10,9 @@ import pytest
 import yaml
 from matplotlib.colors import to_hex
 
-from analysis import figures, pipeline, report, tables, waves
-from analysis.config import parse_config
-from analysis.synthetic import synthetic_scores
+from armlab.analysis import figures, pipeline, report, tables, waves
+from armlab.analysis.config import parse_config
+from armlab.analysis.synthetic import synthetic_scores
 from armlab.files import write_manifest
 
 BENCHMARKS = {"b0": "math", "b1": "math", "b2": "logic"}

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from analysis import improvement, profiles
-from analysis.config import Comparison, parse_config
+from armlab.analysis import improvement, profiles
+from armlab.analysis.config import Comparison, parse_config
 
 
 def rliable_probability_of_improvement(x, y):

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from analysis import intervals, resampling
-from analysis.config import parse_config
-from analysis.errors import AnalysisInputError
+from armlab.analysis import intervals, resampling
+from armlab.analysis.config import parse_config
+from armlab.analysis.errors import AnalysisInputError
 
 
 def _settings(**analysis):

@@ -5,8 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from analysis import multiplicity, synthetic
-from analysis.config import parse_config
+from armlab.analysis import multiplicity, synthetic
+from armlab.analysis.config import parse_config
 
 SETTINGS = parse_config({"experiment": "x", "comparisons": [{"family": "f", "reference": "r", "arms": ["a"]}]}).settings
 

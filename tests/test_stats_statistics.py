@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from analysis import pipeline, statistics, tables
-from analysis.config import parse_config
-from analysis.synthetic import synthetic_scores
+from armlab.analysis import pipeline, statistics, tables
+from armlab.analysis.config import parse_config
+from armlab.analysis.synthetic import synthetic_scores
 
 # rliable's own test matrix (tests/rliable/metrics_test.py), runs x tasks, and an 8-benchmark run by hand
 RLIABLE_X = np.array([[1, 2], [2, 2], [1, 1], [2, 1]], dtype=float)

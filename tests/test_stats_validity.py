@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis import resampling, validity, validity_measured
+from armlab.analysis import resampling, validity, validity_measured
 
 REPO = Path(__file__).resolve().parents[1]
 SIM = runpy.run_path(str(REPO / "benchmarks" / "coverage_sim.py"))

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from training import data
-from training.base import corrupt_answer, demonstrations
-from training.tasks import TASKS, verify
+from armlab.training import data
+from armlab.training.base import corrupt_answer, demonstrations
+from armlab.training.tasks import TASKS, verify
 
 
 @pytest.mark.parametrize(
@@ -116,7 +116,7 @@ def test_boolexpr_left_to_right_differs_from_precedence():
     rng = np.random.default_rng(3)
     texts = {TASKS["boolexpr"].generate(rng, terms=3)[0] for _ in range(50)}
     assert "T|F&F=" in texts
-    from training.tasks import gen_boolexpr
+    from armlab.training.tasks import gen_boolexpr
 
     class Fixed:  # replays "T|F&F"
         def integers(self, *a, **k):

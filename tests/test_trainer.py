@@ -14,11 +14,11 @@ import pytest
 import torch
 from conftest import REPO, TINY
 
-import training.train as trainer
+import armlab.training.train as trainer
 from armlab.configfile import load_mapping
-from training.config import ConfigError, validate_config
-from training.data_policies import DATA_POLICIES
-from training.policy import (
+from armlab.training.config import ConfigError, validate_config
+from armlab.training.data_policies import DATA_POLICIES
+from armlab.training.policy import (
     PAD_ID,
     VOCAB,
     Block,
@@ -30,9 +30,9 @@ from training.policy import (
     group_logprobs,
     left_pad,
 )
-from training.rollouts import noisy_verdict, step_seed
-from training.train import AdamW, aggregate, train
-from training.utils import derive_seed, file_sha256
+from armlab.training.rollouts import noisy_verdict, step_seed
+from armlab.training.train import AdamW, aggregate, train
+from armlab.training.utils import derive_seed, file_sha256
 
 
 def _run(config, root, out, arm="grpo", seed=1):
@@ -243,7 +243,7 @@ def test_a_training_run_never_imports_the_torch_compiler(tiny_config, tiny_exper
     code = (
         "import sys, json\n"
         "from pathlib import Path\n"
-        "from training.train import train\n"
+        "from armlab.training.train import train\n"
         "root = Path(sys.argv[1])\n"
         "train(json.loads(sys.argv[2]), 'grpo', 1, root / 'data', root / 'base' / 'policy.pt', Path(sys.argv[3]))\n"
         "assert 'torch._dynamo' not in sys.modules, 'torch._dynamo was imported'\n"
@@ -416,7 +416,7 @@ def test_completion_logprobs_gives_the_log_softmax_of_the_logits_it_used():
 def test_only_the_rl_trainer_writes_attention_out(tmp_path):
     """Base training, evaluation and the HF export keep torch's kernel (their results bit for bit as before): a loaded
     or new policy uses it, and the only place in the package that switches to the written-out form is the trainer."""
-    from training.policy import load_model, save_model
+    from armlab.training.policy import load_model, save_model
 
     save_model(CharTransformer(PolicyConfig()), tmp_path / "policy.pt")
     assert load_model(tmp_path / "policy.pt").written_out_attention is False

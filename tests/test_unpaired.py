@@ -18,10 +18,10 @@ import pytest
 from scipy import stats
 from statsmodels.stats.power import TTestIndPower
 
-from analysis import pipeline, planning, power, resampling, tables
-from analysis.config import parse_config
-from analysis.errors import AnalysisInputError
-from analysis.synthetic import synthetic_scores
+from armlab.analysis import pipeline, planning, power, resampling, tables
+from armlab.analysis.config import parse_config
+from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.synthetic import synthetic_scores
 
 BENCHMARKS = {"m1": "math", "m2": "math", "c1": "code"}
 
@@ -273,7 +273,7 @@ def test_common_seeds_only_keeps_the_seeds_every_compared_arm_ran_and_lists_the_
 
 def test_the_html_report_and_console_say_unpaired_and_never_sign_flip(tmp_path, capsys):
     """Run as a user would: ``armlab analyze`` then ``armlab report`` on a tidy CSV of independent runs."""
-    import armlab_cli as cli
+    from armlab import cli
 
     _unpaired_scores({"ref": 0.0, "better": 0.05, "same": 0.0}, seeds=6).to_csv(tmp_path / "scores.csv", index=False)
     config = tmp_path / "ind.yaml"

@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import io, pipeline
-from analysis.config import parse_config
-from analysis.errors import AnalysisInputError
+from armlab.analysis import io, pipeline
+from armlab.analysis.config import parse_config
+from armlab.analysis.errors import AnalysisInputError
 from armlab.contract import COLUMNS
 
 BENCHMARKS = {"add": "math", "boolexpr": "logic"}

@@ -3,7 +3,8 @@
 It plays the pretrained base model that every arm starts from. Deterministic:
 one torch thread, seeds derived from (experiment, base seed, purpose).
 
-    python -m training.base --config results/<exp>/config/base.json --data results/<exp>/data --out results/<exp>/base
+    python -m armlab.training.base --config results/<exp>/config/base.json --data results/<exp>/data \
+        --out results/<exp>/base
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import numpy as np
 import torch
 
 from armlab.files import one_line_errors, read_json
-from training.data import load_pools
-from training.policy import CharTransformer, PolicyConfig, completion_logprobs, encode, left_pad, save_model
-from training.tasks import EOS
-from training.utils import atomic_path, derive_seed, environment_record, write_manifest
+from armlab.training.data import load_pools
+from armlab.training.policy import CharTransformer, PolicyConfig, completion_logprobs, encode, left_pad, save_model
+from armlab.training.tasks import EOS
+from armlab.training.utils import atomic_path, derive_seed, environment_record, write_manifest
 
 
 def corrupt_answer(answer: str) -> str:

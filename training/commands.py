@@ -11,9 +11,9 @@ def arms(subparsers):
     )
 
     def run(args):
-        from training.data_policies import list_policies
-        from training.estimators import list_estimators
-        from training.losses import list_policy_losses
+        from armlab.training.data_policies import list_policies
+        from armlab.training.estimators import list_estimators
+        from armlab.training.losses import list_policy_losses
 
         for title, listing in (
             ("estimators", list_estimators()),

@@ -28,12 +28,12 @@ from armlab.configfile import (
     parse_comparisons,
 )
 from armlab.contract import BASE_ARM, BUILTIN_BASE
-from training.backends import BACKENDS, PER_ARM_BACKENDS, arm_backend, backends_used
-from training.data_policies import DATA_POLICIES
-from training.estimators import ESTIMATORS
-from training.losses import POLICY_LOSSES, SKIP, check_policy_loss, loss_spec
-from training.recipe import ARM_KEYS, method_spec, resolve_arm
-from training.tasks import TASKS
+from armlab.training.backends import BACKENDS, PER_ARM_BACKENDS, arm_backend, backends_used
+from armlab.training.data_policies import DATA_POLICIES
+from armlab.training.estimators import ESTIMATORS
+from armlab.training.losses import POLICY_LOSSES, SKIP, check_policy_loss, loss_spec
+from armlab.training.recipe import ARM_KEYS, method_spec, resolve_arm
+from armlab.training.tasks import TASKS
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflows" / "schemas" / "config.schema.yaml"
 # data policies that do not read rewards as 0/1 pass rates, so they run with a length bonus
@@ -377,7 +377,7 @@ def check_parameters(where: str, function, params: dict, skip: int) -> None:
 
 def _check_items_exist(source: str, config: dict) -> None:
     """Every benchmark can supply its ``n_items`` distinct evaluation items (the draw the data job makes)."""
-    from training.data import draw_eval_items
+    from armlab.training.data import draw_eval_items
 
     for name, spec in config["benchmarks"].items():
         try:
@@ -434,7 +434,7 @@ def _check_backend(config: dict, source: str, arm: str, recipe: dict) -> None:
 def _instantiate_check(field: str, spec: dict, domains: list[str], recipe: dict) -> None:
     """Build a data policy, or run a policy loss on a dummy batch, once, so that their range checks (and the loss's
     combination with ``ratio_level`` and ``loss_agg``) fail at validation, not in a job."""
-    from training.data_policies import make_data_policy
+    from armlab.training.data_policies import make_data_policy
 
     if field == "data_policy":
         make_data_policy(spec, domains)

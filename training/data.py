@@ -4,7 +4,7 @@ Evaluation items are drawn first; training pools are drawn afterwards and reject
 every prompt that is an evaluation item, so no evaluation item is ever trained on.
 Both are written with the ``datasets`` library as parquet.
 
-    python -m training.data --config results/<exp>/config/data.json --out results/<exp>/data
+    python -m armlab.training.data --config results/<exp>/config/data.json --out results/<exp>/data
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from training.tasks import TASKS
-from training.utils import atomic_path, derive_seed
+from armlab.training.tasks import TASKS
+from armlab.training.utils import atomic_path, derive_seed
 
 MAX_TRIES_PER_ITEM = 50
 

@@ -32,7 +32,7 @@ from collections import deque
 import numpy as np
 
 from armlab.lazy import lazy_module
-from training.recipe import list_methods
+from armlab.training.recipe import list_methods
 
 torch = lazy_module("torch")
 

@@ -9,7 +9,7 @@ estimator is one function and one ``ESTIMATORS`` entry. Rules, sources and test 
 from __future__ import annotations
 
 from armlab.lazy import lazy_module
-from training.recipe import list_methods
+from armlab.training.recipe import list_methods
 
 torch = lazy_module("torch")
 

@@ -20,7 +20,7 @@ Adding a loss is one function and one ``POLICY_LOSSES`` entry. Formulas, sources
 from __future__ import annotations
 
 from armlab.lazy import lazy_module
-from training.recipe import list_methods
+from armlab.training.recipe import list_methods
 
 torch = lazy_module("torch")
 

@@ -15,7 +15,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from training.tasks import EOS
+from armlab.training.tasks import EOS
 
 PAD = "\0"
 VOCAB = (
@@ -261,7 +261,7 @@ def _token_logprobs(logits: torch.Tensor, tokens: torch.Tensor):
 
 def save_model(model: CharTransformer, path: str | Path) -> None:
     """Write the model's config and weights to ``path`` atomically."""
-    from training.utils import atomic_path
+    from armlab.training.utils import atomic_path
 
     with atomic_path(path) as tmp:
         torch.save({"config": vars(model.cfg), "state_dict": model.state_dict()}, tmp)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from training.data_policies import domain_counts
-from training.tasks import EOS, verify
-from training.utils import derive_seed
+from armlab.training.data_policies import domain_counts
+from armlab.training.tasks import EOS, verify
+from armlab.training.utils import derive_seed
 
 
 def stream_key(experiment: str, recipe: dict) -> str:

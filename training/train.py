@@ -13,7 +13,7 @@ share a seed see the same prompts and sampling noise (training/rollouts.py, shar
 with ``recipe.stream`` k > 0 draws them from (experiment/stream-k, ...) instead: independent randomness, same
 treatment (an A/A control).
 
-    python -m training.train --config results/<exp>/config/train/grpo.json --arm grpo --seed 1 \
+    python -m armlab.training.train --config results/<exp>/config/train/grpo.json --arm grpo --seed 1 \
         --data results/<exp>/data --base results/<exp>/base/policy.pt --out results/<exp>/runs/grpo/seed-1
 """
 
@@ -29,14 +29,21 @@ import torch
 
 from armlab import registration
 from armlab.files import one_line_errors, verify_file
-from training.data import load_pools
-from training.data_policies import Uniform, make_data_policy
-from training.estimators import compute_advantages
-from training.losses import POLICY_LOSSES, loss_spec
-from training.policy import CharTransformer, decode, group_logprobs, left_pad, load_model, save_model
-from training.recipe import kept_checkpoint_steps, resolve_arm
-from training.rollouts import draw_prompts, score, step_seed, stream_key
-from training.utils import atomic_path, config_hash, derive_seed, environment_record, run_arguments, write_manifest
+from armlab.training.data import load_pools
+from armlab.training.data_policies import Uniform, make_data_policy
+from armlab.training.estimators import compute_advantages
+from armlab.training.losses import POLICY_LOSSES, loss_spec
+from armlab.training.policy import CharTransformer, decode, group_logprobs, left_pad, load_model, save_model
+from armlab.training.recipe import kept_checkpoint_steps, resolve_arm
+from armlab.training.rollouts import draw_prompts, score, step_seed, stream_key
+from armlab.training.utils import (
+    atomic_path,
+    config_hash,
+    derive_seed,
+    environment_record,
+    run_arguments,
+    write_manifest,
+)
 
 
 class AdamW:

@@ -4,7 +4,7 @@ Each backend declares how its part of the config is checked, the Hugging Face ch
 base arm, the GPUs and resources a job asks for, its training entry point, what a run writes, and the lm-eval
 model that scores its checkpoints; the workflow (``workflows/rules/``), the config validation and the
 evaluation read these and never branch on the name. Adding a backend is one module with its ``main`` (the
-command line of :func:`training.utils.run_arguments`), one :data:`BACKENDS` entry, its config section in the
+command line of :func:`armlab.training.utils.run_arguments`), one :data:`BACKENDS` entry, its config section in the
 schema, and one test. See docs/architecture.md, "Backends".
 """
 
@@ -64,7 +64,7 @@ def _check_trl_model(config: dict) -> None:
 
 
 def _check_trl(config: dict, recipe: dict, arm: str) -> None:
-    from training.backends.trl_backend import check_recipe
+    from armlab.training.backends.trl_backend import check_recipe
 
     _check_trl_model(config)
     try:
@@ -74,7 +74,7 @@ def _check_trl(config: dict, recipe: dict, arm: str) -> None:
 
 
 def _check_command(config: dict, recipe: dict, arm: str) -> None:
-    from training.backends.command import check_arm
+    from armlab.training.backends.command import check_arm
 
     try:
         check_arm(config["command"], recipe, config["arms"][arm])
@@ -90,7 +90,7 @@ def _check_command(config: dict, recipe: dict, arm: str) -> None:
 BACKENDS: dict[str, Backend] = {
     # armlab's own GRPO loop on the tiny CPU policy (training/train.py), scored by the armlab-builtin lm-eval model
     "builtin": Backend(
-        train_module="training.train",
+        train_module="armlab.training.train",
         reads=("data", "base"),
         outputs={"policy": "policy.pt", "steps": "steps.parquet", "manifest": "manifest.json"},
         lm_eval_model="armlab-builtin",
@@ -101,7 +101,7 @@ BACKENDS: dict[str, Backend] = {
     ),
     # TRL's GRPOTrainer on a Hugging Face causal LM (training/backends/trl_backend.py)
     "trl": Backend(
-        train_module="training.backends.trl_backend",
+        train_module="armlab.training.backends.trl_backend",
         reads=("data",),
         outputs={"model": "model", "steps": "steps.parquet", "manifest": "manifest.json"},
         directories=("model",),
@@ -115,7 +115,7 @@ BACKENDS: dict[str, Backend] = {
     ),
     # a user's trainer (verl, OpenRLHF, ...) run from a command template (training/backends/command.py)
     "command": Backend(
-        train_module="training.backends.command",
+        train_module="armlab.training.backends.command",
         reads=(),
         outputs={"manifest": "manifest.json"},
         lm_eval_model="hf",

@@ -32,7 +32,7 @@ folder. After the command exits 0, the checkpoint is the last match (in sorted o
 ``command.checkpoint`` under ``{output_dir}`` (a relative glob that stays inside it, checked at validation);
 ``manifest.json`` records it, with the sha256 of each of its files, for evaluation.
 
-    python -m training.backends.command --config results/<exp>/config/train/<arm>.json --arm grpo --seed 1 \
+    python -m armlab.training.backends.command --config results/<exp>/config/train/<arm>.json --arm grpo --seed 1 \
         --out results/<exp>/runs/grpo/seed-1
 """
 
@@ -49,8 +49,8 @@ from pathlib import Path, PurePosixPath
 from armlab import registration
 from armlab.configfile import NAME_PATTERN, NAME_RULE
 from armlab.files import one_line_errors
-from training.recipe import resolve_arm
-from training.utils import config_hash, run_arguments, write_manifest
+from armlab.training.recipe import resolve_arm
+from armlab.training.utils import config_hash, run_arguments, write_manifest
 
 RUN_FIELDS = ("arm", "seed", "estimator", "data_policy", "output_dir")
 TRAINER_DIR = "trainer"

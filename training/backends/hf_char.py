@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from transformers import AutoConfig, AutoModelForCausalLM, GPT2Config, GPT2LMHeadModel, GPT2Model
 
-from training.policy import EOS_ID, PAD_ID, VOCAB
+from armlab.training.policy import EOS_ID, PAD_ID, VOCAB
 
 MODEL_TYPE = "armlab_char"
 

@@ -10,7 +10,7 @@ registered ``armlab_char`` model (training/backends/hf_char.py, GPT-2's architec
 positions) with this tokenizer: its logits equal the builtin's (tests/test_hf_export.py). The workflow runs it on
 the base policy when ``trl.model: builtin_base`` (rule export_base):
 
-    python -m training.backends.hf_export --policy results/<exp>/base/policy.pt --out results/<exp>/base_hf
+    python -m armlab.training.backends.hf_export --policy results/<exp>/base/policy.pt --out results/<exp>/base_hf
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import argparse
 import time
 from pathlib import Path
 
-from training.policy import EOS_ID, PAD_ID, VOCAB
+from armlab.training.policy import EOS_ID, PAD_ID, VOCAB
 
 EXPORT_DIR = "model"  # the checkpoint inside the export's directory, beside its manifest.json
 
@@ -68,7 +68,7 @@ def convert_policy(policy):
     """The ``armlab_char`` causal LM with the weights of a builtin ``CharTransformer`` (same logits)."""
     import torch
 
-    from training.backends.hf_char import ArmlabCharConfig, ArmlabCharForCausalLM
+    from armlab.training.backends.hf_char import ArmlabCharConfig, ArmlabCharForCausalLM
 
     cfg = policy.cfg
     if cfg.vocab_size != len(VOCAB):
@@ -116,8 +116,8 @@ def export_policy(policy_path: str | Path, out_dir: str | Path, threads: int = 1
     import torch
 
     from armlab.files import file_sha256
-    from training.policy import load_model
-    from training.utils import atomic_path, environment_record, write_manifest
+    from armlab.training.policy import load_model
+    from armlab.training.utils import atomic_path, environment_record, write_manifest
 
     torch.set_num_threads(threads)
     start, out_dir = time.perf_counter(), Path(out_dir)

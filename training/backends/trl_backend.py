@@ -35,7 +35,7 @@ same verifiers as the builtin trainer (training/rollouts.py ``score``: training/
   diffband, dapo, greso, thompson) are rejected: GRPOTrainer has no public hook between scoring and the loss (it
   would take overriding its private ``_generate_and_score_completions``).
 
-    python -m training.backends.trl_backend --config results/<exp>/config/train/<arm>.json --arm grpo --seed 1 \
+    python -m armlab.training.backends.trl_backend --config results/<exp>/config/train/<arm>.json --arm grpo --seed 1 \
         --data results/<exp>/data --out results/<exp>/runs/grpo/seed-1
 """
 
@@ -46,8 +46,15 @@ from collections import deque
 from pathlib import Path
 
 from armlab import registration
-from training.recipe import kept_checkpoint_steps, resolve_arm
-from training.utils import atomic_path, config_hash, derive_seed, environment_record, run_arguments, write_manifest
+from armlab.training.recipe import kept_checkpoint_steps, resolve_arm
+from armlab.training.utils import (
+    atomic_path,
+    config_hash,
+    derive_seed,
+    environment_record,
+    run_arguments,
+    write_manifest,
+)
 
 # loss_agg → the loss_type of TRL's ratio-clip losses (bnpo is dapo here: one optimizer step per generation batch)
 LOSS_TYPES = {"token-mean": "dapo", "seq-mean-token-mean": "grpo", "seq-mean-token-sum-norm": "dr_grpo"}
@@ -79,7 +86,7 @@ def scale_rewards(estimator: dict) -> str:
 def loss_kwargs(recipe: dict) -> dict:
     """``GRPOConfig``'s loss arguments (``loss_type``, clip bounds, SAPO temperatures) for the recipe's policy loss
     and ``loss_agg``; ``ValueError`` naming the recipe key when GRPOTrainer has no such loss."""
-    from training.losses import loss_params, loss_spec
+    from armlab.training.losses import loss_params, loss_spec
 
     spec = loss_spec(recipe)
     name, params, agg, clip = spec["name"], loss_params(spec), recipe["loss_agg"], recipe["clip"]
@@ -206,7 +213,7 @@ class StepSampler:
 
     def reset(self) -> None:
         """A fresh policy and an empty record (the start of an iteration)."""
-        from training.data_policies import make_data_policy
+        from armlab.training.data_policies import make_data_policy
 
         self.policy = make_data_policy(self.recipe["data_policy"], sorted(self.rows))
         self.pending: deque[tuple[int, list[int]]] = deque()  # (step, rows) drawn, rewards not yet observed
@@ -216,7 +223,7 @@ class StepSampler:
         """The step's P prompt rows for given domain shares (None: uniform over all rows)."""
         import numpy as np
 
-        from training.rollouts import draw_prompts, step_seed
+        from armlab.training.rollouts import draw_prompts, step_seed
 
         rng = np.random.default_rng(step_seed(self.experiment, self.seed, "prompts", step))
         return draw_prompts(rng, self.rows, shares, self.recipe["prompts_per_step"])
@@ -343,7 +350,7 @@ def make_reward(recipe: dict, seed: int, sampler: StepSampler | None = None):
     With a ``sampler`` it also feeds each generation batch's rewards back to the data policy
     (:meth:`StepSampler.feedback`) and logs the step's domain shares and rewards through TRL's ``log_metric``.
     """
-    from training.rollouts import score
+    from armlab.training.rollouts import score
 
     def verifier_reward(prompts, completions, answer, task, id, log_metric=None, **_):
         rewards = [score(t, a, i, c, recipe, seed) for t, a, i, c in zip(task, answer, id, completions)]
@@ -361,16 +368,16 @@ def load_start(config: dict, seed_for_init: int, hf_base: Path | None = None):
     policy ``hf_base`` when ``trl.model: builtin_base`` (training/backends/hf_export.py), or a tiny random Qwen2."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    import training.backends.hf_char  # noqa: F401 (registers the armlab_char model type of exported policies)
+    import armlab.training.backends.hf_char  # noqa: F401 (registers the armlab_char model type of exported policies)
     from armlab.contract import BUILTIN_BASE
-    from training.backends.hf_export import char_tokenizer, tiny_model
+    from armlab.training.backends.hf_export import char_tokenizer, tiny_model
 
     path = config["trl"].get("model")
     if path == BUILTIN_BASE:
         if hf_base is None:
             raise ValueError(
                 f"trl.model: {BUILTIN_BASE} needs the exported base policy (--hf_base, the model/ directory "
-                f"written by python -m training.backends.hf_export)"
+                f"written by python -m armlab.training.backends.hf_export)"
             )
         path = hf_base
     if path:
@@ -387,7 +394,7 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path, hf_b
     import torch
     from trl import GRPOConfig
 
-    from training.data import load_pools
+    from armlab.training.data import load_pools
 
     recipe, experiment, threads = resolve_arm(config, arm), config["experiment"], config["threads"]
     torch.set_num_threads(threads)

@@ -28,5 +28,5 @@ rule analyze:
     conda:
         "../../environment.yml"
     shell:
-        "python -m armlab_cli analyze {input.config} --scores {input.scores} --jobs {params.jobs} --out {params.out}"
+        "python -m armlab analyze {input.config} --scores {input.scores} --jobs {params.jobs} --out {params.out}"
         " > {log} 2>&1"

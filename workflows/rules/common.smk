@@ -4,9 +4,9 @@ import shlex
 import sys
 from pathlib import Path
 
-from analysis.config import parse_config as parse_analysis_config
-from training.backends import BACKENDS, arm_backend, backends_used, job_resources
-from training.config import BASE_ARM, stage_config
+from armlab.analysis.config import parse_config as parse_analysis_config
+from armlab.training.backends import BACKENDS, arm_backend, backends_used, job_resources
+from armlab.training.config import BASE_ARM, stage_config
 
 # Jobs run `python` from PATH: the driver's own interpreter (its folder goes first on PATH here), or, under
 # `--sdm conda`, the interpreter of the rule's conda environment (environment.yml), which Snakemake puts first.
@@ -142,7 +142,7 @@ def remove_results_built_on(job_dir):
 # accuracy over training (workflows/rules/curves.smk)
 def kept_models(arm):
     """How many models a run of ``arm`` keeps: its checkpoints before the last step, and the final model."""
-    from training.recipe import kept_checkpoint_steps, resolve_arm
+    from armlab.training.recipe import kept_checkpoint_steps, resolve_arm
 
     return len(kept_checkpoint_steps(resolve_arm(config, arm))) + 1
 

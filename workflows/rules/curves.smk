@@ -25,7 +25,7 @@ rule evaluate_checkpoints:
     conda:
         "../../environment.yml"
     shell:
-        "python -m evals.curves --config {input.config} --tasks {input.tasks} --model {params.model}"
+        "python -m armlab.evals.curves --config {input.config} --tasks {input.tasks} --model {params.model}"
         " --run-manifest {input.manifest} --arm {wildcards.arm} --seed {wildcards.seed} --out {params.out}"
         " > {log} 2>&1"
 
@@ -48,4 +48,4 @@ rule learning_curves:
     conda:
         "../../environment.yml"
     shell:
-        "python -m armlab_cli curves --curves {input.curves} --scores {input.scores} --out {params.out} > {log} 2>&1"
+        "python -m armlab curves --curves {input.curves} --scores {input.scores} --out {params.out} > {log} 2>&1"

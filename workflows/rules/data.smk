@@ -40,7 +40,7 @@ rule data:
     conda:
         "../../environment.yml"
     shell:
-        "python -m training.data --config {input.config} --out {output} > {log} 2>&1"
+        "python -m armlab.training.data --config {input.config} --out {output} > {log} 2>&1"
 
 
 rule lm_eval_tasks:
@@ -58,4 +58,4 @@ rule lm_eval_tasks:
     conda:
         "../../environment.yml"
     shell:
-        "python -m evals.lm_eval_tasks --config {input.config} --data {input.data} --out {output} > {log} 2>&1"
+        "python -m armlab.evals.lm_eval_tasks --config {input.config} --data {input.data} --out {output} > {log} 2>&1"

@@ -20,7 +20,7 @@ rule evaluate:
     conda:
         "../../environment.yml"
     shell:
-        "python -m evals.run --config {input.config} --tasks {input.tasks} {params.checkpoint}"
+        "python -m armlab.evals.run --config {input.config} --tasks {input.tasks} {params.checkpoint}"
         " --arm {wildcards.arm} --seed {wildcards.seed} --out {params.out}"
         " > {log} 2>&1"
 
@@ -39,4 +39,4 @@ rule merge_scores:
     conda:
         "../../environment.yml"
     shell:
-        "python -m evals.merge --out {output} {input} > {log} 2>&1"
+        "python -m armlab.evals.merge --out {output} {input} > {log} 2>&1"

@@ -42,5 +42,5 @@ rule report:
     conda:
         "../../environment.yml"
     shell:
-        "python -m armlab_cli report {input.config} --analysis {params.analysis} --runs {params.runs}"
+        "python -m armlab report {input.config} --analysis {params.analysis} --runs {params.runs}"
         " --out {params.out} --figures {output.figures} > {log} 2>&1"

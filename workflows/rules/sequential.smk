@@ -1,7 +1,7 @@
 # A sequential seed design (config `seeds: {initial, wave, max}`): the runs grow look by look. Each look is a
 # checkpoint; once it is written, Snakemake re-reads it and adds the next wave's (arm, seed) jobs to the DAG.
 # The decisions and the append-only record of looks: analysis/waves.py.
-from analysis import waves
+from armlab.analysis import waves
 
 DESIGN_HASH = waves.design_hash(config)
 
@@ -47,5 +47,5 @@ checkpoint look:
         "../../environment.yml"
     # tee: each look's decisions and the seeds spent show on the console as the waves run
     shell:
-        "python -m analysis.waves look {input.config} --look {wildcards.look} --ledger {params.ledger}"
+        "python -m armlab.analysis.waves look {input.config} --look {wildcards.look} --ledger {params.ledger}"
         " --design-hash {params.design_hash} --out {output.look} {input.scores} 2>&1 | tee {log}"

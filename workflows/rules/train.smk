@@ -17,7 +17,7 @@ rule base_policy:
     conda:
         "../../environment.yml"
     shell:
-        "python -m training.base --config {input.config} --data {input.data} --out {params.out} > {log} 2>&1"
+        "python -m armlab.training.base --config {input.config} --data {input.data} --out {params.out} > {log} 2>&1"
 
 
 # trl.model: builtin_base: the base policy as a Hugging Face checkpoint (training/backends/hf_export.py)
@@ -39,7 +39,7 @@ rule export_base:
     conda:
         "../../environment.yml"
     shell:
-        "python -m training.backends.hf_export --policy {input.policy} --out {params.out} > {log} 2>&1"
+        "python -m armlab.training.backends.hf_export --policy {input.policy} --out {params.out} > {log} 2>&1"
 
 
 # one train rule per backend that trains some arm: its trainer, inputs and outputs come from the backend registry.

@@ -1,5 +1,5 @@
 import sys
 
-from armlab_cli import main
+from armlab.cli import main
 
 sys.exit(main())

@@ -3,12 +3,12 @@
 A subcommand is one function ``register(subparsers)`` that adds its parser and sets ``run`` (the parsed
 arguments -> an exit status), listed in its package's ``commands.SUBCOMMANDS`` (``analysis.commands``:
 analyze, report, curves, plan; ``training.commands``: arms) or added with :func:`subcommand`. A refused input — an
-:class:`~analysis.errors.AnalysisInputError`, a :class:`~armlab.files.BadFile` (a refused ``--out``, a corrupt
+:class:`~armlab.analysis.errors.AnalysisInputError`, a :class:`~armlab.files.BadFile` (a refused ``--out``, a corrupt
 file) or a :class:`~armlab.configfile.ConfigError` — is printed as one line without a traceback, status 2
 (:data:`BAD_INPUT`, as argparse's usage errors); any other exception is a failure of armlab itself: its
 traceback and status 3 (:data:`INTERNAL_FAILURE`).
 
-    armlab analyze CONFIG --out DIR        (or: python -m armlab_cli analyze ...)
+    armlab analyze CONFIG --out DIR        (or: python -m armlab analyze ...)
 """
 
 import argparse
@@ -16,12 +16,12 @@ import sys
 import traceback
 from importlib import metadata
 
-from analysis import commands as analysis_commands
-from analysis.errors import AnalysisInputError
+from armlab.analysis import commands as analysis_commands
+from armlab.analysis.errors import AnalysisInputError
 from armlab.configfile import ConfigError
+from armlab.evals import commands as evals_commands
 from armlab.files import BadFile
-from evals import commands as evals_commands
-from training import commands as training_commands
+from armlab.training import commands as training_commands
 
 BAD_INPUT = 2  # the input was refused: fix the config, the file or the argument named in the message
 INTERNAL_FAILURE = 3  # armlab itself failed: a bug to report, with the traceback printed above
