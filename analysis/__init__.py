@@ -20,6 +20,7 @@ flows through them:
 - :mod:`armlab.analysis.tables` -- Markdown and LaTeX tables, the report;
 - :mod:`armlab.analysis.pipeline` -- ``analyze`` / ``run_analysis`` / ``write_outputs``;
 - :mod:`armlab.analysis.commands` -- the ``armlab analyze`` and ``armlab report`` subcommands (see :mod:`armlab.cli`).
+- :mod:`armlab.analysis.api` -- the Python API: ``compare`` on a DataFrame, ``from_score_arrays`` (rliable-style).
 
 The package namespace stays light (the CLI imports it before knowing the
 subcommand); import the modules above directly.

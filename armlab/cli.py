@@ -1,12 +1,12 @@
 """The ``armlab`` command line, at the top of the import graph: each package brings its own subcommands.
 
 A subcommand is one function ``register(subparsers)`` that adds its parser and sets ``run`` (the parsed
-arguments -> an exit status), listed in its package's ``commands.SUBCOMMANDS`` (``analysis.commands``:
-analyze, report, curves, plan; ``training.commands``: arms) or added with :func:`subcommand`. A refused input — an
-:class:`~armlab.analysis.errors.AnalysisInputError`, a :class:`~armlab.files.BadFile` (a refused ``--out``, a corrupt
-file) or a :class:`~armlab.configfile.ConfigError` — is printed as one line without a traceback, status 2
-(:data:`BAD_INPUT`, as argparse's usage errors); any other exception is a failure of armlab itself: its
-traceback and status 3 (:data:`INTERNAL_FAILURE`).
+arguments -> an exit status), listed in its package's ``commands.SUBCOMMANDS`` (``armlab.analysis.commands``:
+analyze, report, curves, plan; ``armlab.training.commands``: arms) or added with :func:`subcommand`. A refused
+input — an :class:`~armlab.analysis.errors.AnalysisInputError`, a :class:`~armlab.files.BadFile` (a refused
+``--out``, a corrupt file) or a :class:`~armlab.configfile.ConfigError` — is printed as one line without a
+traceback, status 2 (:data:`BAD_INPUT`, as argparse's usage errors); any other exception is a failure of armlab
+itself: its traceback and status 3 (:data:`INTERNAL_FAILURE`).
 
     armlab analyze CONFIG --out DIR        (or: python -m armlab analyze ...)
 """

@@ -1,6 +1,6 @@
 """Evaluation throughput of sampled evaluation: answers per second through lm-eval, builtin adapter vs ``hf``.
 
-One evaluation job's lm-eval part (``evals.run.evaluate``: task loading, k answers per item through the task's
+One evaluation job's lm-eval part (``armlab.evals.run.evaluate``: task loading, k answers per item through the task's
 ``repeats``, scoring, logging every answer) on the tiny experiment's benchmarks with more items, for the builtin
 character-level policy (the ``armlab-builtin`` adapter) and for a Qwen2 of comparable size served by lm-eval's own
 ``hf`` model, at k = 1 (greedy), 8 and 32 (temperature 1). Figures are whole-evaluation seconds (median of

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from IPython.display import Markdown, display
 
-from armlab.analysis import config, figures, io, pipeline, report, summaries, tables
+from armlab.analysis import api, config, figures, io, pipeline, report, summaries, tables
 
 ROOT = next(p for p in (Path.cwd(), *Path.cwd().parents) if (p / "pyproject.toml").exists())
 CONFIG = Path(os.environ.get("ARMLAB_CONFIG", ROOT / "config" / "config.yaml"))
@@ -86,6 +86,14 @@ for family, group in rows.groupby("family", sort=False):
 
 # %%
 display(Markdown(tables.comparisons_markdown(result.comparisons[result.comparisons["level"] == "summary"])))
+
+# %% [markdown]
+# The same comparisons in one call on the DataFrame, with the Python API the README documents
+# (`armlab.analysis.api`): the config's families and analysis settings as arguments.
+
+# %%
+raw = config.load_raw(CONFIG)
+print("\n".join(api.verdicts(api.compare(scores, comparisons=raw["comparisons"], analysis=raw.get("analysis")))))
 
 # %%
 for note in result.notes:

@@ -188,7 +188,7 @@ def grpo_config_kwargs(recipe: dict, experiment: str, seed: int, output_dir: str
 class StepSampler:
     """Dataset row indices for TRL, one step at a time: the builtin trainer's prompts, each repeated G times.
 
-    A step's P prompts come from ``training.rollouts.draw_prompts`` with the generator of (experiment, seed,
+    A step's P prompts come from ``armlab.training.rollouts.draw_prompts`` with the generator of (experiment, seed,
     "prompts", step) and the data policy's ``domain_shares(step)``; like TRL's ``RepeatSampler`` the step's block
     is yielded ``repeat_count`` times (``num_iterations`` reuse) with every index ``group_size`` times in a row.
     Iteration is lazy: step s + 1 is drawn only when its first index is requested, so the rewards of step s that
