@@ -11,7 +11,7 @@ import pytest
 from conftest import REPO
 
 USER_PACKAGES = ("analysis", "training", "evals")
-BUILD_INPUTS = ("pyproject.toml", "README.md", "armlab", "analysis", "evals", "training")
+BUILD_INPUTS = ("pyproject.toml", "README.md", "LICENSE", "armlab", "analysis", "evals", "training")
 
 
 @pytest.fixture
@@ -81,6 +81,10 @@ def test_the_wheel_installs_only_the_armlab_package(wheel):
     assert {name for name in top if not name.endswith(".dist-info")} == {"armlab"}
     assert {"analysis", "training", "evals", "cli.py", "__main__.py"} <= stages
     assert "backends" in {name.split("/")[2] for name in archive.namelist() if name.startswith("armlab/training/")}
+    with zipfile.ZipFile(wheel) as archive:
+        licence = [name for name in archive.namelist() if name.endswith(".dist-info/licenses/LICENSE")]
+        assert len(licence) == 1 and archive.read(licence[0]).startswith(b"MIT License")
+        assert "License-Expression: MIT" in archive.read(licence[0].replace("licenses/LICENSE", "METADATA")).decode()
 
 
 def test_the_installed_wheel_imports_beside_a_users_own_packages(wheel, user_project, tmp_path):
