@@ -18,6 +18,7 @@ from armlab import files
 from armlab.analysis import (
     improvement,
     io,
+    outputs,
     paired,
     predictions,
     profiles,
@@ -307,6 +308,7 @@ def write_outputs(result: AnalysisResult, out_dir: Path | str) -> None:
         files.write_csv(result.replications, tmp / "replications.csv")
         (tmp / "report.md").write_text(tables.report_markdown(result))
         record = {
+            outputs.FORMAT_KEY: outputs.FORMAT,
             "experiment": result.config.experiment,
             "config": result.config.source,
             "input": result.source,

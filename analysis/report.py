@@ -14,9 +14,8 @@ per-benchmark differences; score distributions (performance profiles and the
 paired probability of improvement); training dynamics; ranking sensitivity;
 power and warnings. Results converted from elsewhere (a wide CSV, lm-eval logs)
 have no runs: the report then says so where training curves and provenance
-would be. An analysis written before ``comparisons.csv`` named its
-``measure`` column (it was ``summary``), or before the score distributions
-existed, or before the sequential tables existed, is read as well.
+would be. It reads an analysis of this armlab's format only (:mod:`armlab.analysis.outputs`); one written by
+another armlab is refused with one line that says to rerun `armlab analyze`.
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from armlab import files
-from armlab.analysis import figures, io, predictions, sampled, tables, validity
+from armlab.analysis import figures, io, outputs, predictions, sampled, tables, validity
 from armlab.analysis.config import Settings, load_config
 from armlab.analysis.errors import AnalysisInputError
 
@@ -110,17 +109,6 @@ NAV = (
     ("sampling", "Sampling"),
     ("power", "Power"),
 )
-# tables absent from older analyses
-OPTIONAL = (
-    "probability_of_improvement",
-    "performance_profiles",
-    "pass_at_k_vs_base",
-    "variance_components",
-    "allocation",
-    "sequential",
-    "sequential_looks",
-    "replications",
-)
 SPENDING_RULES = {"obrien_fleming": "O'Brien–Fleming-type", "pocock": "Pocock-type"}
 STYLE = """
 :root { --ink: #1a1a1a; --muted: #555; --rule: #d8d8d8; }
@@ -197,18 +185,18 @@ class Analysis:
     rankings: pd.DataFrame
     sensitivity: pd.DataFrame
     dropped: pd.DataFrame
-    probability_of_improvement: pd.DataFrame | None  # None: written before the table existed
-    performance_profiles: pd.DataFrame | None
-    pass_at_k_vs_base: pd.DataFrame | None = None
-    variance_components: pd.DataFrame | None = None
-    allocation: pd.DataFrame | None = None
-    sequential: pd.DataFrame | None = None  # header only without a sequential design
-    sequential_looks: pd.DataFrame | None = None
-    replications: pd.DataFrame | None = None  # header only without predictions
+    probability_of_improvement: pd.DataFrame
+    performance_profiles: pd.DataFrame
+    pass_at_k_vs_base: pd.DataFrame  # a header only where not computed
+    variance_components: pd.DataFrame
+    allocation: pd.DataFrame
+    sequential: pd.DataFrame  # a header only without a sequential design
+    sequential_looks: pd.DataFrame
+    replications: pd.DataFrame  # a header only without predictions
 
 
 def read_analysis(directory: Path | str, experiment: str) -> Analysis:
-    """Read the output directory of `armlab analyze` for ``experiment``; older layouts are accepted (module doc)."""
+    """Read the output directory of `armlab analyze` for ``experiment``, of this armlab's format."""
     directory = Path(directory)
     path = directory / "manifest.json"
     if not path.exists():
@@ -220,18 +208,19 @@ def read_analysis(directory: Path | str, experiment: str) -> Analysis:
             f"{path}: experiment {found!r} is not the config's "
             f"{experiment!r}, or the file was not written by `armlab analyze`"
         )
-    names = ["comparisons", "summaries", "weights", "rankings", "sensitivity", "dropped"]
-    optional = [name for name in OPTIONAL if f"{name}.csv" in manifest.get(files.FILES_KEY, {})]
-    files.verify_manifest(path, [f"{name}.csv" for name in names + optional])
+    found = manifest.get(outputs.FORMAT_KEY, 1)
+    if found != outputs.FORMAT:
+        raise AnalysisInputError(
+            f"{path}: an analysis of format {found!r}, written by another version of armlab; this one reads format "
+            f"{outputs.FORMAT}: rerun `armlab analyze` into {directory}"
+        )
+    names = [name for name in outputs.TABLES if name != "accuracy"]  # the report reads accuracy from summaries
+    files.verify_manifest(path, [f"{name}.csv" for name in names])
     try:
         settings = Settings(**manifest["settings"])
     except TypeError as exc:
         raise AnalysisInputError(f"{path}: settings: {exc}; expected the settings `armlab analyze` writes") from None
-    tables_read = dict.fromkeys(OPTIONAL) | {
-        name: read_csv(directory / f"{name}.csv", _text_columns(name)) for name in names + optional
-    }
-    if "measure" not in tables_read["comparisons"]:
-        tables_read["comparisons"] = tables_read["comparisons"].rename(columns={"summary": "measure"})
+    tables_read = {name: read_csv(directory / f"{name}.csv", _text_columns(name)) for name in names}
     return Analysis(manifest=manifest, settings=settings, **tables_read)
 
 
@@ -341,7 +330,7 @@ def precision_sentence(rows: pd.DataFrame, settings: Settings) -> str:
             f" Detecting {100 * settings.power_effect:g} point(s) with power {settings.power:g} needs "
             f"{needed} {'runs per arm' if unpaired else 'matched seeds'} at the observed spread."
         )
-    if "mde_low" in rows:  # the spread's own uncertainty (absent from tables written before it existed)
+    if "mde_low" in rows:  # the spread's own uncertainty (absent from a frame built by hand without it)
         mde_range = _spread_span(100 * np.concatenate([rows["mde_low"], rows["mde_high"]]), "{:.2f}", n, " points")
         needed_range = _spread_span(np.concatenate([rows["seeds_needed_low"], rows["seeds_needed_high"]]), "{:.0f}", n)
         ranges = [
@@ -383,7 +372,7 @@ def family_headline(rows: pd.DataFrame, settings: Settings) -> list[str]:
     equivalent = rows.loc[rows["verdict"] == "equivalent", "arm"]
     if len(equivalent):
         verb = "is" if len(equivalent) == 1 else "are"
-        # what decided equivalence: its TOST, or (tables written before the column existed) the first interval
+        # what decided equivalence: its TOST, or (a frame without the column, built by hand) the first interval
         decided_by = rows["equivalence_method"].iloc[0] if "equivalence_method" in rows else rows["ci_method"].iloc[0]
         caveat = validity.descriptive_caveat(decided_by, n, rows["ci_level"].iloc[0])
         sentences.append(
@@ -593,7 +582,7 @@ def sequential_verdicts(analysis: Analysis) -> str:
 def replication_section(analysis: Analysis) -> str:
     """The preregistered predictions: claim, source, prediction, observed difference, verdict; "" without any."""
     table = analysis.replications
-    if table is None or not len(table):
+    if not len(table):
         return ""
     counts = table.groupby(["registration", "verdict"]).size()
     tally = "; ".join(
@@ -674,7 +663,7 @@ def comparison_section(analysis: Analysis, forest: Mapping[str, str]) -> str:
 
 def has_sequential(analysis: Analysis) -> bool:
     """Whether the analysis ran a sequential design (its tables have rows; a header only or absent: none)."""
-    return analysis.sequential is not None and len(analysis.sequential) > 0 and analysis.sequential_looks is not None
+    return len(analysis.sequential) > 0
 
 
 def runs_spent(decisions: pd.DataFrame) -> pd.DataFrame:
@@ -765,15 +754,6 @@ def sequential_section(cfg: Config, analysis: Analysis, figure: str) -> str:
 
 def distributions_section(analysis: Analysis, profile_figures: Mapping[str, str]) -> str:
     """Per family: the performance profiles of its arms, and the paired probability of improvement."""
-    if analysis.probability_of_improvement is None:
-        return section(
-            "distributions",
-            "Score distributions",
-            muted(
-                "This analysis was written before performance profiles and the probability of improvement existed; "
-                "rerun `armlab analyze` to get them."
-            ),
-        )
     parts = []
     for family, group in analysis.probability_of_improvement.groupby("family", sort=False):
         parts.append(
@@ -813,13 +793,13 @@ def sampling_section(analysis: Analysis, pass_figures: Mapping[str, str]) -> str
     """pass@k against the base policy, the variance components, and whether to buy seeds or samples."""
     body = ""
     vs_base = analysis.pass_at_k_vs_base
-    if vs_base is not None and len(vs_base):
+    if len(vs_base):
         body += "<h3>pass@k against the base policy</h3>" + html_list(
             base_crossing(rows, analysis.settings.confidence) for _, rows in vs_base.groupby("arm", sort=False)
         )
     body += "".join(pass_figures.values())
     components = analysis.variance_components
-    if components is not None and len(components):
+    if len(components):
         shares = {f"{name} (%)": (100 * components[f"share_{name}"]).round(1) for name in sampled.COMPONENTS}
         shown = components[["family", "arm", "reference", "measure", "n_seeds", "samples", "sampling_method"]].assign(
             **{
@@ -852,7 +832,7 @@ def sampling_section(analysis: Analysis, pass_figures: Mapping[str, str]) -> str
                 f"0 in the shares and the standard error: {_join(negative)}."
             )
     advice = analysis.allocation
-    if advice is not None and len(advice):
+    if len(advice):
         lines = []
         for _, rows in advice.groupby(["family", "arm"], sort=False):
             seed, more = rows.set_index("option").loc["seed"], rows.set_index("option").loc["samples"]
@@ -900,7 +880,7 @@ def render_figures(
         made["rankings"] = ("Ranking sensitivity", "rankings", figures.ranking_plot(analysis.rankings, styles))
     made["power"] = ("Power", "power", figures.power_plot(comparisons, settings, styles))
     if comparisons["measure"].str.startswith("pass@").any():
-        vs_base = analysis.pass_at_k_vs_base if analysis.pass_at_k_vs_base is not None else pd.DataFrame()
+        vs_base = analysis.pass_at_k_vs_base
         for i, comp in enumerate(cfg.comparisons, start=1):
             made[f"pass-at-k-{i}"] = (
                 f"{comp.family}: pass@k",
@@ -913,14 +893,13 @@ def render_figures(
             "sequential",
             figures.sequential_plot(analysis.sequential_looks, analysis.sequential, styles),
         )
-    if analysis.performance_profiles is not None:
-        for i, comp in enumerate(cfg.comparisons, start=1):
-            title = f"{comp.family}: performance profiles"
-            made[f"profile-{i}"] = (
-                title,
-                "profiles",
-                figures.profile_plot(analysis.performance_profiles, [comp.reference, *comp.arms], title, styles),
-            )
+    for i, comp in enumerate(cfg.comparisons, start=1):
+        title = f"{comp.family}: performance profiles"
+        made[f"profile-{i}"] = (
+            title,
+            "profiles",
+            figures.profile_plot(analysis.performance_profiles, [comp.reference, *comp.arms], title, styles),
+        )
     captions = {**CAPTIONS, **UNPAIRED_CAPTIONS} if tables.is_unpaired(comparisons) else CAPTIONS
     return {name: (title, captions[kind], figures.render(fig, formats)) for name, (title, kind, fig) in made.items()}
 

@@ -28,7 +28,7 @@ def points(x: float) -> str:
 
 
 def is_unpaired(table: pd.DataFrame) -> bool:
-    """Whether the comparisons are of independent runs (``analysis.pairing: unpaired``; older tables: paired)."""
+    """Whether the comparisons are of independent runs (``analysis.pairing: unpaired``; no column: paired)."""
     return "pairing" in table and bool((table["pairing"] == "unpaired").any())
 
 
@@ -53,7 +53,7 @@ def _mde(x: float) -> str:
 
 
 def _mde_range(row: pd.Series) -> str:
-    """``"MDE (low–high)"`` in points; the range is absent from tables written before it existed."""
+    """``"MDE (low–high)"`` in points; the range is absent from a frame built without it."""
     shown = _mde(row["mde"])
     if "mde_low" not in row or not np.isfinite(row["mde"]):
         return shown
@@ -69,7 +69,7 @@ def equivalence_shown(table: pd.DataFrame) -> pd.Series:
 
 
 def higher_is_better(table: pd.DataFrame) -> pd.Series:
-    """Whether higher is better on each row (tables written before the column existed: always)."""
+    """Whether higher is better on each row (a frame without the column: always)."""
     return table.get("higher_is_better", pd.Series(True, index=table.index)).astype(bool)
 
 
@@ -173,7 +173,7 @@ def markdown_cell(value: object) -> str:
 
 
 def equivalence_test(table: pd.DataFrame) -> str:
-    """The TOST that decided equivalence, in words (tables written before the column existed used intervals)."""
+    """The TOST that decided equivalence, in words (a frame without the column: its first interval)."""
     method = table["equivalence_method"].iloc[0] if "equivalence_method" in table else None
     if is_unpaired(table):
         return "the exact permutation TOST of independent runs"

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from armlab import cli
-from armlab.analysis import report, tables
+from armlab.analysis import outputs, report, tables
 from armlab.analysis.config import Settings
 from armlab.analysis.synthetic import synthetic_scores
 from armlab.files import OUTPUT_MARKER, write_manifest
@@ -164,27 +164,46 @@ def test_undefined_rank_correlations_show_a_dash_and_lower_is_better_is_said(tmp
     assert re.findall(r'<section id="([^"]+)"', html) == SECTIONS and len(_images(html)) == 5  # no training logs
 
 
-def test_an_analysis_written_before_measure_and_the_score_distributions_still_reports(tmp_path):
+def _rewrite_manifest(analysis, **changes):
+    """The analysis's manifest with ``changes`` (a value None: the key removed), its checksums still true."""
+    manifest = json.loads((analysis / "manifest.json").read_text())
+    recorded = [name for name in manifest.pop("files") if (analysis / name).exists()]
+    manifest = {k: v for k, v in {**manifest, **changes}.items() if v is not None}
+    (analysis / "manifest.json").unlink()
+    write_manifest(analysis, manifest, *recorded)
+
+
+@pytest.mark.parametrize("found", [None, 1, outputs.FORMAT + 1])
+def test_an_analysis_of_another_format_is_refused_with_one_line(tmp_path, capsys, found):
+    """The report never guesses what an older (or newer) layout meant; e.g. the first layouts had no format, named
+    the measure column ``summary`` and lacked the score distributions."""
     config = _constant_domain(tmp_path)
     _analyze_and_report(config, tmp_path, "--scores", str(tmp_path / "scores.parquet"))
     analysis = tmp_path / "analysis"
+    assert json.loads((analysis / "manifest.json").read_text())["format"] == outputs.FORMAT
     old = pd.read_csv(analysis / "comparisons.csv", keep_default_na=False).rename(columns={"measure": "summary"})
-    old.drop(columns="higher_is_better").to_csv(analysis / "comparisons.csv", index=False)
-    for name in report.OPTIONAL:
-        (analysis / f"{name}.csv").unlink()
-    manifest = json.loads((analysis / "manifest.json").read_text())
-    recorded = [name for name in manifest.pop("files") if (analysis / name).exists()]
-    (analysis / "manifest.json").unlink()
-    write_manifest(analysis, manifest, *recorded)
-    read = report.read_analysis(analysis, "flat_logic")
-    assert "measure" in read.comparisons and "summary" not in read.comparisons
-    assert read.probability_of_improvement is None and read.performance_profiles is None
-    assert cli.main(["report", str(config), "--analysis", str(analysis), "--out", str(tmp_path / "old")]) == 0
-    html = (tmp_path / "old" / "index.html").read_text()
-    assert re.findall(r'<section id="([^"]+)"', html) == SECTIONS and len(_images(html)) == 4
-    assert "written before performance profiles and the probability of improvement existed" in html
-    # without the direction column every measure reads as higher-is-better, as those tables meant
-    assert "<td>optimality_gap</td>" in html
+    old.to_csv(analysis / "comparisons.csv", index=False)
+    _rewrite_manifest(analysis, format=found)
+    out = tmp_path / "old"
+    assert cli.main(["report", str(config), "--analysis", str(analysis), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"armlab report: error: {analysis}/manifest.json: an analysis of format {found or 1}, written by another "
+        f"version of armlab; this one reads format {outputs.FORMAT}: rerun `armlab analyze` into {analysis}"
+    )
+    assert not out.exists()
+
+
+def test_the_analysis_writes_every_table_of_the_catalogue_and_the_report_needs_each(tmp_path, capsys):
+    config = _constant_domain(tmp_path)
+    _analyze_and_report(config, tmp_path, "--scores", str(tmp_path / "scores.parquet"))
+    analysis = tmp_path / "analysis"
+    written = sorted(p.name for p in analysis.glob("*.csv"))
+    assert written == sorted(f"{name}.csv" for name in outputs.TABLES)
+    (analysis / "variance_components.csv").unlink()
+    _rewrite_manifest(analysis)
+    assert cli.main(["report", str(config), "--analysis", str(analysis), "--out", str(tmp_path / "r2")]) == 2
+    assert "variance_components.csv: not recorded in" in capsys.readouterr().err
 
 
 def test_report_errors_name_the_file(tmp_path, capsys):
@@ -447,7 +466,8 @@ def test_the_report_names_every_component_estimated_below_zero():
     empty = pd.DataFrame()
     analysis = report.Analysis(
         manifest={}, settings=SETTINGS, comparisons=empty, summaries=empty, weights=empty, rankings=empty,
-        sensitivity=empty, dropped=empty, probability_of_improvement=None, performance_profiles=None,
+        sensitivity=empty, dropped=empty, probability_of_improvement=empty, performance_profiles=empty,
+        pass_at_k_vs_base=empty, allocation=empty, sequential=empty, sequential_looks=empty, replications=empty,
         variance_components=pd.DataFrame([row, {**row, "arm": "b", "training_negative": False}]),
     )  # fmt: skip
     html = report.sampling_section(analysis, {})

@@ -1,8 +1,6 @@
 """The sequential design in the report: where each arm stopped, the runs it saved, and the figure of its looks."""
 
-import json
 import re
-import shutil
 
 import numpy as np
 import pandas as pd
@@ -13,7 +11,6 @@ from matplotlib.colors import to_hex
 from armlab.analysis import figures, pipeline, report, tables, waves
 from armlab.analysis.config import parse_config
 from armlab.analysis.synthetic import synthetic_scores
-from armlab.files import write_manifest
 
 BENCHMARKS = {"b0": "math", "b1": "math", "b2": "logic"}
 SEEDS = list(range(1, 13))
@@ -115,21 +112,6 @@ def test_no_section_when_the_tables_hold_only_a_header(tmp_path):
     assert pd.read_csv(analysis / "sequential.csv").empty and pd.read_csv(analysis / "sequential_looks.csv").empty
     assert _sections(html) == SECTIONS_WITHOUT_DESIGN
     assert "#sequential" not in html and "Sequential design" not in html  # neither the section nor its figure
-
-
-def test_no_section_for_an_analysis_written_before_the_sequential_tables(sequential, tmp_path):
-    analysis = shutil.copytree(sequential[0], tmp_path / "old")
-    manifest = json.loads((analysis / "manifest.json").read_text())
-    for name in ("sequential.csv", "sequential_looks.csv"):
-        (analysis / name).unlink()
-    kept = [name for name in manifest.pop("files") if (analysis / name).exists()]
-    (analysis / "manifest.json").unlink()
-    write_manifest(analysis, manifest, *kept)
-    shutil.copy(sequential[0].parent / "config.yaml", tmp_path / "config.yaml")
-    read = report.read_analysis(analysis, "sequential_report")
-    assert read.sequential is None and read.sequential_looks is None
-    html = _report(tmp_path, analysis)
-    assert _sections(html) == SECTIONS_WITHOUT_DESIGN and "#sequential" not in html
 
 
 # ------------------------------------------------------------------------------ the figure
