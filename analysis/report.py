@@ -247,10 +247,6 @@ def read_runs(directory: Path | str) -> Runs | None:
             log = pd.read_parquet(path).assign(arm=arm, seed=seed)
         except (OSError, ValueError) as exc:  # pyarrow's errors for a file that is not parquet
             raise AnalysisInputError(f"{path}: not a parquet step log ({str(exc).splitlines()[0]})") from None
-        # a TRL run's log (training/backends/trl_backend.py) names the fraction of zero-variance groups its own way;
-        # its other builtin columns (kept_frac, ...) stay absent, and its curves show reward and this fraction
-        if "frac_zero_var" not in log and "frac_reward_zero_std" in log:
-            log = log.assign(frac_zero_var=log["frac_reward_zero_std"])
         logs.append(log)
         manifests.append({**manifest, "arm": arm, "seed": seed})
     if not logs:

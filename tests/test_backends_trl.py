@@ -183,6 +183,10 @@ def test_tiny_trl_run_is_evaluated_by_lm_eval_hf(tmp_path):
     assert manifest["grpo_config"]["num_generations"] == 4 and manifest["grpo_config"]["use_cpu"]
     steps = pd.read_parquet(tmp_path / "run" / "steps.parquet")
     assert list(steps.step) == [2, 4] and steps.reward.between(0, 1).all()
+    # the builtin trainer's columns under the builtin names (docs/contracts.md), identity first
+    assert list(steps.columns[:4]) == ["experiment", "arm", "seed", "step"]
+    assert {"reward", "frac_zero_var", "loss", "clip_frac", "entropy", "response_len", "seconds"} <= set(steps.columns)
+    assert not set(trl_backend.STEP_COLUMNS) & set(steps.columns) and steps.frac_zero_var.between(0, 1).all()
     view = stage_config(config, "eval")
     write_task_configs(view, tmp_path / "data", tmp_path / "tasks")
     scores = evaluate(view, tmp_path / "tasks", tmp_path / "run" / "model", "grpo", 1, tmp_path / "eval", model="hf")

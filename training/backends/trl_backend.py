@@ -44,6 +44,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from armlab import registration
 from armlab.training.recipe import kept_checkpoint_steps, resolve_arm
@@ -55,6 +56,9 @@ from armlab.training.utils import (
     run_arguments,
     write_manifest,
 )
+
+if TYPE_CHECKING:
+    import pandas
 
 # loss_agg → the loss_type of TRL's ratio-clip losses (bnpo is dapo here: one optimizer step per generation batch)
 LOSS_TYPES = {"token-mean": "dapo", "seq-mean-token-mean": "grpo", "seq-mean-token-sum-norm": "dr_grpo"}
@@ -385,6 +389,25 @@ def load_start(config: dict, seed_for_init: int, hf_base: Path | None = None):
     return tiny_model(config["model"], seed_for_init), char_tokenizer()
 
 
+# TRL's names of the quantities the builtin trainer's step log (docs/contracts.md) also records, written under the
+# builtin names so that every backend's steps.parquet reads alike; TRL's other keys keep their names
+STEP_COLUMNS = {
+    "frac_reward_zero_std": "frac_zero_var",
+    "clip_ratio/region_mean": "clip_frac",
+    "completions/mean_length": "response_len",
+    "step_time": "seconds",
+}
+
+
+def step_log(log_history: list[dict], experiment: str, arm: str, seed: int) -> pandas.DataFrame:
+    """The steps.parquet of a TRL run: its log history's training rows (those with a reward), identity first."""
+    import pandas as pd
+
+    steps = pd.DataFrame([row for row in log_history if "reward" in row]).rename(columns=STEP_COLUMNS)
+    identity = {"experiment": experiment, "arm": arm, "seed": seed, "step": steps.pop("step")}
+    return pd.concat([pd.DataFrame(identity), steps], axis=1)
+
+
 def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path, hf_base: Path | None = None) -> None:
     """Train one (arm, seed) with ``GRPOTrainer``; write the HF checkpoint, the step log and the manifest.
 
@@ -422,10 +445,7 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path, hf_b
         trainer.save_model(str(tmp / CHECKPOINT_DIR))
         tokenizer.save_pretrained(str(tmp / CHECKPOINT_DIR))
         checkpoints = keep_checkpoints(tmp / "trainer", tmp / CHECKPOINTS_DIR, recipe, tokenizer)
-        steps = pd.DataFrame([row for row in trainer.state.log_history if "reward" in row])
-        steps.insert(0, "seed", seed)
-        steps.insert(0, "arm", arm)
-        steps.insert(0, "experiment", experiment)
+        steps = step_log(trainer.state.log_history, experiment, arm, seed)
         steps.to_parquet(tmp / "steps.parquet", index=False)
         pd.DataFrame(sampler.records()).to_parquet(tmp / "mixture.parquet", index=False)
         write_manifest(
