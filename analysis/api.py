@@ -32,15 +32,20 @@ def compare(
     family: str = "comparison",
     analysis: Mapping | None = None,
 ) -> AnalysisResult:
-    """Compare arms with a reference on a tidy scores table (the columns of docs/contracts.md), as `armlab analyze`.
+    """Compare arms with a reference on a tidy scores table (the columns of docs/contracts.md).
 
-    Either ``reference`` (and ``arms``, by default every other arm of the table, in the order they first appear)
-    makes one family named ``family``, or ``comparisons`` lists families as a config's ``comparisons:`` does.
-    ``analysis`` holds the config's ``analysis:`` settings (e.g. ``{"pairing": "unpaired"}``, ``{"alpha": 0.1}``),
+    The statistics, checks and outputs are those of `armlab analyze` given a config with these ``comparisons:``
+    and ``analysis:`` sections only (no ``benchmarks:``, ``eval.pass_k``, sequential design, predictions or job
+    times). Either ``reference`` (and ``arms``, by default every other arm of the table, in the order they first
+    appear) makes one family named ``family``, or ``comparisons`` lists families as a config's ``comparisons:``
+    does. ``analysis`` holds the ``analysis:`` settings (e.g. ``{"pairing": "unpaired"}``, ``{"alpha": 0.1}``),
     validated as in a config file; the experiment is the table's own.
     """
     if (reference is None) == (comparisons is None):
-        raise AnalysisInputError("compare(): expected either reference (and arms) or comparisons, not both")
+        got = "neither" if reference is None else "both"
+        raise AnalysisInputError(f"compare(): expected either reference (with arms) or comparisons; got {got}")
+    if comparisons is not None and arms is not None:
+        raise AnalysisInputError("compare(): arms go with reference; with comparisons, each family lists its arms")
     missing = [c for c in REQUIRED if c not in scores.columns]
     if missing:
         raise AnalysisInputError(
@@ -79,26 +84,32 @@ def from_score_arrays(
     Runs are matched by row: row i of every arm's array is the run of seed ``seeds[i]`` (default 1, 2, ...), so
     the paired analysis compares row i of an arm with row i of its reference. That is right only when the arms'
     i-th runs share their seed (the same data order and initialisation); where they do not, pass
-    ``analysis={"pairing": "unpaired"}`` to :func:`compare`. Arms may have different numbers of runs (then only
-    an unpaired analysis, or ``common_seeds_only``, uses them all). Each cell becomes a benchmark's accuracy
+    ``analysis={"pairing": "unpaired"}`` to :func:`compare`. Arms may have different numbers of runs: an unpaired
+    analysis uses them all; a paired one needs ``common_seeds_only``, which keeps the seeds every compared arm ran.
+    Each cell becomes a benchmark's accuracy
     (item ``*``, one row per run and task); ``tasks`` names the columns (default ``task0``, ``task1``, ...) and
     ``domains`` maps a task to its domain (default one domain, ``all``: the primary summary is the mean over tasks).
     """
     arrays = {arm: np.asarray(values, dtype=float) for arm, values in scores.items()}
-    widths = {arm: values.shape[1] if values.ndim == 2 else None for arm, values in arrays.items()}
-    width = next(iter(widths.values()), None)
+    if not arrays:
+        raise AnalysisInputError("from_score_arrays(): no arms; expected {arm: array of runs x tasks}")
+    width = None
     for arm, values in arrays.items():
-        if values.ndim != 2 or widths[arm] != width or values.shape[0] == 0:
-            raise AnalysisInputError(
-                f"from_score_arrays(): arm {arm!r}: expected an array of runs x {width} tasks, got shape {values.shape}"
-            )
-    tasks = [f"task{j}" for j in range(width or 0)] if tasks is None else list(tasks)
+        width = values.shape[1] if width is None and values.ndim == 2 else width
+        if values.ndim != 2 or values.shape[1] != width or values.shape[0] == 0:
+            expected = "a 2-D array of runs x tasks" if width is None else f"an array of runs x {width} tasks"
+            raise AnalysisInputError(f"from_score_arrays(): arm {arm!r}: expected {expected}, got shape {values.shape}")
+    tasks = [f"task{j}" for j in range(width)] if tasks is None else list(tasks)
     if len(tasks) != width:
         raise AnalysisInputError(f"from_score_arrays(): {len(tasks)} task names for arrays of {width} tasks")
-    runs = max((len(values) for values in arrays.values()), default=0)
-    seeds = list(range(1, runs + 1)) if seeds is None else [int(s) for s in seeds]
-    if len(seeds) < runs or len(set(seeds)) != len(seeds):
-        raise AnalysisInputError(f"from_score_arrays(): expected {runs} distinct seeds (one per row), got {seeds}")
+    runs = max(len(values) for values in arrays.values())
+    seeds = list(range(1, runs + 1)) if seeds is None else list(seeds)
+    if len(seeds) != runs or len(set(seeds)) != runs or not all(float(s).is_integer() for s in seeds):
+        raise AnalysisInputError(
+            f"from_score_arrays(): expected {runs} distinct whole-number seeds (one per row of the longest array), "
+            f"got {seeds}"
+        )
+    seeds = [int(s) for s in seeds]
     domain_of = {task: "all" for task in tasks} if domains is None else dict(domains)
     unmapped = [task for task in tasks if task not in domain_of]
     if unmapped:
@@ -117,4 +128,4 @@ def from_score_arrays(
         )
         for arm, values in arrays.items()
     ]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=REQUIRED)
+    return pd.concat(frames, ignore_index=True)

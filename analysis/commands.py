@@ -175,7 +175,8 @@ def plan(subparsers: argparse._SubParsersAction) -> None:
 
 def print_verdicts(directory: Path | str) -> None:
     """Print one verdict line per compared arm from an analysis output folder (``armlab summary``)."""
-    from armlab.analysis import report, tables
+    from armlab import files
+    from armlab.analysis import outputs, report, tables
 
     directory = Path(directory)
     if not (directory / "comparisons.csv").is_file() and (directory / "analysis" / "comparisons.csv").is_file():
@@ -185,6 +186,7 @@ def print_verdicts(directory: Path | str) -> None:
         raise AnalysisInputError(
             f"{path}: not found; expected the output folder of `armlab analyze` or an experiment's results folder"
         )
+    outputs.check_format(files.read_json(directory / "manifest.json", "manifest"), directory / "manifest.json")
     sequential_path = directory / "sequential.csv"
     sequential = report.read_csv(sequential_path, report.SEQUENTIAL_TEXT_COLUMNS) if sequential_path.is_file() else None
     print(f"Verdicts ({path}):")

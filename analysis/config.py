@@ -497,7 +497,9 @@ def _parse_pass_k(value: list[int] | None, source: str) -> tuple[int, ...]:
 
 def _parse_subsets(value: dict, source: str) -> dict[str, dict[str, float]]:
     from armlab.analysis.statistics import STATISTICS
-    from armlab.analysis.summaries import BUILT_IN  # lazily: summaries imports analysis.io, which imports this module
+
+    # lazily: summaries imports armlab.analysis.io, which imports this module
+    from armlab.analysis.summaries import BUILT_IN
 
     if not isinstance(value, dict):
         raise AnalysisInputError(f"{source}: analysis.subsets: expected a mapping name -> benchmarks")

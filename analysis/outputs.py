@@ -1,10 +1,13 @@
-"""What `armlab analyze` writes, in one place for the writer (:func:`armlab.analysis.pipeline.write_outputs`) and
-the report's reader (:func:`armlab.analysis.report.read_analysis`): the tables and the format they are in.
+"""What `armlab analyze` writes: the tables that the writer (:func:`armlab.analysis.pipeline.write_outputs`, checked
+against this list by the tests) and the readers (:func:`armlab.analysis.report.read_analysis`, ``armlab summary``)
+share, and the format they are in.
 
 ``FORMAT`` goes up whenever a table or a column is added, renamed or removed; the report refuses an analysis of
 another format with one line that says to rerun `armlab analyze` (seconds), rather than guess at what an older
 layout meant.
 """
+
+from armlab.analysis.errors import AnalysisInputError
 
 FORMAT = 2  # 1: the layouts before the format was recorded (no "format" in manifest.json)
 FORMAT_KEY = "format"
@@ -25,3 +28,14 @@ TABLES = (  # each is <name>.csv, listed with its sha256 in manifest.json
     "sequential_looks",
     "replications",
 )
+
+
+def check_format(manifest: dict, path: object) -> None:
+    """Refuse, in one line, the analysis whose ``manifest.json`` (at ``path``) records another format."""
+    found = manifest.get(FORMAT_KEY, 1) if isinstance(manifest, dict) else None
+    if found != FORMAT:
+        folder = getattr(path, "parent", path)
+        raise AnalysisInputError(
+            f"{path}: an analysis of format {found!r}, written by another version of armlab; this one reads format "
+            f"{FORMAT}: rerun `armlab analyze` into {folder}"
+        )

@@ -49,14 +49,14 @@ class AnalysisResult:
     correlations: pd.DataFrame
     dropped: pd.DataFrame
     notes: list
-    improvement: pd.DataFrame  # paired probability of improvement (analysis.improvement)
-    profiles: pd.DataFrame  # performance profiles (analysis.profiles)
-    pass_at_k_vs_base: pd.DataFrame  # each arm's pass@k minus the base policy's (analysis.sampled)
+    improvement: pd.DataFrame  # paired probability of improvement (armlab.analysis.improvement)
+    profiles: pd.DataFrame  # performance profiles (armlab.analysis.profiles)
+    pass_at_k_vs_base: pd.DataFrame  # each arm's pass@k minus the base policy's (armlab.analysis.sampled)
     variance_components: pd.DataFrame  # training / items / sampling in each primary difference
     allocation: pd.DataFrame  # one more seed or twice the samples, per job-minute
-    sequential: pd.DataFrame  # a sequential design's decision per arm (analysis.waves.final_tables); else empty
+    sequential: pd.DataFrame  # a sequential design's decision per arm (armlab.analysis.waves.final_tables); else empty
     sequential_looks: pd.DataFrame  # every look of every arm
-    replications: pd.DataFrame  # each preregistered prediction's verdict (analysis.predictions.replication_table)
+    replications: pd.DataFrame  # each preregistered prediction's verdict (predictions.replication_table)
 
 
 def analyze(

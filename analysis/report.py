@@ -208,12 +208,7 @@ def read_analysis(directory: Path | str, experiment: str) -> Analysis:
             f"{path}: experiment {found!r} is not the config's "
             f"{experiment!r}, or the file was not written by `armlab analyze`"
         )
-    found = manifest.get(outputs.FORMAT_KEY, 1)
-    if found != outputs.FORMAT:
-        raise AnalysisInputError(
-            f"{path}: an analysis of format {found!r}, written by another version of armlab; this one reads format "
-            f"{outputs.FORMAT}: rerun `armlab analyze` into {directory}"
-        )
+    outputs.check_format(manifest, path)
     names = [name for name in outputs.TABLES if name != "accuracy"]  # the report reads accuracy from summaries
     files.verify_manifest(path, [f"{name}.csv" for name in names])
     try:

@@ -88,12 +88,16 @@ for family, group in rows.groupby("family", sort=False):
 display(Markdown(tables.comparisons_markdown(result.comparisons[result.comparisons["level"] == "summary"])))
 
 # %% [markdown]
-# The same comparisons in one call on the DataFrame, with the Python API the README documents
-# (`armlab.analysis.api`): the config's families and analysis settings as arguments.
+# The config's families and analysis settings in one call on the DataFrame, with the Python API the README
+# documents (`armlab.analysis.api`). It takes no sequential design, predictions or job times, so under a
+# sequential design (whose arms ran different seeds) this cell says so instead.
 
 # %%
 raw = config.load_raw(CONFIG)
-print("\n".join(api.verdicts(api.compare(scores, comparisons=raw["comparisons"], analysis=raw.get("analysis")))))
+if cfg.design is None:
+    print("\n".join(api.verdicts(api.compare(scores, comparisons=raw["comparisons"], analysis=raw.get("analysis")))))
+else:
+    print("a sequential design, which compare() does not take: its verdicts are in the report's Sequential section")
 
 # %%
 for note in result.notes:

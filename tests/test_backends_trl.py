@@ -433,3 +433,15 @@ def test_tiny_trl_run_adapts_the_reward_gap_mixture(tmp_path):
         policy.observe(step, present, torch.tensor([[getattr(row, f"reward_{d}")] for d in present]))
     steps = pd.read_parquet(tmp_path / "run" / "steps.parquet")
     assert {f"share_{d}" for d in domains} <= set(steps.columns)
+
+
+def test_a_run_without_a_logged_step_writes_an_empty_step_log():
+    """A run shorter than TRL's logging interval logs no training row: an empty steps.parquet with the identity
+    columns, not a crash after training."""
+    history = [{"train_runtime": 1.0, "step": 3}]  # TRL's closing summary row carries no reward
+    steps = trl_backend.step_log(history, "tiny", "grpo", 1)
+    assert list(steps.columns) == ["experiment", "arm", "seed", "step"] and steps.empty
+    logged = trl_backend.step_log([{"reward": 0.5, "frac_reward_zero_std": 0.25, "step": 2}, *history], "x", "a", 3)
+    assert logged.to_dict("records") == [
+        {"experiment": "x", "arm": "a", "seed": 3, "step": 2, "reward": 0.5, "frac_zero_var": 0.25}
+    ]

@@ -215,3 +215,16 @@ def test_a_config_without_sampling_keys_stays_greedy(raw):
 def test_pass_at_k_with_one_answer_lm_eval_tasks_is_refused_before_any_job(raw):
     raw["eval"] = {"samples": 4, "temperature": 1.0, "pass_k": [1, 4], "lm_eval_tasks": {"gsm8k": {"domain": "math"}}}
     _rejects(raw, r"eval\.pass_k: pass@k above 1 needs k answers per item, but the tasks of eval\.lm_eval_tasks")
+
+
+def test_validation_outside_a_checkout_says_it_needs_the_checkout(monkeypatch, tmp_path):
+    """An installed copy (a wheel) has no workflows/ folder: one line saying so, not a FileNotFoundError."""
+    from armlab.training import config as training_config
+
+    monkeypatch.setattr(training_config, "SCHEMA_PATH", tmp_path / "workflows" / "schemas" / "config.schema.yaml")
+    training_config._schema.cache_clear()
+    try:
+        with pytest.raises(ConfigError, match=r"config.schema.yaml: not found; validating a whole experiment config"):
+            training_config.validate_config(yaml.safe_load(TINY.read_text()))
+    finally:
+        training_config._schema.cache_clear()

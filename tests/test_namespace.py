@@ -2,9 +2,11 @@
 ``armlab.evals``, its command line as ``armlab.cli``), so a researcher's own ``analysis``, ``training`` or ``evals``
 package and armlab import side by side."""
 
+import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import zipfile
 
 import pytest
@@ -87,18 +89,37 @@ def test_the_wheel_installs_only_the_armlab_package(wheel):
         assert "License-Expression: MIT" in archive.read(licence[0].replace("licenses/LICENSE", "METADATA")).decode()
 
 
-def test_the_installed_wheel_imports_beside_a_users_own_packages(wheel, user_project, tmp_path):
-    site = tmp_path / "site"
+def _installed(wheel, folder):
+    """``python -S`` (no site: no .pth, so not this checkout's editable install) with ``folder`` holding the
+    unpacked wheel as its site-packages, then the environment's libraries."""
+    site = folder / "site"
     with zipfile.ZipFile(wheel) as archive:
         archive.extractall(site)
+    libraries = sysconfig.get_paths()["purelib"]
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{site}{os.pathsep}{libraries}", "HF_HUB_OFFLINE": "1"}
+    return site, env
+
+
+def test_the_installed_wheel_imports_beside_a_users_own_packages(wheel, user_project, tmp_path):
+    site, env = _installed(wheel, tmp_path)
     code = (
         "import analysis, training, evals\n"
         "import armlab.analysis.pipeline, armlab.training.config, armlab.evals.merge, armlab.cli\n"
         "print(analysis.WHOSE == 'the user', armlab.analysis.pipeline.__file__)\n"
     )
-    # the wheel's folder first, as site-packages would be for a user who pip-installed it
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(site), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    run = subprocess.run([sys.executable, "-c", code], cwd=user_project, env=env, capture_output=True, text=True)
+    run = subprocess.run([sys.executable, "-S", "-c", code], cwd=user_project, env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-2000:]
     user, pipeline = run.stdout.split()
     assert user == "True" and pipeline.startswith(str(site / "armlab" / "analysis")), run.stdout
+
+
+def test_a_checkout_imports_its_own_stages_over_an_installed_wheel(wheel, tmp_path):
+    """Run from the checkout (as Snakemake and its jobs are), the checkout's armlab/ comes first on sys.path and
+    shadows an installed (not editable) armlab; its stages, in folders beside it, must import all the same."""
+    _, env = _installed(wheel, tmp_path)
+    code = (
+        "import armlab.analysis.pipeline, armlab.training.config, armlab.cli; print(armlab.analysis.pipeline.__file__)"
+    )
+    run = subprocess.run([sys.executable, "-S", "-c", code], cwd=REPO, env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == str(REPO / "analysis" / "pipeline.py")

@@ -223,13 +223,16 @@ def test_a_tiny_mixed_run_from_the_repository_root(tmp_path):
 
 
 def test_the_report_reads_builtin_and_trl_step_logs_side_by_side(tmp_path):
-    """A TRL log lacks the builtin's columns; its fraction of zero-variance groups is read as frac_zero_var."""
+    """A TRL log lacks some of the builtin's columns; the TRL backend writes its fraction of zero-variance groups
+    as frac_zero_var (trl_backend.step_log, from TRL's log history), so the report reads both alike."""
     from armlab.analysis.report import read_runs
     from armlab.files import write_manifest
+    from armlab.training.backends.trl_backend import step_log
 
+    history = [{"step": s, "reward": r, "frac_reward_zero_std": f} for s, r, f in ((1, 0.25, 0.6), (2, 0.3, 0.5))]
     logs = {
         "builtin": pd.DataFrame({"step": [1, 2], "reward": [0.2, 0.3], "frac_zero_var": [0.5, 0.4], "kept_frac": 1.0}),
-        "trl": pd.DataFrame({"step": [1, 2], "reward": [0.25, 0.3], "frac_reward_zero_std": [0.6, 0.5]}),
+        "trl": step_log(history, "tiny", "trl", 1),
     }
     for arm, log in logs.items():
         run = tmp_path / arm / "seed-1"

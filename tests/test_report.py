@@ -192,6 +192,8 @@ def test_an_analysis_of_another_format_is_refused_with_one_line(tmp_path, capsys
         f"version of armlab; this one reads format {outputs.FORMAT}: rerun `armlab analyze` into {analysis}"
     )
     assert not out.exists()
+    assert cli.main(["summary", str(analysis)]) == 2  # the verdicts are not reprinted from it either
+    assert capsys.readouterr().err.strip() == err.replace("armlab report:", "armlab summary:")
 
 
 def test_the_analysis_writes_every_table_of_the_catalogue_and_the_report_needs_each(tmp_path, capsys):

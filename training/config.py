@@ -65,6 +65,11 @@ __all__ = ["ConfigError", "BASE_ARM", "validate_config", "load_config", "resolve
 @functools.lru_cache(maxsize=1)
 def _schema() -> dict:
     """The workflow's config schema, parsed once per process (parsing cost 0.1 s per validation); read only."""
+    if not SCHEMA_PATH.is_file():  # an installed copy outside a checkout: the schema lives in the checkout's workflows/
+        raise ConfigError(
+            f"{SCHEMA_PATH}: not found; validating a whole experiment config needs armlab's checkout (the workflow's "
+            "schema): run from a clone, installed with `make setup` or `pip install -e .`"
+        )
     return yaml.safe_load(SCHEMA_PATH.read_text())
 
 

@@ -403,7 +403,8 @@ def step_log(log_history: list[dict], experiment: str, arm: str, seed: int) -> p
     """The steps.parquet of a TRL run: its log history's training rows (those with a reward), identity first."""
     import pandas as pd
 
-    steps = pd.DataFrame([row for row in log_history if "reward" in row]).rename(columns=STEP_COLUMNS)
+    rows = [row for row in log_history if "reward" in row]  # none when the run is shorter than TRL's logging_steps
+    steps = pd.DataFrame(rows, columns=None if rows else ["step"]).rename(columns=STEP_COLUMNS)
     identity = {"experiment": experiment, "arm": arm, "seed": seed, "step": steps.pop("step")}
     return pd.concat([pd.DataFrame(identity), steps], axis=1)
 
