@@ -1,6 +1,5 @@
-"""What `armlab analyze` writes: the tables that the writer (:func:`armlab.analysis.pipeline.write_outputs`, checked
-against this list by the tests) and the readers (:func:`armlab.analysis.report.read_analysis`, ``armlab summary``)
-share, and the format they are in.
+"""What `armlab analyze` writes: the tables that the writer (:func:`armlab.analysis.pipeline.write_outputs`) and
+the readers (:func:`armlab.analysis.report.read_analysis`, ``armlab summary``) share, and their format.
 
 ``FORMAT`` goes up whenever a table or a column is added, renamed or removed; the report refuses an analysis of
 another format with one line that says to rerun `armlab analyze` (seconds), rather than guess at what an older

@@ -1,6 +1,8 @@
+import functools
 import gc
 import json
 import os
+import runpy
 import shutil
 import signal
 import subprocess
@@ -17,6 +19,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "fixtures" / "tiny.yaml"
+REPORT_FIXTURE = REPO / "tests" / "fixtures" / "report"
+
+
+@functools.cache
+def report_build() -> dict:
+    """The functions and constants of tests/fixtures/report/build.py (``write_experiment``, ``CONFIG``, ...), loaded
+    once per process, for the tests that need the demo-like fixture experiment."""
+    return runpy.run_path(str(REPORT_FIXTURE / "build.py"))
+
+
 # a guard against a hung workflow run, not a speed check: two checkouts may test at once on two cores, where a
 # tiny sequential design took over 900 s
 RUN_TIMEOUT_S = 3600

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO
+from conftest import REPO, report_build
 
 from armlab import cli
 from armlab.analysis import tables
@@ -15,15 +15,11 @@ from armlab.analysis.api import compare, from_score_arrays, verdicts
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.pipeline import write_outputs
 
-FIXTURE = REPO / "tests" / "fixtures" / "report"
 
-
-def test_compare_on_a_frame_writes_what_armlab_analyze_writes(tmp_path, monkeypatch):
-    monkeypatch.syspath_prepend(str(FIXTURE))
-    import build
-
-    results = build.write_experiment(tmp_path / "work")
-    raw = yaml.safe_load(build.CONFIG.read_text())
+def test_compare_on_a_frame_writes_what_armlab_analyze_writes(tmp_path):
+    build = report_build()
+    results = build["write_experiment"](tmp_path / "work")
+    raw = yaml.safe_load(build["CONFIG"].read_text())
     config = tmp_path / "analysis.yaml"  # an analysis-only config: what compare() is given as arguments
     config.write_text(yaml.safe_dump({key: raw[key] for key in ("experiment", "comparisons", "analysis")}))
     scores = results / "scores.parquet"
@@ -121,10 +117,8 @@ def test_bad_input_is_one_line_naming_what_was_expected(call, message):
 def test_the_readme_example_runs(tmp_path, monkeypatch, capsys):
     """The README's Python API block, run as written on the demo-like fixture's scores."""
     block = (REPO / "README.md").read_text().split("**The Python API.**")[1].split("```python\n")[1].split("```")[0]
-    monkeypatch.syspath_prepend(str(FIXTURE))
-    import build
-
-    results = build.write_experiment(tmp_path / "work")
+    build = report_build()
+    results = build["write_experiment"](tmp_path / "work")
     (tmp_path / "results" / "demo").mkdir(parents=True)
     (results / "scores.parquet").rename(tmp_path / "results" / "demo" / "scores.parquet")
     monkeypatch.chdir(tmp_path)

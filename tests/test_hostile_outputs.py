@@ -11,7 +11,6 @@ import errno
 import hashlib
 import json
 import os
-import runpy
 import shutil
 import subprocess
 import sys
@@ -22,12 +21,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, TINY, readme_run
+from conftest import REPORT_FIXTURE, TINY, readme_run, report_build
 
 from armlab import cli, files
 
-FIXTURE = REPO / "tests" / "fixtures" / "report"
-BUILD = runpy.run_path(str(FIXTURE / "build.py"))
+FIXTURE = REPORT_FIXTURE
+BUILD = report_build()
 EXPERIMENT = "demo_synthetic"  # tests/fixtures/report/experiment.yaml
 FAST = ["--set", "analysis.resamples=200", "--set", "analysis.per_benchmark=false"]
 

@@ -10,7 +10,7 @@ import sysconfig
 import zipfile
 
 import pytest
-from conftest import REPO
+from conftest import REPO, report_build
 
 USER_PACKAGES = ("analysis", "training", "evals")
 BUILD_INPUTS = ("pyproject.toml", "README.md", "LICENSE", "armlab", "analysis", "evals", "training")
@@ -29,15 +29,11 @@ def user_project(tmp_path):
 def test_armlab_analyze_runs_from_a_project_with_its_own_analysis_training_and_evals(user_project):
     """Run from the user's folder (first on sys.path), `python -m armlab analyze` used to import the user's
     ``analysis`` package in place of its own and stop with ModuleNotFoundError."""
-    sys.path.insert(0, str(REPO / "tests" / "fixtures" / "report"))
-    try:
-        import build
-    finally:
-        sys.path.pop(0)
-    results = build.write_experiment(user_project / "work")
+    build = report_build()
+    results = build["write_experiment"](user_project / "work")
     out = user_project / "out"
     run = subprocess.run(
-        [sys.executable, "-m", "armlab", "analyze", str(build.CONFIG), "--scores", str(results / "scores.parquet")]
+        [sys.executable, "-m", "armlab", "analyze", str(build["CONFIG"]), "--scores", str(results / "scores.parquet")]
         + ["--out", str(out)],
         cwd=user_project,
         capture_output=True,
@@ -89,10 +85,11 @@ def test_the_wheel_installs_only_the_armlab_package(wheel):
         assert "License-Expression: MIT" in archive.read(licence[0].replace("licenses/LICENSE", "METADATA")).decode()
 
 
-def _installed(wheel, folder):
-    """``python -S`` (no site: no .pth, so not this checkout's editable install) with ``folder`` holding the
-    unpacked wheel as its site-packages, then the environment's libraries."""
-    site = folder / "site"
+@pytest.fixture(scope="module")
+def installed(wheel, tmp_path_factory):
+    """``(site, env)``: the wheel unpacked as a site-packages folder, and the environment in which ``python -S``
+    (no site: no .pth, so not this checkout's editable install) finds it, then the environment's libraries."""
+    site = tmp_path_factory.mktemp("installed") / "site"
     with zipfile.ZipFile(wheel) as archive:
         archive.extractall(site)
     libraries = sysconfig.get_paths()["purelib"]
@@ -100,8 +97,8 @@ def _installed(wheel, folder):
     return site, env
 
 
-def test_the_installed_wheel_imports_beside_a_users_own_packages(wheel, user_project, tmp_path):
-    site, env = _installed(wheel, tmp_path)
+def test_the_installed_wheel_imports_beside_a_users_own_packages(installed, user_project):
+    site, env = installed
     code = (
         "import analysis, training, evals\n"
         "import armlab.analysis.pipeline, armlab.training.config, armlab.evals.merge, armlab.cli\n"
@@ -113,10 +110,10 @@ def test_the_installed_wheel_imports_beside_a_users_own_packages(wheel, user_pro
     assert user == "True" and pipeline.startswith(str(site / "armlab" / "analysis")), run.stdout
 
 
-def test_a_checkout_imports_its_own_stages_over_an_installed_wheel(wheel, tmp_path):
+def test_a_checkout_imports_its_own_stages_over_an_installed_wheel(installed):
     """Run from the checkout (as Snakemake and its jobs are), the checkout's armlab/ comes first on sys.path and
     shadows an installed (not editable) armlab; its stages, in folders beside it, must import all the same."""
-    _, env = _installed(wheel, tmp_path)
+    _, env = installed
     code = (
         "import armlab.analysis.pipeline, armlab.training.config, armlab.cli; print(armlab.analysis.pipeline.__file__)"
     )

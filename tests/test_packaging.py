@@ -7,7 +7,7 @@ import sys
 import tomllib
 
 import yaml
-from conftest import REPO
+from conftest import REPO, report_build
 from packaging.requirements import Requirement
 
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
@@ -90,13 +90,9 @@ def test_the_base_environment_cannot_import_any_extra(tmp_path):
 
 def test_analyze_report_and_plan_run_without_any_extra(tmp_path):
     """The base install's commands and Python API (one process), with every extra's modules made unimportable."""
-    sys.path.insert(0, str(REPO / "tests" / "fixtures" / "report"))
-    try:
-        import build
-    finally:
-        sys.path.pop(0)
-    results = build.write_experiment(tmp_path / "work")
-    config, scores = str(build.CONFIG), str(results / "scores.parquet")
+    build = report_build()
+    results = build["write_experiment"](tmp_path / "work")
+    config, scores = str(build["CONFIG"]), str(results / "scores.parquet")
     code = (
         "import sys, pandas as pd\n"
         "from armlab import cli\n"

@@ -7,15 +7,14 @@ run manifests, DataFlex-RL's table layout, lm-eval output, and names that are HT
 import base64
 import json
 import re
-import runpy
 import subprocess
-from pathlib import Path
 
 import fork_server
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from conftest import REPO, REPORT_FIXTURE, report_build
 
 from armlab import cli
 from armlab.analysis import outputs, report, tables
@@ -23,9 +22,8 @@ from armlab.analysis.config import Settings
 from armlab.analysis.synthetic import synthetic_scores
 from armlab.files import OUTPUT_MARKER, write_manifest
 
-REPO = Path(__file__).resolve().parents[1]
-FIXTURE = REPO / "tests" / "fixtures" / "report"
-BUILD = runpy.run_path(str(FIXTURE / "build.py"))
+FIXTURE = REPORT_FIXTURE
+BUILD = report_build()
 DATAFLEX_CONFIG = REPO / "config" / "experiments" / "dataflex_rl_released.yaml"
 SECTIONS = [
     "run",
