@@ -91,10 +91,12 @@ from typing import NoReturn
 
 import yaml
 
+from armlab.analysis.defaults import DEFAULTS
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.predictions import Prediction, parse_predictions
 from armlab.analysis.sequential import Design
 from armlab.configfile import (
+    SEQUENTIAL_DEFAULTS,
     ConfigError,
     check_limit,
     check_name,
@@ -106,30 +108,6 @@ from armlab.configfile import (
 from armlab.contract import BASE_ARM
 from armlab.limits import DEFAULT_LIMITS
 
-DEFAULTS = {
-    "alpha": 0.05,
-    "confidence": 0.95,
-    "resamples": 10_000,
-    "ci_methods": [],
-    "equivalence_test": "sign_flip",
-    "item_bootstrap": False,
-    "crossed_methods": ["components"],
-    "equivalence_margin": 0.01,
-    "power": 0.8,
-    "power_effect": 0.01,
-    "bootstrap_seed": 0,
-    "power_replicates": 4000,
-    "exact_max_seeds": 20,
-    "sign_flip_resamples": 100_000,
-    "per_benchmark": True,
-    "subsets": {},
-    "statistics": [],
-    "rankings": None,
-    "drop_incomplete": False,
-    "pass_k": None,
-    "pairing": "paired",
-    "common_seeds_only": False,
-}
 PAIRINGS = ("paired", "unpaired")
 
 
@@ -359,8 +337,8 @@ def _parse_design(seeds: object, settings: Settings, source: str) -> Design | No
             initial=seeds["initial"],
             wave=seeds["wave"],
             max=seeds["max"],
-            spending=seeds.get("spending", "obrien_fleming"),
-            start=seeds.get("start", 1),
+            spending=seeds.get("spending", SEQUENTIAL_DEFAULTS["spending"]),
+            start=seeds.get("start", SEQUENTIAL_DEFAULTS["start"]),
             alpha=settings.alpha,
             margin=float(margin if margin is not None else settings.equivalence_margin),
             confidence=settings.confidence,

@@ -252,11 +252,17 @@ def load_configs(paths, overrides: dict | None = None) -> dict:
     return deep_update(config, overrides or {})
 
 
+# the defaults of a sequential design's optional keys (``seeds: {initial, wave, max, start, spending}``), defined once:
+# config validation, the seed list, the analysis and armlab.analysis.sequential.Design all take them from here
+SEQUENTIAL_DEFAULTS = {"start": 1, "spending": "obrien_fleming"}
+
+
 def seed_list(seeds) -> list:
     """The seeds a config can run, in their fixed order: a list as given, or a sequential design's
     ``start .. start + max - 1`` (``seeds: {initial, wave, max, start}``)."""
     if isinstance(seeds, dict):
-        return list(range(seeds.get("start", 1), seeds.get("start", 1) + seeds["max"]))
+        start = seeds.get("start", SEQUENTIAL_DEFAULTS["start"])
+        return list(range(start, start + seeds["max"]))
     return list(seeds)
 
 

@@ -3,9 +3,14 @@
 import json
 
 import pytest
+import yaml
+from conftest import REPO
 
 from armlab.analysis.config import DEFAULTS, apply_overrides, compared_measures, load_config, parse_config
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.sequential import Design
+from armlab.configfile import SEQUENTIAL_DEFAULTS
+from armlab.training.config import load_config as load_training_config
 
 BASE = {"experiment": "demo", "comparisons": [{"family": "estimators", "reference": "grpo", "arms": ["rloo"]}]}
 
@@ -139,3 +144,23 @@ def test_a_prediction_on_a_measure_under_a_second_name_names_the_one_tested():
     assert "flat" not in compared_measures(
         parse_config({**raw, "predictions": []}).settings, {b: v["domain"] for b, v in raw["benchmarks"].items()}
     )
+
+
+def test_a_design_built_in_code_tests_as_the_configured_one():
+    """The sequential design's defaults are defined once: a Design built with only its counts is the design an
+    analysis with default settings parses (before, Design enumerated sign paths up to 16 seeds, the analysis up to
+    analysis.exact_max_seeds = 20)."""
+    counts = {"initial": 4, "wave": 2, "max": 18}
+    assert parse_config({**BASE, "seeds": counts}).design == Design(**counts)
+    assert Design(**counts).max_exact == DEFAULTS["exact_max_seeds"] == 20
+
+
+def test_the_sequential_defaults_live_in_code_and_validation_fills_them_in():
+    schema = yaml.safe_load((REPO / "workflows" / "schemas" / "config.schema.yaml").read_text())
+    design_schema = next(s for s in schema["properties"]["seeds"]["oneOf"] if s["type"] == "object")
+    assert not [key for key, spec in design_schema["properties"].items() if "default" in spec]
+    config = load_training_config(
+        [REPO / "config" / "experiments" / "sequential.yaml"],
+        {"seeds": {"initial": 2, "wave": 1, "max": 4}},
+    )
+    assert config["seeds"] == {"initial": 2, "wave": 1, "max": 4, **SEQUENTIAL_DEFAULTS, "margin": None}

@@ -7,7 +7,9 @@ run manifests, DataFlex-RL's table layout, lm-eval output, and names that are HT
 import base64
 import json
 import re
+import shutil
 import subprocess
+from pathlib import Path
 
 import fork_server
 import numpy as np
@@ -154,9 +156,22 @@ def _constant_domain(root):
     return root / "config.yaml"
 
 
-def test_undefined_rank_correlations_show_a_dash_and_lower_is_better_is_said(tmp_path):
-    config = _constant_domain(tmp_path)
-    html = _analyze_and_report(config, tmp_path, "--scores", str(tmp_path / "scores.parquet"))
+@pytest.fixture(scope="module")
+def constant_domain(tmp_path_factory):
+    """The constant-domain experiment analysed and reported once: (config, its folder, the report's HTML)."""
+    root = tmp_path_factory.mktemp("constant_domain")
+    config = _constant_domain(root)
+    return config, root, _analyze_and_report(config, root, "--scores", str(root / "scores.parquet"))
+
+
+def _analysis_copy(constant_domain, tmp_path):
+    """A copy of the constant-domain experiment's analysis folder that a test may change; the config and copy."""
+    config, root, _ = constant_domain
+    return config, Path(shutil.copytree(root / "analysis", tmp_path / "analysis"))
+
+
+def test_undefined_rank_correlations_show_a_dash_and_lower_is_better_is_said(constant_domain):
+    html = constant_domain[2]
     assert "<td>nan</td>" not in html and "<td>—</td><td>—</td><td>all arms have the same mean under logic" in html
     assert "<td>optimality_gap (lower is better)</td>" in html
     assert re.findall(r'<section id="([^"]+)"', html) == SECTIONS and len(_images(html)) == 5  # no training logs
@@ -172,12 +187,10 @@ def _rewrite_manifest(analysis, **changes):
 
 
 @pytest.mark.parametrize("found", [None, 1, outputs.FORMAT + 1])
-def test_an_analysis_of_another_format_is_refused_with_one_line(tmp_path, capsys, found):
+def test_an_analysis_of_another_format_is_refused_with_one_line(constant_domain, tmp_path, capsys, found):
     """The report never guesses what an older (or newer) layout meant; e.g. the first layouts had no format, named
     the measure column ``summary`` and lacked the score distributions."""
-    config = _constant_domain(tmp_path)
-    _analyze_and_report(config, tmp_path, "--scores", str(tmp_path / "scores.parquet"))
-    analysis = tmp_path / "analysis"
+    config, analysis = _analysis_copy(constant_domain, tmp_path)
     assert json.loads((analysis / "manifest.json").read_text())["format"] == outputs.FORMAT
     old = pd.read_csv(analysis / "comparisons.csv", keep_default_na=False).rename(columns={"measure": "summary"})
     old.to_csv(analysis / "comparisons.csv", index=False)
@@ -194,10 +207,8 @@ def test_an_analysis_of_another_format_is_refused_with_one_line(tmp_path, capsys
     assert capsys.readouterr().err.strip() == err.replace("armlab report:", "armlab summary:")
 
 
-def test_the_analysis_writes_every_table_of_the_catalogue_and_the_report_needs_each(tmp_path, capsys):
-    config = _constant_domain(tmp_path)
-    _analyze_and_report(config, tmp_path, "--scores", str(tmp_path / "scores.parquet"))
-    analysis = tmp_path / "analysis"
+def test_the_analysis_writes_every_table_of_the_catalogue_and_the_report_needs_each(constant_domain, tmp_path, capsys):
+    config, analysis = _analysis_copy(constant_domain, tmp_path)
     written = sorted(p.name for p in analysis.glob("*.csv"))
     assert written == sorted(f"{name}.csv" for name in outputs.TABLES)
     (analysis / "variance_components.csv").unlink()

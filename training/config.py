@@ -19,6 +19,7 @@ import yaml
 
 from armlab.configfile import (
     INT64_MAX,
+    SEQUENTIAL_DEFAULTS,
     ConfigError,
     check_finite,
     check_limit,
@@ -282,9 +283,8 @@ def _check_names(source: str, config: dict) -> None:
 def _check_sequential(source: str, config: dict) -> None:
     """A sequential design: its counts agree, and every arm is decided by some comparison (else no look stops it)."""
     seeds = config["seeds"]
-    seeds.setdefault("start", 1)
-    seeds.setdefault("spending", "obrien_fleming")
-    seeds.setdefault("margin", None)
+    for key, value in {**SEQUENTIAL_DEFAULTS, "margin": None}.items():  # margin None: analysis.equivalence_margin
+        seeds.setdefault(key, value)
     if seeds["initial"] > seeds["max"]:
         raise ConfigError(f"{source}: seeds.initial: {seeds['initial']} is above seeds.max ({seeds['max']})")
     if seeds["start"] + seeds["max"] - 1 > INT64_MAX:
