@@ -3,11 +3,9 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
+from armlab import experiment
 from armlab.analysis import planning, predictions, waves
-from armlab.analysis.config import parse_config as parse_analysis_config
-from armlab import registration
-from armlab.configfile import ConfigError, load_configs
-from armlab.training.config import validate_config
+from armlab.configfile import ConfigError
 
 min_version("9.0")
 
@@ -22,17 +20,10 @@ envvars:
 # demo into a user's experiment there.
 DEFAULT_CONFIG = Path(workflow.basedir) / "config" / "config.yaml"
 CONFIG_FILES = [str(p) for p in workflow.overwrite_configfiles] or [str(DEFAULT_CONFIG)]
-_source = ", ".join(CONFIG_FILES)
 try:
-    _validated = validate_config(load_configs(CONFIG_FILES, dict(workflow.config_settings.config)),
-                                 source=_source)
-    # the analysis section fails now, not after training
-    planning.plan_section(_validated, _source)
-    if parse_analysis_config(_validated, source=_source).design is not None:
-        # a sequential design, once its first wave started, is locked
-        waves.check_lock(f"results/{_validated['experiment']}", _validated)
-    # the jobs so far ran under the locks that exist now: none deleted, rewritten or cut short (armlab/registration.py)
-    registration.against_locks(f"results/{_validated['experiment']}")
+    # the whole config, its analysis and plan sections, a started sequential design's lock, and the locks every job
+    # so far ran under, checked before any job (armlab/experiment/__init__.py)
+    _validated = experiment.load(CONFIG_FILES, workflow.config_settings.config)
 except (ConfigError, ValueError) as _err:
     raise WorkflowError(str(_err)) from None
 config.clear()

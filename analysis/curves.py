@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from armlab import layout
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.summaries import domain_summaries
 from armlab.contract import BASE_ARM
@@ -24,7 +25,7 @@ def read_curves(paths: list[Path | str]) -> pd.DataFrame:
     directory holding <arm>/seed-<seed>/manifest.json ones; every manifest is checked first."""
     manifests = []
     for path in map(Path, paths):
-        manifests += sorted(path.glob(f"*/seed-*/{MANIFEST}")) if path.is_dir() else [path]
+        manifests += layout.files_of_runs(path, MANIFEST) if path.is_dir() else [path]
     if not manifests:
         raise AnalysisInputError(
             f"{', '.join(map(str, paths))}: no checkpoint evaluation (<arm>/seed-<seed>/{MANIFEST})"

@@ -35,13 +35,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from armlab import files
+from armlab import files, layout
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.summaries import PRIMARY
 from armlab.contract import KEY, SAMPLE_COUNTS
-from armlab.registration import PREDICTIONS_LOCK, against_locks
+from armlab.registration import against_locks
 
-LOCK = PREDICTIONS_LOCK
+LOCK = layout.PREDICTIONS_LOCK
 DIRECTIONS = ("better", "worse", "equivalent", "not_better", "not_worse")
 KEYS = ("family", "arm", "summary", "direction", "margin", "source", "claim")
 # replications.csv: its text columns, then its numbers and the in_config flag
@@ -191,7 +191,7 @@ def check_scores(lock: dict | None, scores: pd.DataFrame, jobs: Path) -> dict | 
     if not confirms(lock):
         return lock
     evaluated = []
-    for path in sorted(Path(jobs).glob("evals/*/seed-*/scores.parquet")):
+    for path in layout.job_files(jobs, "evals", "scores.parquet"):
         try:
             evaluated.append(pd.read_parquet(files.verify_file(path)))
         except files.BadFile as exc:

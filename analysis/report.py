@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from armlab import files
+from armlab import files, layout
 from armlab.analysis import figures, io, outputs, predictions, sampled, tables, validity
 from armlab.analysis.config import Settings, load_config
 from armlab.analysis.errors import AnalysisInputError
@@ -233,8 +233,9 @@ def read_runs(directory: Path | str) -> Runs | None:
     if not directory.is_dir():
         raise AnalysisInputError(f"{directory}: runs directory not found (omit --runs for converted results)")
     logs, manifests = [], []
-    for path in sorted(directory.glob("*/seed-*/steps.parquet")):
-        arm, seed = path.parent.parent.name, io.as_seed(path.parent.name.removeprefix("seed-"))
+    for path in layout.files_of_runs(directory, "steps.parquet"):
+        arm, seed = layout.run_of(path.parent)
+        seed = io.as_seed(seed)
         if seed is None:
             raise AnalysisInputError(f"{path.parent}: expected a directory seed-<integer> (runs/<arm>/seed-<seed>)")
         manifest = files.verify_manifest(path.with_name("manifest.json"), [path.name])

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from armlab import layout
 from armlab.analysis import sampling
 from armlab.analysis.errors import AnalysisInputError
 from armlab.contract import BASE_ARM, PER_BENCHMARK_ITEM, RUN
@@ -327,7 +328,7 @@ def read_answers(results_dir: Path | str) -> pd.DataFrame | None:
     """Every evaluation's per-sample verdicts (``evals/<arm>/seed-<s>/answers.parquet``), checked against its
     manifest; columns arm, seed, benchmark, item, sample, correct. None when no evaluation has them."""
     frames = []
-    for path in sorted(Path(results_dir).glob("evals/*/seed-*/answers.parquet")):
+    for path in layout.job_files(results_dir, "evals", "answers.parquet"):
         try:
             verify_file(path)
             frame = pd.read_parquet(path)
@@ -340,8 +341,8 @@ def read_answers(results_dir: Path | str) -> pd.DataFrame | None:
                 f"{path}: sample {first['sample']} of {first['benchmark']} item {first['item']} appears twice; "
                 f"expected one verdict per (benchmark, item, sample)"
             )
-        seed = int(path.parent.name.removeprefix("seed-"))
-        frames.append(frame.assign(arm=path.parent.parent.name, seed=seed))
+        arm, seed = layout.run_of(path.parent)
+        frames.append(frame.assign(arm=arm, seed=int(seed)))
     return pd.concat(frames, ignore_index=True) if frames else None
 
 
@@ -355,7 +356,7 @@ def job_minutes(results_dir: Path | str) -> pd.DataFrame:
     results_dir = Path(results_dir)
     found: dict[tuple[str, int], dict[str, float]] = {}
     for stage in ("runs", "evals"):
-        for path in sorted(results_dir.glob(f"{stage}/*/seed-*/manifest.json")):
+        for path in layout.job_files(results_dir, stage, "manifest.json"):
             try:
                 manifest = read_json(path, "manifest")
                 seconds, recipe = manifest.get("seconds"), manifest.get("recipe")
@@ -363,7 +364,8 @@ def job_minutes(results_dir: Path | str) -> pd.DataFrame:
                 raise AnalysisInputError(f"{path}: expected a manifest object with 'seconds'") from None
             if not isinstance(seconds, (int, float)) or not seconds > 0:
                 raise AnalysisInputError(f"{path}: seconds: expected the job's positive run time, got {seconds!r}")
-            run = found.setdefault((path.parent.parent.name, int(path.parent.name.removeprefix("seed-"))), {})
+            arm, seed = layout.run_of(path.parent)
+            run = found.setdefault((arm, int(seed)), {})
             run[f"{'train' if stage == 'runs' else 'eval'}_minutes"] = seconds / 60
             steps = recipe.get("steps") if stage == "runs" and isinstance(recipe, dict) else None
             if isinstance(steps, int) and not isinstance(steps, bool) and steps > 0:

@@ -32,13 +32,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from armlab import files, registration
+from armlab import files, layout
 from armlab.analysis import sequential, summaries
 from armlab.analysis.config import Config, parse_config
 from armlab.analysis.errors import AnalysisInputError
 from armlab.configfile import ConfigError, seed_list
 
-LOCK, LEDGER = registration.DESIGN_LOCK, registration.LOOKS_LEDGER
+LOCK, LEDGER = layout.DESIGN_LOCK, layout.LOOKS_LEDGER
 # analysis keys the looks read (alpha, margin, confidence, the primary summary, the sign-flip enumeration)
 DECISION_KEYS = (
     "alpha",

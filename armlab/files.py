@@ -37,6 +37,7 @@ from collections.abc import Mapping
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
+from armlab import layout
 from armlab.limits import DEFAULT_LIMITS
 
 MANIFEST = "manifest.json"
@@ -487,12 +488,8 @@ def verify_file(path: str | Path) -> Path:
 # what the jobs of an experiment write from training on, begun (a temporary) or finished, relative to its folder:
 # whatever a preregistration or a sequential design must predate (the logs hold accuracies too)
 EVIDENCE = (
-    "runs/*/*",
-    "evals/*/*",
-    "curves/*/*",
-    "logs/train/*/*",
-    "logs/eval/*/*",
-    "logs/curves/*/*",
+    *(f"{stage}/*/*" for stage in layout.JOB_STAGES),
+    *(f"logs/{layout.LOG_STAGE[stage]}/*/*" for stage in layout.JOB_STAGES),
     "logs/look-*.log",
     "logs/merge_scores.log",
     "logs/analyze.log",

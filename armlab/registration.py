@@ -5,21 +5,17 @@ earlier ``locked_at``, it looks like the original. So every run, evaluation and 
 ``manifest.json`` the sha256 of the experiment's predictions lock and design lock as they were when the job
 wrote its outputs, and how many looks the record of looks held (:func:`record`). From what remains, the checks
 then find a lock that was deleted or rewritten, a record of looks that lost lines, and outputs made before a
-lock existed (:func:`against_locks`). The lock files' names live here, for the jobs and the analysis alike.
+lock existed (:func:`against_locks`). The lock files' names are the results layout's (:mod:`armlab.layout`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from armlab import files
+from armlab import files, layout
+from armlab.layout import DESIGN_LOCK, JOB_STAGES, LOOKS_LEDGER, PREDICTIONS_LOCK
 
-PREDICTIONS_LOCK = "predictions/lock.json"
-DESIGN_LOCK = "sequential/design.json"
-LOOKS_LEDGER = "sequential/looks.jsonl"
 KEY = "registration"  # the manifest field
-# the job folders whose manifests carry a record: <experiment>/<stage>/<arm>/seed-<seed>
-STAGES = ("runs", "evals", "curves")
 
 
 def _sha256(path: Path) -> str | None:
@@ -51,7 +47,7 @@ def record(job_dir: str | Path) -> dict:
     """The manifest field of a job whose final folder is ``job_dir`` (``<experiment>/<stage>/<arm>/seed-<s>``);
     outside such a layout (a job run by hand into any folder) there is no experiment and the field is empty."""
     job_dir = Path(job_dir)
-    if len(job_dir.parents) < 3 or job_dir.parents[1].name not in STAGES:
+    if len(job_dir.parents) < 3 or job_dir.parents[1].name not in JOB_STAGES:
         return {KEY: None}
     root = job_dir.parents[2]
     return {
@@ -69,8 +65,8 @@ def recorded(experiment_dir: str | Path) -> dict[Path, dict | None]:
     such an output and its job runs again under the locks of now); such an output did not run under a lock."""
     root = Path(experiment_dir)
     out = {}
-    for stage in STAGES:
-        for job in sorted(p for p in root.glob(f"{stage}/*/seed-*") if p.is_dir()):
+    for stage in JOB_STAGES:
+        for job in layout.job_dirs(root, stage):
             path = job / files.MANIFEST
             try:
                 manifest = files.read_json(path, "manifest")

@@ -1,5 +1,6 @@
 """Imports follow the data flow: armlab's core (the neutral home) <- training <- evals; analysis reads files only;
-the command line (armlab.cli) sits on top.
+the experiment (armlab.experiment: whole-config validation, run planning) sits above training and analysis, and
+the command line (armlab.cli) on top.
 
 Every import statement of every module (top level or inside a function) is read with ast, so a lazy import
 that reaches upstream counts as much as a top-level one. The stages live in the repository's top-level folders and
@@ -13,10 +14,15 @@ from conftest import REPO
 
 # layer -> its source files; a module's layer is the longest layer name its dotted name starts with
 LAYERS = {
-    "armlab": [p for p in (REPO / "armlab").rglob("*.py") if p.name not in ("cli.py", "__main__.py")],
+    "armlab": [
+        p
+        for p in (REPO / "armlab").rglob("*.py")
+        if p.name not in ("cli.py", "__main__.py") and "experiment" not in p.relative_to(REPO).parts
+    ],
     "armlab.training": list((REPO / "training").rglob("*.py")),
     "armlab.evals": list((REPO / "evals").rglob("*.py")),
     "armlab.analysis": list((REPO / "analysis").rglob("*.py")),
+    "armlab.experiment": list((REPO / "armlab" / "experiment").rglob("*.py")),
     "armlab.cli": [REPO / "armlab" / "cli.py", REPO / "armlab" / "__main__.py"],  # python -m armlab
 }
 FOLDERS = {"armlab.training": "training", "armlab.evals": "evals", "armlab.analysis": "analysis"}
@@ -26,6 +32,8 @@ ALLOWED = {
     "armlab.training": {"armlab"},
     "armlab.evals": {"armlab", "armlab.training"},
     "armlab.analysis": {"armlab"},
+    # the whole experiment: its config checked by every stage's rules, its runs, its locks
+    "armlab.experiment": {"armlab", "armlab.training", "armlab.analysis"},
     "armlab.cli": {"armlab", "armlab.training", "armlab.evals", "armlab.analysis"},
 }
 

@@ -3,8 +3,8 @@ rule analyze:
         config=f"{OUT}/config/analysis.json",
         scores=f"{OUT}/scores.parquet",
         # their job times: the advice on buying one more seed or more samples per item
-        eval_manifests=per_run(f"{OUT}/evals/{{arm}}/seed-{{seed}}/manifest.json"),
-        run_manifests=per_run(f"{OUT}/runs/{{arm}}/seed-{{seed}}/manifest.json"),
+        eval_manifests=per_run("evals", "manifest.json"),
+        run_manifests=per_run("runs", "manifest.json"),
     output:
         comparisons=report(
             f"{OUT}/analysis/comparisons.csv",

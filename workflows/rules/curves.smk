@@ -8,20 +8,21 @@ rule evaluate_checkpoints:
     input:
         config=f"{OUT}/config/eval.json",
         tasks=f"{OUT}/lm_eval_tasks",
-        manifest=f"{OUT}/runs/{{arm}}/seed-{{seed}}/manifest.json",
+        manifest=f"{PLAN.job_dir('runs')}/manifest.json",
     output:
-        scores=f"{OUT}/curves/{{arm}}/seed-{{seed}}/scores.parquet",
-        manifest=f"{OUT}/curves/{{arm}}/seed-{{seed}}/manifest.json",
+        scores=f"{PLAN.job_dir('curves')}/scores.parquet",
+        manifest=f"{PLAN.job_dir('curves')}/manifest.json",
     log:
-        f"{OUT}/logs/curves/{{arm}}/seed-{{seed}}.log",
+        PLAN.job_log("curves"),
     params:
         out=lambda wildcards, output: os.path.dirname(output.scores),
-        model=lambda wildcards: BACKENDS[ARM_BACKENDS[wildcards.arm]].lm_eval_model,
+        model=lambda wildcards: PLAN.backend_of(wildcards.arm).lm_eval_model,
     threads: JOB_THREADS
     resources:
-        mem_mb=lambda wildcards: EVAL_RESOURCES[ARM_BACKENDS[wildcards.arm]]["mem_mb"],
-        runtime=lambda wildcards: EVAL_RESOURCES[ARM_BACKENDS[wildcards.arm]]["runtime"] * kept_models(wildcards.arm),
-        gpu=lambda wildcards: EVAL_RESOURCES[ARM_BACKENDS[wildcards.arm]]["gpu"],
+        mem_mb=lambda wildcards: PLAN.eval_resources[ARM_BACKENDS[wildcards.arm]]["mem_mb"],
+        runtime=lambda wildcards: PLAN.eval_resources[ARM_BACKENDS[wildcards.arm]]["runtime"]
+        * PLAN.kept_models(wildcards.arm),
+        gpu=lambda wildcards: PLAN.eval_resources[ARM_BACKENDS[wildcards.arm]]["gpu"],
     conda:
         "../../environment.yml"
     shell:

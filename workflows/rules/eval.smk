@@ -4,11 +4,11 @@ rule evaluate:
         tasks=f"{OUT}/lm_eval_tasks",
         checkpoint=checkpoint_of,
     output:
-        scores=f"{OUT}/evals/{{arm}}/seed-{{seed}}/scores.parquet",
-        results=f"{OUT}/evals/{{arm}}/seed-{{seed}}/results.json",
-        manifest=f"{OUT}/evals/{{arm}}/seed-{{seed}}/manifest.json",
+        scores=f"{PLAN.job_dir('evals')}/scores.parquet",
+        results=f"{PLAN.job_dir('evals')}/results.json",
+        manifest=f"{PLAN.job_dir('evals')}/manifest.json",
     log:
-        f"{OUT}/logs/eval/{{arm}}/seed-{{seed}}.log",
+        PLAN.job_log("evals"),
     params:
         out=lambda wildcards, output: os.path.dirname(output.scores),
         checkpoint=checkpoint_args,
@@ -27,7 +27,7 @@ rule evaluate:
 
 rule merge_scores:
     input:
-        per_run(f"{OUT}/evals/{{arm}}/seed-{{seed}}/scores.parquet", evaluated=True),
+        per_run("evals", "scores.parquet", evaluated=True),
     output:
         f"{OUT}/scores.parquet",
     log:

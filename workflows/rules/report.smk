@@ -10,11 +10,8 @@ rule report:
         sensitivity=f"{OUT}/analysis/sensitivity.csv",
         # per-step logs in the builtin trainer's columns (of the arms whose backend writes them), for the report's
         # training curves
-        steps=per_run(
-            f"{OUT}/runs/{{arm}}/seed-{{seed}}/steps.parquet",
-            backends=[name for name in USED_BACKENDS if BACKENDS[name].step_logs],
-        ),
-        manifests=per_run(f"{OUT}/runs/{{arm}}/seed-{{seed}}/manifest.json"),
+        steps=per_run("runs", "steps.parquet", backends=[name for name in USED_BACKENDS if BACKENDS[name].step_logs]),
+        manifests=per_run("runs", "manifest.json"),
     output:
         html=report(
             f"{OUT}/report/index.html",

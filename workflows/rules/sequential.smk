@@ -15,7 +15,7 @@ def look_runs(look):
 
 
 def look_scores(wildcards):
-    return [f"{OUT}/evals/{arm}/seed-{seed}/scores.parquet" for arm, seed in look_runs(int(wildcards.look))]
+    return PLAN.per_run("evals", "scores.parquet", look_runs(int(wildcards.look)))
 
 
 def final_runs():

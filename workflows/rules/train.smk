@@ -54,22 +54,22 @@ for _name in USED_BACKENDS:
             "train" if _name == config["backend"] or len(USED_BACKENDS) == 1 else f"train_{_name}"
         input:
             config=f"{OUT}/config/train/{{arm}}.json",
-            **{read: READ_PATHS[read] for read in READS[_name]},
+            **{read: PLAN.read_paths[read] for read in PLAN.reads[_name]},
         output:
-            **run_outputs(_backend, f"{OUT}/runs/{{arm}}/seed-{{seed}}"),
+            **run_outputs(_backend),
         log:
-            f"{OUT}/logs/train/{{arm}}/seed-{{seed}}.log",
+            PLAN.job_log("runs"),
         wildcard_constraints:
-            **({"arm": arms_pattern(_name)} if len(USED_BACKENDS) > 1 else {}),
+            **({"arm": PLAN.arms_pattern(_name)} if len(USED_BACKENDS) > 1 else {}),
         params:
             module=_backend.train_module,
-            reads=lambda wildcards, input, _reads=READS[_name]: " ".join(f"--{read} {input[read]}" for read in _reads),
+            reads=lambda wildcards, input, _reads=PLAN.reads[_name]: " ".join(f"--{read} {input[read]}" for read in _reads),
             out=lambda wildcards, output: os.path.dirname(output.manifest),
         threads: JOB_THREADS
         resources:
-            mem_mb=TRAIN_RESOURCES[_name]["mem_mb"],
-            runtime=TRAIN_RESOURCES[_name]["runtime"],
-            gpu=TRAIN_RESOURCES[_name]["gpu"],
+            mem_mb=PLAN.train_resources[_name]["mem_mb"],
+            runtime=PLAN.train_resources[_name]["runtime"],
+            gpu=PLAN.train_resources[_name]["gpu"],
         conda:
             "../../environment.yml"
         shell:

@@ -1,0 +1,35 @@
+"""The experiment as a whole: its config validated at once, the locks it must run under, and the runs it plans.
+
+Above training, evaluation and analysis (it reads all three's rules); the Snakefile calls :func:`load` before
+any job and the rules read a :class:`~armlab.experiment.plan.RunPlan`. The results layout is
+:mod:`armlab.layout`; the sequential design's lock and record of looks are :mod:`armlab.analysis.waves`, the
+predictions' lock :mod:`armlab.analysis.predictions`, the records jobs keep of both :mod:`armlab.registration`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from armlab import layout, registration
+from armlab.analysis import planning, waves
+from armlab.analysis.config import parse_config as parse_analysis_config
+from armlab.configfile import load_configs
+from armlab.training.config import validate_config
+
+
+def load(config_files: Sequence[str | Path], overrides: Mapping | None = None) -> dict:
+    """The experiment's config, validated whole before any job: ``config_files`` merged (later ones update earlier
+    ones), then ``overrides``; its analysis and plan sections parsed; under a sequential design whose first wave
+    started, the design unchanged since it was locked; and every job so far run under the locks that exist now.
+
+    Raises :class:`~armlab.configfile.ConfigError` or ``ValueError`` (one line, naming the file and key).
+    """
+    source = ", ".join(map(str, config_files))
+    config = validate_config(load_configs(config_files, dict(overrides or {})), source=source)
+    planning.plan_section(config, source)  # the analysis section fails now, not after training
+    out = layout.experiment_dir(config["experiment"])
+    if parse_analysis_config(config, source=source).design is not None:
+        waves.check_lock(out, config)
+    registration.against_locks(out)
+    return config

@@ -1,0 +1,163 @@
+"""The jobs an experiment's config asks for, and where each reads and writes: what the workflow's rules are made of.
+
+One :class:`RunPlan` per validated config; ``workflows/rules/common.smk`` builds it and the rules read its fields
+and call its methods (Snakemake supplies only the wildcards and, under a sequential design, the runs known so far).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from armlab import layout
+from armlab.analysis.config import parse_config as parse_analysis_config
+from armlab.configfile import ConfigError
+from armlab.contract import BASE_ARM
+from armlab.training.backends import BACKENDS, Backend, arm_backend, backends_used, job_resources
+from armlab.training.recipe import kept_checkpoint_steps, resolve_arm
+
+Run = tuple[str, int]
+
+
+class RunPlan:
+    """The runs (arm, seed) of a validated config, the backend of each arm, the base policy, and every job's paths."""
+
+    def __init__(self, config: dict) -> None:
+        self.config = config
+        self.out = layout.experiment_dir(config["experiment"])
+        self.analysis = parse_analysis_config(config)
+        self.sequential = self.analysis.design is not None
+        # under a sequential design the runs are known look by look (workflows/rules/sequential.smk)
+        self.fixed_runs: list[Run] = (
+            [] if self.sequential else [(arm, seed) for arm in config["arms"] for seed in config["seeds"]]
+        )
+        # the backend that trains each arm (its registry entry, armlab.training.backends): the arm's own `backend:`
+        # key, else the experiment's; one train rule per backend used
+        self.arm_backends = {arm: arm_backend(config, arm) for arm in config["arms"]}
+        self.used_backends = backends_used(config)
+        # the base policy is evaluated once, as arm "base" with seed 0. The builtin backend trains it; the others
+        # have one only when their section names a Hugging Face checkpoint (trl.model, ...). With arms of both
+        # builtin and trl (trl.model: builtin_base) it is the builtin base, scored by armlab-builtin: the TRL arms
+        # start from its export, whose greedy scores are the same (tests/test_hf_export.py)
+        self.base_backend_name = "builtin" if "builtin" in self.used_backends else self.used_backends[0]
+        self.base_backend = BACKENDS[self.base_backend_name]
+        self.hf_base = self.base_backend.base_checkpoint(config)
+        # trl.model: builtin_base: the builtin base policy is exported to a Hugging Face checkpoint (rule
+        # export_base), every run starts from the export, and (TRL arms only) arm base is the export
+        self.exports_base = self.base_backend.exports_base(config)
+        self.has_base = self.base_backend.trains_base or self.exports_base or self.hf_base is not None
+        self.base_runs: list[Run] = [(BASE_ARM, 0)] if self.has_base else []
+        # what a training job of each backend reads besides its config (its train rule's inputs, as --<name>)
+        self.reads = {name: BACKENDS[name].reads_for(config) for name in self.used_backends}
+        self.read_paths = {
+            "data": f"{self.out}/data",
+            "base": f"{self.out}/base/policy.pt",
+            "hf_base": f"{self.out}/base_hf/model",
+        }
+        self.job_threads = config["threads"]  # torch threads of one job; the scheduler reserves as many cores
+        self.train_resources = {name: job_resources(config, "train", name) for name in self.used_backends}
+        self.eval_resources = {name: job_resources(config, "eval", name) for name in self.used_backends}
+
+    # -------------------------------------------------------------------------------------------- paths of runs
+
+    def job_dir(self, stage: str, arm: object = "{arm}", seed: object = "{seed}") -> str:
+        """Run (arm, seed)'s folder in ``stage``; by default the rules' pattern with wildcards {arm} and {seed}."""
+        return layout.job_dir(self.out, stage, arm, seed)
+
+    def job_log(self, stage: str, arm: object = "{arm}", seed: object = "{seed}") -> str:
+        """Run (arm, seed)'s log of its ``stage`` job; by default the rules' pattern."""
+        return layout.job_log(self.out, stage, arm, seed)
+
+    def per_run(
+        self, stage: str, name: str, runs: Iterable[Run], evaluated: bool = False, backends: Sequence[str] | None = None
+    ) -> list[str]:
+        """File ``name`` of ``stage`` for every run in ``runs`` (only the arms that ``backends`` train, when given),
+        and of the base policy first when ``evaluated``."""
+        return [
+            f"{self.job_dir(stage, arm, seed)}/{name}"
+            for arm, seed in (self.base_runs if evaluated else []) + list(runs)
+            if backends is None or self.arm_backends[arm] in backends
+        ]
+
+    def run_outputs(self, backend: Backend) -> dict[str, tuple[str, bool]]:
+        """A train rule's outputs: ``{name: (path pattern, whether it is a directory)}`` of ``backend``'s files."""
+        run_dir = self.job_dir("runs")
+        return {name: (f"{run_dir}/{path}", name in backend.directories) for name, path in backend.outputs.items()}
+
+    # ------------------------------------------------------------------------------------------ the evaluations
+
+    def backend_of(self, arm: str) -> Backend:
+        """The backend that made ``arm``'s models (arm base: the base policy's backend)."""
+        return self.base_backend if arm == BASE_ARM else BACKENDS[self.arm_backends[arm]]
+
+    def eval_resource(self, key: str) -> object | Callable[[str], object]:
+        """An evaluation job's resource ``key``: a constant when one backend trains every arm, else a function of
+        the arm (the backend of its arm; arm base: the base's backend)."""
+        if len(self.used_backends) == 1:
+            return self.eval_resources[self.used_backends[0]][key]
+        return lambda arm: self.eval_resources[self.base_backend_name if arm == BASE_ARM else self.arm_backends[arm]][
+            key
+        ]
+
+    def checkpoint_of(self, arm: str, seed: object) -> str | list:
+        """What the evaluation of (arm, seed) reads: the checkpoint file, or the run's manifest naming its
+        checkpoint; for arm base the exported or trained base policy (nothing: a Hugging Face checkpoint)."""
+        if arm == BASE_ARM:
+            if self.exports_base:
+                return f"{self.out}/base_hf/manifest.json"
+            return self.read_paths["base"] if self.base_backend.trains_base else []
+        backend = BACKENDS[self.arm_backends[arm]]
+        run_dir = self.job_dir("runs", arm, seed)
+        return f"{run_dir}/{backend.checkpoint}" if backend.checkpoint else f"{run_dir}/manifest.json"
+
+    def checkpoint_args(self, arm: str, checkpoint: str) -> str:
+        """The evaluation's flags naming the lm-eval model and ``checkpoint`` (what :meth:`checkpoint_of` gave;
+        see armlab.evals.run): those of the backend that made the arm's models."""
+        backend = self.backend_of(arm)
+        model = f"--model {backend.lm_eval_model}"
+        if self.exports_base and arm == BASE_ARM:
+            return f"{model} --run-manifest {checkpoint}"
+        if arm == BASE_ARM and not backend.trains_base:
+            return f"{model} --hf-checkpoint {shlex.quote(self.hf_base)}"
+        return f"{model} --{'checkpoint' if backend.checkpoint else 'run-manifest'} {checkpoint}"
+
+    def arms_pattern(self, backend_name: str) -> str:
+        """A wildcard constraint matching exactly the arms that ``backend_name`` trains (anchored, names escaped)."""
+        arms = [re.escape(arm) for arm, name in self.arm_backends.items() if name == backend_name]
+        return "(?:" + "|".join(arms) + ")"
+
+    # ------------------------------------------------------------------------------------- accuracy over training
+
+    def kept_models(self, arm: str) -> int:
+        """How many models a run of ``arm`` keeps: its checkpoints before the last step, and the final model."""
+        return len(kept_checkpoint_steps(resolve_arm(self.config, arm))) + 1
+
+    def curve_manifests(self, runs: Iterable[Run]) -> list[str]:
+        """Every run's checkpoint evaluation; an arm whose backend keeps no checkpoints is refused by name."""
+        for arm, name in self.arm_backends.items():
+            if not BACKENDS[name].keeps_checkpoints:
+                raise ConfigError(f"arms.{arm}: backend {name} keeps no intermediate checkpoints, so it has no curve")
+        return self.per_run("curves", "manifest.json", runs)
+
+    # ---------------------------------------------------------------------------------------- repairs of results
+
+    def results_built_on(self, job_dir: str | Path) -> list[Path]:
+        """The results made from a job's outputs, up to scores.parquet (the evaluation's and the curve's for a
+        training job); removed with a damaged output, they lead Snakemake back through the evaluation to the job.
+
+        A missing intermediate file alone reruns nothing while the results made from it are in place.
+        """
+        job = Path(job_dir).relative_to(self.out).parts
+        if job[0] not in ("base", "base_hf", "runs", "evals"):
+            return []
+        built = [Path(self.out) / "scores.parquet"]
+        if job[0] != "evals":
+            arm, seed = (BASE_ARM, 0) if job[0] in ("base", "base_hf") else layout.run_of(Path(*job[1:3]))
+            built += [
+                Path(self.job_dir(stage, arm, seed)) / name
+                for stage in ("evals", "curves")
+                for name in ("scores.parquet", "manifest.json")
+            ]
+        return built
