@@ -39,10 +39,12 @@ demo: $(STAMP)
 dry-run: $(STAMP)
 	$(BIN)/snakemake $(PROFILE_ARG) --cores $(CORES) -n
 
-# ruff (configured in pyproject.toml) on the Python code and notebooks, then Snakemake's own lint of the workflow
+# ruff (configured in pyproject.toml) on the Python code and notebooks, mypy on the library (ci/typecheck.sh), then
+# Snakemake's own lint of the workflow
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	ci/typecheck.sh
 	$(BIN)/snakemake --lint
 
 # the suite over all cores (pytest-xdist), a whole module to a worker: a module's fixtures are made once and its

@@ -12,6 +12,7 @@ and statistics of ``armlab analyze`` (the same :func:`~armlab.analysis.config.pa
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -60,7 +61,7 @@ def compare(
     experiments = list(dict.fromkeys(scores["experiment"]))
     if len(experiments) != 1:
         raise AnalysisInputError(f"compare(): expected the scores of one experiment; the table holds {experiments}")
-    raw = {"experiment": str(experiments[0]), "comparisons": [dict(c) for c in comparisons]}
+    raw: dict[str, Any] = {"experiment": str(experiments[0]), "comparisons": [dict(c) for c in comparisons]}
     if analysis is not None:
         raw["analysis"] = dict(analysis)
     return run_analysis(parse_config(raw, source="compare()"), scores, source="compare()")
@@ -99,6 +100,8 @@ def from_score_arrays(
         if values.ndim != 2 or values.shape[1] != width or values.shape[0] == 0:
             expected = "a 2-D array of runs x tasks" if width is None else f"an array of runs x {width} tasks"
             raise AnalysisInputError(f"from_score_arrays(): arm {arm!r}: expected {expected}, got shape {values.shape}")
+    if width is None:  # unreachable: the loop above sets it or raises
+        raise AnalysisInputError("from_score_arrays(): expected arrays of runs x tasks")
     tasks = [f"task{j}" for j in range(width)] if tasks is None else list(tasks)
     if len(tasks) != width:
         raise AnalysisInputError(f"from_score_arrays(): {len(tasks)} task names for arrays of {width} tasks")

@@ -203,7 +203,12 @@ def summary(subparsers: argparse._SubParsersAction) -> None:
         "experiment's results folder (results/<experiment>).",
     )
     parser.add_argument("directory", help="analysis output folder, or results/<experiment>")
-    parser.set_defaults(run=lambda args: print_verdicts(args.directory) or 0)
+
+    def run(args: argparse.Namespace) -> int:
+        print_verdicts(args.directory)
+        return 0
+
+    parser.set_defaults(run=run)
 
 
 SUBCOMMANDS = [analyze, report, curves, plan, summary]

@@ -350,12 +350,12 @@ def _parse_design(seeds: object, settings: Settings, source: str) -> Design | No
         raise AnalysisInputError(f"{source}: {exc}") from None
 
 
-def _parse_comparisons(value: list[dict], source: str) -> tuple[Comparison, ...]:
+def _parse_comparisons(value: object, source: str) -> tuple[Comparison, ...]:
     try:
-        parse_comparisons(source, value)
+        checked = parse_comparisons(source, value)  # ``value`` itself, once valid
     except ConfigError as exc:
         raise AnalysisInputError(str(exc)) from None
-    return tuple(Comparison(c["family"], c["reference"], tuple(c["arms"])) for c in value)
+    return tuple(Comparison(c["family"], c["reference"], tuple(c["arms"])) for c in checked)
 
 
 def _parse_benchmarks(

@@ -4,7 +4,9 @@
 defaults from them, so that a design built in code tests as the configured analysis does.
 """
 
-DEFAULTS = {
+from typing import Any
+
+DEFAULTS: dict[str, Any] = {
     "alpha": 0.05,
     "confidence": 0.95,
     "resamples": 10_000,

@@ -42,6 +42,8 @@ from armlab.analysis.tables import higher_is_better, is_unpaired, sizes_text, ve
 from armlab.contract import BASE_ARM
 
 if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
+
     from armlab.analysis.config import Settings
 
 REFERENCE_COLOR = "#000000"
@@ -57,7 +59,7 @@ CURVES = {
     "kept_frac": "kept prompts (fraction)",
 }
 
-STYLE = {
+STYLE: dict[RcKeyType, Any] = {
     "font.family": "DejaVu Sans",
     "font.size": 9,
     "axes.titlesize": 10,
@@ -391,7 +393,7 @@ def power_plot(
         block = rows[rows["family"] == family]
         level = settings.alpha / len(block)
         styles_here = styles or arm_styles(block["arm"])
-        limits = power.options(settings)
+        limits: Mapping[str, Any] = power.options(settings)
         for row in block.itertuples():
             mde = power.minimum_detectable_effect(
                 np.full(len(seeds), row.sd_diff), seeds, level=level, n_reference=other, **limits
@@ -434,7 +436,7 @@ def power_plot(
 
 @styled
 def profile_plot(
-    profiles: pd.DataFrame, arms: Sequence[str], title: str, styles: Mapping[str, Mapping[str, str]] | None = None
+    profiles: pd.DataFrame, arms: Sequence[str], title: str, styles: Mapping[str, Mapping[str, Any]] | None = None
 ) -> Figure:
     """Performance profiles of ``arms`` (rows of performance_profiles.csv): share of runs above each threshold.
 

@@ -66,7 +66,7 @@ def probability_of_improvement(
     if settings.pairing == "unpaired":
         return unpaired_probability(accuracy, comparisons, settings.confidence)
     pairs = paired.paired_differences(accuracy, comparisons)
-    by_n = {}
+    by_n: dict[int, list[int]] = {}
     for i, pair in enumerate(pairs):
         by_n.setdefault(len(pair.diffs), []).append(i)
     found = {}

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 
@@ -45,7 +45,17 @@ def first_method(pairing: str) -> str:
     return UNPAIRED_METHOD if pairing == "unpaired" else FIRST_METHOD
 
 
-def test_options(settings: Settings) -> dict[str, float | int]:
+class ExactTestOptions(TypedDict):
+    """The ``analysis:`` settings that the exact tests take."""
+
+    confidence: float
+    alpha: float
+    margin: float
+    max_exact: int
+    resamples: int
+
+
+def test_options(settings: Settings) -> ExactTestOptions:
     """The keyword arguments of the exact tests (:func:`armlab.analysis.resampling.sign_flip`, ``permutation``)."""
     return {
         "confidence": settings.confidence,
@@ -187,7 +197,7 @@ class Crossed:
 
     item_diffs: list  # per benchmark, (P, n, m_b): comparisons x matched seeds x items
     weights: np.ndarray  # (M, B): each measure a weighted mean of benchmark means
-    settings: object
+    settings: Settings
 
     @property
     def n(self) -> int:

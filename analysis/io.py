@@ -58,7 +58,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import numpy as np
 import pandas as pd
@@ -186,7 +186,7 @@ def as_seed(value: object) -> int | None:
     if isinstance(value, (bool, np.bool_)):
         return None
     if isinstance(value, (float, np.floating)):
-        if not (math.isfinite(value) and float(value).is_integer() and abs(value) < FLOAT_EXACT_INTEGERS):
+        if not (math.isfinite(value) and float(value).is_integer() and np.abs(value) < FLOAT_EXACT_INTEGERS):
             return None
         value = int(value)
     if isinstance(value, (int, np.integer)) and INT64_MIN <= int(value) <= INT64_MAX:
@@ -370,19 +370,19 @@ def lmeval_to_tidy(
         directory = Path(directory)
         results = _single(directory.rglob("results_*.json"), directory, "results_*.json")
         report = _read_json(results, "lm-eval results JSON", limits)
-        aggregates = report.get("results") if isinstance(report, dict) else None
-        if not isinstance(aggregates, dict):
+        if not (isinstance(report, dict) and isinstance(report.get("results"), dict)):
             raise AnalysisInputError(
                 f"{results}: expected a JSON object with a 'results' mapping (task -> metrics), as lm-eval writes"
             )
+        aggregates = report["results"]
         for task, domain in benchmarks.items():
             key = metric[task] if isinstance(metric, dict) else metric
             name, _, filt = key.partition(",")
             pattern = re.compile(rf"samples_{re.escape(task)}_\d{{4}}-\d\d-\d\dT[\d.:-]+\.jsonl")
-            samples = [p for p in directory.rglob("samples_*.jsonl") if pattern.fullmatch(p.name)]
-            if not samples:
+            matches = [p for p in directory.rglob("samples_*.jsonl") if pattern.fullmatch(p.name)]
+            if not matches:
                 continue  # a missing benchmark is reported by validation, for all runs at once
-            samples = _single(samples, directory, f"samples_{task}_*.jsonl")
+            samples = _single(matches, directory, f"samples_{task}_*.jsonl")
             scores, seen_filters = [], set()
             for line_no, where, record in _json_lines(samples, "lm-eval samples", "one lm-eval sample", limits):
                 seen_filters.add(str(record.get("filter", "none")))
@@ -561,7 +561,8 @@ def lmeval_runs_from_manifest(
         raise AnalysisInputError(
             f"{path}: seed: expected integers within int64 in\n{describe_rows(table[bad], ['arm', 'seed'])}"
         )
-    return [(r.arm, seed, path.parent / r.path) for r, seed in zip(table.itertuples(), seeds)]
+    checked = cast(list[int], seeds)  # no None past the check above
+    return [(r.arm, seed, path.parent / r.path) for r, seed in zip(table.itertuples(), checked)]
 
 
 def verl_to_tidy(
@@ -656,7 +657,7 @@ def verl_to_tidy(
                             f"{where}: data sources {sorted(seen_sources)} in one dump, but input.benchmark names "
                             f"the one benchmark of a dump; map the sources to benchmarks with input.sources"
                         )
-                name = benchmark
+                name = cast(str, benchmark)  # verl_options: set where sources is not
             item = hashlib.sha256(record["input"].encode("utf-8")).hexdigest()[:ITEM_ID_DIGITS]
             if prompts.setdefault(item, record["input"]) != record["input"]:
                 raise AnalysisInputError(f"{where}: two prompts share the item id {item}; cannot tell them apart")
@@ -970,7 +971,7 @@ def _values_by_key(key: tuple[np.ndarray, pd.Index], value: tuple[np.ndarray, pd
     """
     (key_codes, keys), (value_codes, values) = key, value
     pairs = pd.unique(key_codes.astype(np.int64) * len(values) + value_codes)
-    found = {}
+    found: dict[Any, list[Any]] = {}
     for k, v in zip(pairs // len(values), pairs % len(values)):
         found.setdefault(keys[k], []).append(values[v])
     return found
@@ -1003,8 +1004,10 @@ def incomplete_runs(frame: pd.DataFrame, factorized: dict | None = None) -> pd.D
         partial = [
             f"{benchmarks[b]} ({counts[r, b]} of {items_per_benchmark[b]} items)" for b in lacking if counts[r, b] > 0
         ]
-        reason = "; ".join(
-            filter(None, [absent and f"missing benchmark(s) {absent}", partial and f"incomplete {', '.join(partial)}"])
-        )
+        reasons = [
+            f"missing benchmark(s) {absent}" if absent else None,
+            f"incomplete {', '.join(partial)}" if partial else None,
+        ]
+        reason = "; ".join(filter(None, reasons))
         records.append((arm, seed, reason))
     return pd.DataFrame(sorted(records, key=lambda row: row[:2]), columns=[*RUN, "reason"])

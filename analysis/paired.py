@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -130,10 +130,12 @@ def _block(samples: Sequence[Pair | Independent], settings: Settings) -> interva
         # frame gives) keeps results independent of how values was built
         return np.asfortranarray(np.concatenate([f.to_numpy().T for f in frames]))
 
+    # one pairing per analysis: every sample is of the first one's kind
     if isinstance(samples[0], Independent):
-        x, y = stacked([s.runs for s in samples]), stacked([s.reference_runs for s in samples])
+        independent = cast(Sequence[Independent], samples)
+        x, y = stacked([s.runs for s in independent]), stacked([s.reference_runs for s in independent])
         return intervals.UnpairedBlock(x, y, settings)
-    return intervals.Block(stacked([s.diffs for s in samples]), settings)
+    return intervals.Block(stacked([s.diffs for s in cast(Sequence[Pair], samples)]), settings)
 
 
 def paired_differences(values: pd.DataFrame, comparisons: Sequence[Comparison]) -> list[Pair]:
@@ -180,9 +182,11 @@ def compare(
     interval method; ``notes`` are plain sentences for the report.
     """
     unpaired = settings.pairing == "unpaired"
-    pairs = independent_samples(values, comparisons) if unpaired else paired_differences(values, comparisons)
+    pairs: Sequence[Pair | Independent] = (
+        independent_samples(values, comparisons) if unpaired else paired_differences(values, comparisons)
+    )
     measures = list(values.columns)
-    by_n = {}
+    by_n: dict[tuple[int, int], list[int]] = {}
     for i, pair in enumerate(pairs):
         by_n.setdefault(_sizes(pair), []).append(i)
 
@@ -190,8 +194,8 @@ def compare(
     for (n, n_reference), members in sorted(by_n.items()):
         stats = block_statistics(_block([pairs[i] for i in members], settings))
         if settings.item_bootstrap and items is not None:
-            stats["intervals"] |= _crossed_intervals(
-                [pairs[i] for i in members], items, measure_weights, measures, settings
+            stats["intervals"] |= _crossed_intervals(  # paired only (config): the samples are Pairs
+                cast(list[Pair], [pairs[i] for i in members]), items, measure_weights, measures, settings
             )
         for j, i in enumerate(members):
             rows = slice(j * len(measures), (j + 1) * len(measures))
@@ -330,6 +334,7 @@ def _with_decision_intervals(
     tested = cells[cells["decision_level"].notna()]
     for (_, _, confidence), group in tested.groupby(["n_seeds", "n_reference_seeds", "decision_level"], sort=False):
         at_level, chosen = replace(settings, confidence=confidence), list(group.itertuples())
+        block: intervals.Block | intervals.UnpairedBlock
         if settings.pairing == "unpaired":
             x, y = (
                 np.stack([getattr(samples[(c.family, c.arm)], side)[c.measure].to_numpy() for c in chosen])
@@ -337,7 +342,7 @@ def _with_decision_intervals(
             )
             block = intervals.UnpairedBlock(x, y, at_level)
         else:
-            d = np.stack([samples[(c.family, c.arm)].diffs[c.measure].to_numpy() for c in chosen])
+            d = np.stack([cast(Pair, samples[(c.family, c.arm)]).diffs[c.measure].to_numpy() for c in chosen])
             block = intervals.Block(d, at_level, methods=())
         cells.loc[group.index, ["decision_low", "decision_high"]] = block.test["ci"]
     keep = ["family", "measure", "arm", "decision_level", "decision_low", "decision_high"]
@@ -352,7 +357,7 @@ def _with_power(table: pd.DataFrame, settings: Settings) -> pd.DataFrame:
     degrees of freedom); all rows are computed at once.
     """
     sd, n, level = table["sd_diff"].to_numpy(), table["n_seeds"].to_numpy(), table.pop("power_level").to_numpy()
-    limits = power.options(settings)
+    limits: Mapping[str, Any] = power.options(settings)
     unpaired = settings.pairing == "unpaired"
     n_reference = table["n_reference_seeds"].to_numpy() if unpaired else 0
     low, high = power.sd_interval(sd, n + n_reference - 1 if unpaired else n, settings.confidence)
@@ -439,6 +444,8 @@ def block_statistics(block: intervals.Block | intervals.UnpairedBlock) -> dict:
     settings = block.settings
     flip = block.test
     if settings.equivalence_test == "t":
+        if not isinstance(block, intervals.Block):  # the config refuses t with pairing: unpaired
+            raise AnalysisInputError("analysis.equivalence_test: t is a paired test; unpaired runs use sign_flip")
         p_eq, eq = normal_theory.t_tost(block.d, settings.equivalence_margin, settings.alpha)
         attainable = np.ones(len(block.d), dtype=bool)
     else:

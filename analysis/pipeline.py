@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 class AnalysisResult:
     """Everything the analysis computed; frames are described in :func:`write_outputs`."""
 
-    config: object
+    config: Config
     source: str
     accuracy: pd.DataFrame  # runs (arm, seed) x benchmarks
     weights: pd.DataFrame  # summary x benchmark

@@ -21,6 +21,7 @@ import functools
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,6 +29,9 @@ from armlab.analysis import multiplicity, resampling
 from armlab.analysis.config import Config, compared_measures
 from armlab.analysis.errors import AnalysisInputError
 from armlab.contract import PROBE
+
+if TYPE_CHECKING:
+    from armlab.analysis.sequential import Design
 
 PLAN_KEYS = ("sd", "effect")
 SEARCH_MAX_SEEDS = 64  # the fewest seeds that can reach alpha is looked for up to here
@@ -72,6 +76,13 @@ def configured_seeds(raw: dict, config: Config) -> int | None:
         return config.design.max
     seeds = raw.get("seeds")
     return len(seeds) if isinstance(seeds, list) and seeds else None
+
+
+def _design(config: Config) -> Design:
+    """The config's sequential design, which the sequential plans need."""
+    if config.design is None:
+        raise AnalysisInputError(f"{config.source}: seeds: not a sequential design")
+    return config.design
 
 
 def _unpaired(config: Config) -> bool:
@@ -223,7 +234,7 @@ def sequential_plans(config: Config) -> list[SequentialPlan]:
     data could differ sooner) or all zero (as far from either margin as data can be)."""
     from armlab.analysis import sequential
 
-    design = config.design
+    design = _design(config)
 
     def first(arms: tuple[str, ...], value: float, decision: str) -> int | None:
         records = sequential.run_family(dict.fromkeys(arms, np.full(design.max, value)), design)
@@ -240,7 +251,7 @@ def sequential_plans(config: Config) -> list[SequentialPlan]:
 
 def describe_sequential(config: Config, plans: list[SequentialPlan]) -> list[str]:
     """One console line per family of a sequential design: its looks and the earliest that can decide."""
-    design = config.design
+    design = _design(config)
 
     def at(look: int | None) -> str:
         return "no look" if look is None else f"look {look} ({design.looks[look - 1]} seeds)"
@@ -352,6 +363,8 @@ def describe(config: Config, plans: list[FamilyPlan], *, sd_source: str = "", wa
             f"{'attainable' if p.equivalence_attainable else 'not attainable'}"
         )
         if p.sd is not None:
+            if p.effect is None:  # plan_families sets both or neither
+                raise AnalysisInputError(f"family {p.family}: a planned sd without the effect it is for")
             text += (
                 f"; at {spread} of {100 * p.sd:.3g} points{sd_source}: detectable effect {_points(p.mde)}, "
                 f"{unit.split()[0]} for {100 * (p.effect):g} points {_seed_count(p.seeds_needed)}"
@@ -360,7 +373,8 @@ def describe(config: Config, plans: list[FamilyPlan], *, sd_source: str = "", wa
     blocked = [p for p in plans if p.min_p > alpha]
     if blocked:
         fewest = [p.significance_from for p in blocked]
-        needed = f"at least {max(fewest)} seeds" if None not in fewest else f"more than {SEARCH_MAX_SEEDS} seeds"
+        reached = [n for n in fewest if n is not None]
+        needed = f"at least {max(reached)} seeds" if None not in fewest else f"more than {SEARCH_MAX_SEEDS} seeds"
         lines.append(
             f"armlab plan: WARNING: with {blocked[0].seeds} seeds nothing in family "
             f"{', '.join(p.family for p in blocked)} "

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 from scipy import stats
@@ -83,7 +83,10 @@ def sign_flip_power(
     """
     lower = _lower_ends(int(n), float(level), int(replicates), int(seed), int(n_reference))
     e = np.asarray(effect_sd, dtype=float)
-    above = lambda x: 1 - np.searchsorted(lower, x, side="right") / len(lower)  # noqa: E731  P(L > x)
+
+    def above(x: np.ndarray) -> np.ndarray:  # P(L > x)
+        return 1 - np.searchsorted(lower, x, side="right") / len(lower)
+
     return above(-e) + above(e)
 
 
@@ -159,7 +162,17 @@ def _increasing_root(f: Callable[[np.ndarray], np.ndarray], shape: tuple[int, ..
     return _bisect(f, np.zeros(shape), high)
 
 
-def options(settings: Settings) -> dict[str, float | int]:
+class Options(TypedDict):
+    """The ``analysis:`` settings that :func:`minimum_detectable_effect` and :func:`seeds_needed` take."""
+
+    power: float
+    replicates: int
+    seed: int
+    max_exact: int
+    resamples: int
+
+
+def options(settings: Settings) -> Options:
     """The keyword arguments of :func:`minimum_detectable_effect` and :func:`seeds_needed` from ``analysis:``."""
     return {
         "power": settings.power,
@@ -193,7 +206,7 @@ def minimum_detectable_effect(
         np.asarray(sd, dtype=float), np.asarray(n), np.asarray(level, dtype=float), np.asarray(n_reference)
     )
     cells = list(zip(n.ravel().tolist(), level.ravel().tolist(), n_ref.ravel().tolist()))
-    unit_of = {}
+    unit_of: dict[tuple[int, float, int], float] = {}
     # the cells in the t-test's range in one vectorized search: scipy's per-call cost, not the arithmetic, was the time
     t_cells = [
         (m, lv, r)
@@ -272,12 +285,12 @@ def _t_seeds_needed(
     effect_sd: np.ndarray, level: np.ndarray | float, power: float, max_seeds: int, low: int, unpaired: bool = False
 ) -> np.ndarray:
     """Fewest n in (low, max_seeds] with t power >= ``power``: integer bisection, rows that converge stay put."""
-    low = np.full(effect_sd.shape, float(low))
+    bottom = np.full(effect_sd.shape, float(low))
     high = np.full(effect_sd.shape, float(max_seeds))
-    while np.any(open_ := high - low > 1):
-        mid = (low + high) // 2
+    while np.any(open_ := high - bottom > 1):
+        mid = (bottom + high) // 2
         ok = t_power(effect_sd, mid, level, mid if unpaired else 0) >= power
-        high, low = np.where(ok & open_, mid, high), np.where(~ok & open_, mid, low)
+        high, bottom = np.where(ok & open_, mid, high), np.where(~ok & open_, mid, bottom)
     return high
 
 

@@ -32,6 +32,7 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TypeGuard
 
 import pandas as pd
 
@@ -212,7 +213,7 @@ def check_scores(lock: dict | None, scores: pd.DataFrame, jobs: Path) -> dict | 
     }
 
 
-def confirms(lock: dict | None) -> bool:
+def confirms(lock: dict | None) -> TypeGuard[dict]:
     """Whether ``lock`` exists and is confirmatory evidence: every job ran under it, the scores are the jobs'."""
     return lock is not None and not lock.get("exploratory")
 

@@ -234,8 +234,8 @@ def read_runs(directory: Path | str) -> Runs | None:
         raise AnalysisInputError(f"{directory}: runs directory not found (omit --runs for converted results)")
     logs, manifests = [], []
     for path in layout.files_of_runs(directory, "steps.parquet"):
-        arm, seed = layout.run_of(path.parent)
-        seed = io.as_seed(seed)
+        arm, written = layout.run_of(path.parent)
+        seed = io.as_seed(written)
         if seed is None:
             raise AnalysisInputError(f"{path.parent}: expected a directory seed-<integer> (runs/<arm>/seed-<seed>)")
         manifest = files.verify_manifest(path.with_name("manifest.json"), [path.name])
@@ -258,7 +258,7 @@ def _join(names: Iterable[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def _span(values: Iterable[float], fmt: str) -> str | None:
+def _span(values: np.ndarray | pd.Series, fmt: str) -> str | None:
     """``"a"`` when all finite values format alike, else ``"lowest–highest"``; ``None`` when none is finite."""
     values = np.asarray(values, dtype=float)
     values = values[np.isfinite(values)]
@@ -271,7 +271,7 @@ def _span(values: Iterable[float], fmt: str) -> str | None:
 LOOSE_SPREAD = 10  # a range whose ends differ more than this many times says only its lower end
 
 
-def _spread_span(values: Iterable[float], fmt: str, n: int, unit: str = "") -> str | None:
+def _spread_span(values: np.ndarray | pd.Series, fmt: str, n: int, unit: str = "") -> str | None:
     """:func:`_span` over the spread's interval; "at least a (...)" where too few seeds leave its top meaningless.
 
     With 2 seeds the sd's 95% interval spans a factor of about 70, so "seeds needed 7–6726" reads as noise.
@@ -329,11 +329,11 @@ def precision_sentence(rows: pd.DataFrame, settings: Settings) -> str:
             f"detectable effect {mde_range}" if mde_range else None,
             f"{'runs per arm' if unpaired else 'seeds'} needed {needed_range}" if needed_range else None,
         ]
-        ranges = [r for r in ranges if r]
-        if ranges:
+        stated = [r for r in ranges if r]
+        if stated:
             text += (
                 f" Power is the {tables.test_name(rows)}'s, for normal {'runs' if unpaired else 'differences'}; "
-                f"over the {100 * settings.confidence:g}% range of the spread with {sizes}: {' and '.join(ranges)}."
+                f"over the {100 * settings.confidence:g}% range of the spread with {sizes}: {' and '.join(stated)}."
             )
     return text
 
@@ -428,7 +428,7 @@ def section(anchor: str, title: str, body: str) -> str:
 
 def _flatten(mapping: Mapping, prefix: str = "") -> dict:
     """Nested dicts as ``{"a.b": value}``."""
-    out = {}
+    out: dict[str, Any] = {}
     for key, value in mapping.items():
         if isinstance(value, dict):
             out |= _flatten(value, f"{prefix}{key}.")

@@ -96,12 +96,16 @@ def percentile_levels(k: int, confidences: Sequence[float]) -> np.ndarray:
     return np.tile(tails, (k, 1))
 
 
-def _percentile(boot: np.ndarray, diffs: np.ndarray, confidences: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile levels of every row (:func:`percentile_levels`), always defined."""
+def _percentile(
+    boot: np.ndarray, diffs: np.ndarray | None, confidences: Sequence[float]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile levels of every row (:func:`percentile_levels`), always defined; ``diffs`` is not read."""
     return percentile_levels(len(boot), confidences), np.ones(len(boot), dtype=bool)
 
 
-def bca_levels(boot: np.ndarray, diffs: np.ndarray, confidences: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+def bca_levels(
+    boot: np.ndarray, diffs: np.ndarray | None, confidences: Sequence[float]
+) -> tuple[np.ndarray, np.ndarray]:
     """Quantile levels ``(K, 2C)`` of the BCa interval for the mean (Efron 1987; Efron & Tibshirani 1993, sec. 14.3).
 
     Bias correction z0 = Phi^-1(share of bootstrap means below the estimate,
@@ -114,6 +118,8 @@ def bca_levels(boot: np.ndarray, diffs: np.ndarray, confidences: Sequence[float]
     distribution (z0 infinite); there z0 = a = 0 gives the percentile levels
     and ``defined`` is False, so the caller can say so.
     """
+    if diffs is None:  # None will do for the percentile interval only (bootstrap_intervals)
+        raise AnalysisInputError("BCa interval: needs the differences that were resampled")
     diffs = np.atleast_2d(diffs)
     estimate = diffs.mean(axis=1)
     # a resample that permutes the data has the estimate as its mean (4% of them at 5 seeds);
@@ -135,11 +141,12 @@ def bca_levels(boot: np.ndarray, diffs: np.ndarray, confidences: Sequence[float]
 
 
 def bootstrap_intervals(
-    boot: np.ndarray, diffs: np.ndarray, methods: Sequence[str], confidences: Sequence[float]
+    boot: np.ndarray, diffs: np.ndarray | None, methods: Collection[str], confidences: Sequence[float]
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """Intervals for every method and confidence from one quantile pass.
 
-    ``boot`` is :func:`bootstrap_means` of ``diffs``; ``methods`` are names in
+    ``boot`` is :func:`bootstrap_means` of ``diffs`` (None will do for the percentile method, which does not read
+    them); ``methods`` are names in
     :data:`BOOTSTRAP` (another name is an error naming ``analysis.ci_methods``).
     Returns ``({method: (K, C, 2)}, defined (K,))``; ``defined`` is False
     where one of the methods is undefined (only BCa can be) and its
@@ -287,19 +294,20 @@ def _invert(
     values at or below which theta is not rejected by the test of "greater"
     (subset means of :func:`sign_flip`, swap means of :func:`permutation`).
     """
-    want_ci, want_eq = confidence is not None, margin is not None
     orders = []
-    if want_ci:
+    if confidence is not None:
         ci_rank = thresholds.rank((1 - confidence) / 2)
         orders.append(ci_rank)
-    if want_eq:
+    if margin is not None:
+        if alpha is None:
+            raise AnalysisInputError("equivalence test: a margin needs its alpha")
         eq_rank = thresholds.rank(alpha)
         orders.append(eq_rank)
     orders = [r for r in orders if r >= 1]
     out = {"p_value": np.empty(k)}
-    if want_ci:
+    if confidence is not None:
         out["ci"] = np.empty((k, 2))
-    if want_eq:
+    if margin is not None:
         out["p_equivalence"], out["eq"] = np.empty(k), np.empty((k, 2))
         out["equivalence_attainable"] = np.full(k, eq_rank >= 1)
     for rows, means, scale in blocks:
@@ -307,9 +315,9 @@ def _invert(
         greater, less = thresholds.p_at(means, 0.0, tol)
         out["p_value"][rows] = np.minimum(1.0, 2 * np.minimum(greater, less))
         ordered = _order_statistics(means, orders, thresholds.count)
-        if want_ci:
+        if confidence is not None:
             out["ci"][rows] = _endpoints(ordered, ci_rank, (0.0, 0.0), tol)
-        if want_eq:
+        if margin is not None:
             eq_tol = 1e-10 * (scale[:, None] + margin)
             lower_p, _ = thresholds.p_at(means, -margin, eq_tol)
             _, upper_p = thresholds.p_at(means, margin, eq_tol)
@@ -367,6 +375,13 @@ def _rank(tail: np.ndarray | float, total: np.ndarray | float, base: int) -> np.
     return np.floor(tail * total).astype(int) - base + 1
 
 
+def _generator(rng: np.random.Generator | None) -> np.random.Generator:
+    """The generator of the drawn patterns or splits (the enumerated ones need none)."""
+    if rng is None:
+        raise AnalysisInputError("randomization test: beyond max_exact the draws need a generator (rng)")
+    return rng
+
+
 class _Thresholds:
     """Where a randomization test's one-sided p-values change: ``count`` values, ``base`` always-extreme draws."""
 
@@ -397,7 +412,7 @@ class _Patterns(_Thresholds):
             self.sizes = self.sizes[1:]
             self.total, self.base = float(2**n), 1
         else:
-            flipped = rng.random((resamples, n)) < 0.5
+            flipped = _generator(rng).random((resamples, n)) < 0.5
             empty = ~flipped.any(axis=1)
             # a drawn pattern that flips nothing always counts as extreme, like the observed one
             self.flipped = flipped[~empty].astype(float)
@@ -439,7 +454,7 @@ class _Splits(_Thresholds):
             self.drawn = None
             self.total, self.base, self.count = float(splits), 1, splits - 1
         else:
-            order = np.argsort(rng.random((resamples, n1 + n2)), axis=1)
+            order = np.argsort(_generator(rng).random((resamples, n1 + n2)), axis=1)
             member = np.zeros((resamples, n1 + n2), dtype=bool)
             np.put_along_axis(member, order[:, :n1], True, axis=1)
             moved_out, moved_in = ~member[:, :n1], member[:, n1:]

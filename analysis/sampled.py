@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -272,7 +273,8 @@ def components_table(
     by_seeds: dict[tuple, list[int]] = {}
     for i, pair in enumerate(pairs):
         by_seeds.setdefault(tuple(pair.diffs.index), []).append(i)
-    rows, found = [None] * len(pairs), None
+    rows: list[dict[str, Any] | None] = [None] * len(pairs)
+    found: sampling.SamplingComponents | None = None
     for seeds, members in by_seeds.items():
         item_diffs, item_variances, paired = [], [], dict.fromkeys(members, True)
         for benchmark in benchmarks:

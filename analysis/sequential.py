@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 from scipy.special import ndtr, ndtri
@@ -72,6 +73,7 @@ class Design:
     initial: int
     wave: int
     max: int
+    # SEQUENTIAL_DEFAULTS mixes value types, so its entries type as object
     spending: str = SEQUENTIAL_DEFAULTS["spending"]
     start: int = SEQUENTIAL_DEFAULTS["start"]  # the first seed; seeds run in increasing order
     # the test's settings: by default those of a configured analysis (analysis.alpha, .equivalence_margin, ...)
@@ -98,6 +100,10 @@ class Design:
         """The number of seeds at each planned look: initial, initial + wave, ..., max (the last wave may be short)."""
         return (*range(self.initial, self.max, self.wave), self.max)
 
+    @overload
+    def spent(self, n: int, level: float) -> float: ...
+    @overload
+    def spent(self, n: Sequence[int], level: float) -> np.ndarray: ...
     def spent(self, n: int | Sequence[int], level: float) -> float | np.ndarray:
         """Cumulative error the rule allows by a look with n seeds (or by each of several looks), at ``level``."""
         allowed = SPENDING[self.spending](np.asarray(n) / self.max, level)
@@ -131,7 +137,7 @@ def _paths(x: np.ndarray, looks: Sequence[int], design: Design) -> list[np.ndarr
     return [cumulative[:, stop - 1] for stop in looks]
 
 
-def boundaries(stats: Sequence[np.ndarray], allowed: Sequence[float], tol: float) -> np.ndarray:
+def boundaries(stats: Sequence[np.ndarray], allowed: Sequence[float] | np.ndarray, tol: float) -> np.ndarray:
     """The boundary at each look: first crossings (statistic > boundary + tol) have at most ``allowed`` mass.
 
     ``stats[j]``: the statistic of every path of look j (equally likely; a look with k times as many paths as
@@ -168,7 +174,11 @@ def _tolerance(x: np.ndarray) -> float:
 
 
 def crossing(
-    x: np.ndarray, design: Design, levels: Sequence[float], side: str = "two-sided", n_looks: int | None = None
+    x: np.ndarray,
+    design: Design,
+    levels: Sequence[float] | np.ndarray,
+    side: str = "two-sided",
+    n_looks: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(observed statistic (looks,), boundary (looks, levels))`` of the tests at ``levels``, first ``n_looks`` looks.
 
@@ -312,7 +322,8 @@ def run_family(
         raise AnalysisInputError(f"family {family}: look {upto} is not one of the design's {len(design.looks)} looks")
     m = len(diffs)
     paths = {arm: arm_path(x, design, m) for arm, x in diffs.items()}
-    open_arms, rejected, records = list(diffs), [], []
+    open_arms, records = list(diffs), []
+    rejected: list[str] = []
     for look in range(1, (upto or len(design.looks)) + 1):
         short = [a for a in open_arms if len(paths[a].statistic) < look]
         if short:

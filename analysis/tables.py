@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from armlab.analysis.pipeline import AnalysisResult
 
 FALLBACK_MARK = "†"
+# a comparison: a row of the table as a pd.Series or an itertuples() namedtuple, its columns read as attributes
+Row = Any
 
 
 def points(x: float) -> str:
@@ -37,7 +39,7 @@ def test_name(table: pd.DataFrame) -> str:
     return "exact permutation test of independent runs (unpaired)" if is_unpaired(table) else "exact sign-flip test"
 
 
-def sizes_text(row: pd.Series | tuple) -> str:
+def sizes_text(row: Row) -> str:
     """What a comparison rests on: "n seeds", or "n vs m unpaired runs"."""
     if getattr(row, "pairing", "paired") == "unpaired":
         return f"{row.n_seeds} vs {row.n_reference_seeds} unpaired runs"
@@ -122,7 +124,7 @@ def interval_columns(table: pd.DataFrame, fmt: Callable[[float], str]) -> dict[s
 DECISION_COLUMN = "interval at Holm's level"
 
 
-def decision_text(row: pd.Series | tuple, fmt: Callable[[float], str] = points) -> str:
+def decision_text(row: Row, fmt: Callable[[float], str] = points) -> str:
     """The test's interval at the level where it agrees with the verdict, with that level; "not tested"."""
     if np.isnan(row.decision_level):
         return "not tested (gate closed)"
@@ -177,9 +179,8 @@ def equivalence_test(table: pd.DataFrame) -> str:
     method = table["equivalence_method"].iloc[0] if "equivalence_method" in table else None
     if is_unpaired(table):
         return "the exact permutation TOST of independent runs"
-    return {"sign_flip": "the exact sign-flip TOST", "t": "the paired t-TOST"}.get(
-        method, f"the (1 - 2α) {table['ci_method'].iloc[0]} interval"
-    )
+    named: dict[str | None, str] = {"sign_flip": "the exact sign-flip TOST", "t": "the paired t-TOST"}
+    return named.get(method, f"the (1 - 2α) {table['ci_method'].iloc[0]} interval")
 
 
 def correlation(x: float) -> str:
@@ -322,8 +323,8 @@ def latex_table(table: pd.DataFrame) -> str:
         best = {"diff": max if higher else min, "p": min, "holm": min}
         cell = {key: [_math(v, b) for v, b in zip(values, _best(values, best[key]))] for key, values in shown.items()}
         for i, (row, verdict) in enumerate(zip(group.itertuples(), verdicts(group))):
-            shown = interval_text(row.decision_low, row.decision_high, points)
-            interval = _math(shown) if shown.startswith("[") else _latex_escape(shown)
+            text = interval_text(row.decision_low, row.decision_high, points)
+            interval = _math(text) if text.startswith("[") else _latex_escape(text)
             cells = [_latex_escape(row.arm), cell["diff"][i], interval, cell["p"][i], cell["holm"][i], verdict]
             lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]

@@ -28,8 +28,10 @@ TOLERANCE = 0.015  # coverage this far below nominal is "too narrow"
 MEASURED_METHODS = ("percentile", "bca")  # methods whose coverage depends on n and is looked up
 
 
-def measured(quantity: str, what: str, n: int, noise: str = "normal") -> tuple[float, float] | None:
-    """``(value, mc_error)`` measured at the largest seed count <= n (coverage grows with n), or ``None``."""
+def measured(quantity: str, what: str, n: int, noise: str = "normal") -> tuple[float, float | None] | None:
+    """``(value, mc_error)`` measured at the largest seed count <= n (coverage grows with n), or ``None``.
+
+    ``mc_error`` is None where the table records none."""
     rows = [r for r in validity_measured.ROWS if r[:3] == (quantity, what, noise) and r[3] <= n and r[4] is not None]
     if not rows:
         return None

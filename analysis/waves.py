@@ -148,14 +148,22 @@ def write_lock(results: str | Path, config: dict) -> None:
     )
 
 
+def _design(config: Config) -> sequential.Design:
+    """The config's sequential design, which everything here needs."""
+    if config.design is None:
+        raise AnalysisInputError(f"{config.source}: seeds: not a sequential design")
+    return config.design
+
+
 def initial_runs(config: Config) -> list[tuple[str, int]]:
     """The first wave: every compared arm at the design's first ``initial`` seeds."""
-    seeds = _seeds(config)[: config.design.initial]
+    seeds = _seeds(config)[: _design(config).initial]
     return [(arm, seed) for arm in config.compared_arms for seed in seeds]
 
 
 def _seeds(config: Config) -> list[int]:
-    return seed_list({"max": config.design.max, "start": config.design.start})
+    design = _design(config)
+    return seed_list({"max": design.max, "start": design.start})
 
 
 def read_look(path: str | Path, records: list[dict] | None = None) -> dict:
@@ -219,13 +227,13 @@ def replay(values: pd.Series, config: Config, upto: int | None = None) -> list[s
     records = []
     for comparison in config.comparisons:
         diffs = family_differences(values, config, comparison)
-        records += sequential.run_family(diffs, config.design, comparison.family, comparison.reference, upto)
+        records += sequential.run_family(diffs, _design(config), comparison.family, comparison.reference, upto)
     return records
 
 
 def look_record(records: list[sequential.ArmLook], config: Config, look: int, evaluated: list) -> dict:
     """What look ``look`` decided, and the runs the next wave needs (cumulative; empty when every arm stopped)."""
-    design = config.design
+    design = _design(config)
     now = [r for r in records if r.look == look]
     open_arms = {
         c.family: [r.arm for r in now if r.family == c.family and r.decision == sequential.CONTINUE]
@@ -288,7 +296,7 @@ def chain(values: pd.Series, config: Config, upto: int | None = None) -> list[di
     The first look uses :func:`initial_runs`; each later one the runs its predecessor asked for. Stops at the
     look where every arm has stopped, or at ``upto``; a look whose open arms lack seeds is an error.
     """
-    last = upto or len(config.design.looks)
+    last = upto or len(_design(config).looks)
     decisions = replay(values, config, upto=last)
     evaluated, out = initial_runs(config), []
     for look in range(1, last + 1):
@@ -338,7 +346,7 @@ def final_tables(values: pd.Series, config: Config, ledger: Path | None = None) 
     looks must agree with it. The interval is valid after the design's optional stopping; the mean difference
     at the stop is the plain mean of its seeds (biased away from zero for arms stopped early for a difference).
     """
-    design = config.design
+    design = _design(config)
     if ledger is not None and ledger.parent.is_dir():  # the workflow's own results: the record must be complete
         looks, recorded = chain(values, config), read_ledger(ledger)
         if [r["look"] for r in recorded] != list(range(1, len(looks) + 1)):
@@ -409,7 +417,7 @@ def run_look(config: Config, look: int, scores: pd.DataFrame, ledger: Path, desi
 def plan(results: str | Path, config: Config) -> str:
     """Where the design stands, for the console and dry runs: the last look recorded and what the next wave holds."""
     recorded = read_ledger(Path(results) / LEDGER)
-    design = config.design
+    design = _design(config)
     if not recorded:
         runs = initial_runs(config)
         return (

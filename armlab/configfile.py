@@ -16,6 +16,7 @@ import os
 import re
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -254,7 +255,7 @@ def load_configs(paths, overrides: dict | None = None) -> dict:
 
 # the defaults of a sequential design's optional keys (``seeds: {initial, wave, max, start, spending}``), defined once:
 # config validation, the seed list, the analysis and armlab.analysis.sequential.Design all take them from here
-SEQUENTIAL_DEFAULTS = {"start": 1, "spending": "obrien_fleming"}
+SEQUENTIAL_DEFAULTS: dict[str, Any] = {"start": 1, "spending": "obrien_fleming"}
 
 
 def seed_list(seeds) -> list:

@@ -522,8 +522,8 @@ def remove_corrupt_outputs(experiment_dir: str | Path, log=print) -> list[Path]:
     """
     root = Path(experiment_dir)
     removed, seen, inside = [], set(), root.resolve()
-    for current, dirnames, filenames in os.walk(root, followlinks=True):
-        current = Path(current)
+    for walked, dirnames, filenames in os.walk(root, followlinks=True):
+        current = Path(walked)
         real = current.resolve()
         if real in seen:  # a link back into what was walked (or a loop)
             dirnames[:] = []
@@ -616,7 +616,7 @@ def environment_record(threads: int) -> dict:
     import platform
     from importlib import metadata
 
-    versions = {}
+    versions: dict[str, str | None] = {}
     for name in MANIFEST_PACKAGES:
         try:
             versions[name] = metadata.version(name.replace("_", "-"))

@@ -20,6 +20,8 @@ def lazy_module(name: str) -> ModuleType:
     spec = importlib.util.find_spec(name)
     if spec is None:
         raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+    if spec.loader is None:  # a namespace package: nothing to run lazily (LazyLoader would raise TypeError)
+        raise ImportError(f"module {name!r} has no loader", name=name)
     loader = importlib.util.LazyLoader(spec.loader)
     spec.loader = loader
     module = importlib.util.module_from_spec(spec)

@@ -58,7 +58,7 @@ class BuiltinPolicyLM(LM):
         self.batch_size, self.max_gen_toks, self.stream = int(batch_size), int(max_gen_toks), str(stream)
 
     def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
-        outputs: list[str | None] = [None] * len(requests)
+        outputs: dict[int, str] = {}  # by request index; every index is in one group of by_kwargs
         by_kwargs: dict[tuple, list[int]] = {}
         for index, request in enumerate(requests):
             gen_kwargs = request.args[1]
@@ -83,7 +83,7 @@ class BuiltinPolicyLM(LM):
             for index, text in zip(indices, texts):
                 # the policy stops at its EOS; the until strings cut what lm-eval asked for
                 outputs[index] = cut_at(text, list(until))
-        return outputs
+        return [outputs[index] for index in range(len(requests))]
 
     def loglikelihood(self, requests, disable_tqdm: bool = False):
         raise NotImplementedError("armlab-builtin supports generate_until tasks only")

@@ -55,7 +55,7 @@ LIMITED_SIZES = {
 # fails; long before that, sampling is greedy in all but name (odds of e^100 between logits 1e-4 apart at 1e-6)
 MIN_TEMPERATURE = 1e-6
 # the recipe's methods: registry, what an error calls one, how many inputs precede the parameters
-METHODS = {
+METHODS: dict[str, tuple[dict, str, int]] = {
     "estimator": (ESTIMATORS, "estimator", 2),
     "data_policy": (DATA_POLICIES, "data policy", 2),
     "policy_loss": (POLICY_LOSSES, "policy loss", SKIP),
@@ -170,10 +170,10 @@ def validate_config(config: dict, source: str = "config") -> dict:
         recipe_overrides = {k: v for k, v in overrides.items() if k not in ARM_KEYS}
         errors = list(jsonschema.Draft202012Validator(recipe_schema).iter_errors(recipe_overrides))
         if errors:
-            err = jsonschema.exceptions.best_match(errors)
-            key = ".".join(["arms", arm, *map(str, err.absolute_path)])
+            best = jsonschema.exceptions.best_match(errors)
+            key = ".".join(["arms", arm, *map(str, best.absolute_path)])
             raise ConfigError(
-                f"{source}: {key}: {err.message} (arm overrides take the recipe's keys: "
+                f"{source}: {key}: {best.message} (arm overrides take the recipe's keys: "
                 f"{sorted(recipe_schema['properties'])}, and backend)"
             )
     _check_arm_backends(source, config)
@@ -475,10 +475,13 @@ def stage_config(config: dict, stage: str, arm: str | None = None) -> dict:
     that trains the arm (an arm's own ``backend: trl`` brings the ``trl`` section into its view alone).
     """
     view = {key: config[key] for key in STAGE_KEYS[stage]}
-    if stage == "train":
-        view["arms"] = {arm: config["arms"][arm]}
     # the backend that trains the arm (its own backend: key, else the experiment's); the evaluation's, the experiment's
-    backend = arm_backend(config, arm) if stage == "train" else config["backend"]
+    backend = config["backend"]
+    if stage == "train":
+        if arm is None:
+            raise ConfigError("stage_config: a training view is the view of one arm; name the arm")
+        view["arms"] = {arm: config["arms"][arm]}
+        backend = arm_backend(config, arm)
     section = BACKENDS[backend].section
     if stage in ("train", "eval") and section:  # the builtin backend has no section: its views stay as they were
         view["backend"] = backend

@@ -26,7 +26,8 @@ def _unique_items(
 ) -> list[dict]:
     """Draw ``n`` distinct prompts of one benchmark, skipping those in ``exclude``."""
     family = TASKS[spec["task"]]
-    seen, items = set(exclude), []
+    seen = set(exclude)
+    items: list[dict] = []
     for _ in range(n * MAX_TRIES_PER_ITEM):
         if len(items) == n:
             break

@@ -28,13 +28,17 @@ Adding a policy is one class and one entry. Rules and sources: ``docs/methods.md
 from __future__ import annotations
 
 from collections import deque
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from armlab.lazy import lazy_module
 from armlab.training.recipe import list_methods
 
-torch = lazy_module("torch")
+if TYPE_CHECKING:
+    import torch
+else:
+    torch = lazy_module("torch")  # imported on first use (armlab.lazy)
 
 
 def _number(policy: str, name: str, value, low=None, high=None, low_open=False, high_open=False, integer=False):
@@ -287,6 +291,9 @@ class _AdaptiveMixture(Uniform):
         self.update_every = _number(self.name, "update_every", update_every, 1, integer=True)
         self.window = _number(self.name, "window", window, 1, integer=True)
         self._index = {d: i for i, d in enumerate(self.domains)}
+        self._steps: deque[int]  # the steps observed, and per step each domain's mean reward and mean |advantage|
+        self._reward: deque[np.ndarray]
+        self._abs_adv: deque[np.ndarray]
         self._steps, self._reward, self._abs_adv = (deque(maxlen=window) for _ in range(3))
         self._groups = np.zeros(K)  # groups rolled out per domain so far
         self._shares = np.full(K, 1.0 / K)
@@ -437,7 +444,7 @@ class DynamicSampling(Uniform):
 class _PromptTable:
     """Numeric state per prompt id, kept in arrays; a prompt gets its row (with the defaults) when first seen."""
 
-    def __init__(self, **defaults):
+    def __init__(self, **defaults: float) -> None:
         self.defaults = defaults
         self.row: dict[str, int] = {}
         self.columns = {name: np.full(0, value, dtype=float) for name, value in defaults.items()}

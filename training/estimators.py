@@ -8,10 +8,15 @@ estimator is one function and one ``ESTIMATORS`` entry. Rules, sources and test 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from armlab.lazy import lazy_module
 from armlab.training.recipe import list_methods
 
-torch = lazy_module("torch")
+if TYPE_CHECKING:
+    import torch
+else:
+    torch = lazy_module("torch")  # imported on first use (armlab.lazy)
 
 GRPO_EPS = 1e-6
 

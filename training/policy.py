@@ -49,9 +49,9 @@ def left_pad(prompts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
     if (tokens < 0).any():
         for prompt in prompts:
             encode(prompt)  # raises for the first prompt with a character outside the vocabulary
-    ids = np.full((len(prompts), width), PAD_ID, dtype=np.int64)
-    ids[np.arange(width) >= width - np.array(lengths)[:, None]] = tokens  # fills row by row, each in order
-    ids = torch.from_numpy(ids)
+    padded = np.full((len(prompts), width), PAD_ID, dtype=np.int64)
+    padded[np.arange(width) >= width - np.array(lengths)[:, None]] = tokens  # fills row by row, each in order
+    ids = torch.from_numpy(padded)
     return ids, ids != PAD_ID
 
 

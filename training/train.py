@@ -197,9 +197,9 @@ def sample_batch(run: Run, step: int) -> tuple[Rollouts, Rollouts, dict]:
         tries, skipped = tries + 1, skipped + n_skipped
     if not tried:
         raise RuntimeError(f"data policy {run.recipe['data_policy']} chose no prompt in step {step}")
-    rolled_out, kept = Rollouts.cat(tried), torch.cat(kept)
+    rolled_out, kept_all = Rollouts.cat(tried), torch.cat(kept)
     # the first P kept groups, topped up with dropped ones (weight 0) when the tries ran out
-    in_batch = torch.cat([kept.nonzero()[:, 0], (~kept).nonzero()[:, 0]])[:P].sort().values
+    in_batch = torch.cat([kept_all.nonzero()[:, 0], (~kept_all).nonzero()[:, 0]])[:P].sort().values
     sampling = {"gen_batches": tries, "prompts_rolled_out": len(rolled_out.items), "prompts_skipped": skipped}
     return rolled_out.groups(in_batch), rolled_out, sampling
 

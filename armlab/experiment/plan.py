@@ -120,7 +120,10 @@ class RunPlan:
         if self.exports_base and arm == BASE_ARM:
             return f"{model} --run-manifest {checkpoint}"
         if arm == BASE_ARM and not backend.trains_base:
-            return f"{model} --hf-checkpoint {shlex.quote(self.hf_base)}"
+            hf_base = self.hf_base
+            if hf_base is None:  # no base policy (has_base is False): nothing to evaluate
+                raise ConfigError(f"backend {self.base_backend_name} names no base checkpoint to evaluate")
+            return f"{model} --hf-checkpoint {shlex.quote(hf_base)}"
         return f"{model} --{'checkpoint' if backend.checkpoint else 'run-manifest'} {checkpoint}"
 
     def arms_pattern(self, backend_name: str) -> str:

@@ -193,7 +193,8 @@ def _argv_fields(template: str | list[str]) -> list[str]:
 
 def _shell_fields(template: str) -> list[str]:
     """:func:`template_fields` for ``command.shell``: each value stays one shell-quoted word, fed to no re-parser."""
-    fields, context = [], []
+    fields: list[str] = []
+    context: list[str] = []
     for literal, name in _placeholders(template):
         context = _shell_context(literal, context)
         if name is None:
@@ -476,6 +477,8 @@ def render(template: str | list[str], values: dict, shell: bool = False) -> list
     template_fields(template, shell)
     text = {key: str(value) for key, value in values.items()}
     if shell:
+        if not isinstance(template, str):  # template_fields raised for this already; narrows the type
+            raise ValueError("template: with command.shell: true the template is one command line; give it as a string")
         return ["/bin/bash", "-c", template.format(**{key: shlex.quote(value) for key, value in text.items()})]
     return [word.format(**text) for word in argv_words(template)]
 

@@ -304,7 +304,8 @@ class StepSampler:
         for step, record in sorted(self.history.items()):
             if "rewards" not in record:
                 continue
-            row, domains = {"step": step}, np.array(record["group_domains"])
+            row: dict[str, float] = {"step": step}  # the step, then the per-domain floats
+            domains = np.array(record["group_domains"])
             rewards = np.array(record["rewards"])
             for k, domain in enumerate(self.rows):
                 in_domain = domains == domain
