@@ -9,6 +9,7 @@ from scipy import stats
 from threadpoolctl import threadpool_limits
 
 from armlab.analysis import resampling
+from armlab.analysis.errors import AnalysisInputError
 
 
 def _mean_diff(x, y, axis=-1):
@@ -192,3 +193,16 @@ def test_row_quantiles_equal_numpy_quantile_per_row():
     ours = resampling.row_quantiles(values, levels)
     expected = np.stack([np.quantile(v, q) for v, q in zip(values, levels)])
     np.testing.assert_allclose(ours, expected, rtol=1e-14, atol=1e-15)  # numpy lerps in another order
+
+
+def test_calls_the_randomization_tests_cannot_answer_are_one_line_errors():
+    """An equivalence margin without its alpha (before: an unbounded interval, silently), draws beyond max_exact
+    without a generator (before: an AttributeError)."""
+    d = np.random.default_rng(0).normal(size=(2, 6))
+    with pytest.raises(AnalysisInputError, match="a margin needs its alpha"):
+        resampling.sign_flip(d, margin=0.1)
+    with pytest.raises(AnalysisInputError, match="a margin needs its alpha"):
+        resampling.permutation(d, d + 1, margin=0.1)
+    with pytest.raises(AnalysisInputError, match="beyond max_exact the draws need a generator"):
+        resampling.sign_flip(d, confidence=0.95, max_exact=4)
+    assert resampling.sign_flip(d, alpha=0.05, margin=0.1)["eq"].shape[0] == 2

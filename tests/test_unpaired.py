@@ -11,6 +11,7 @@ coverage by simulation with known truth.
 import html
 import math
 import re
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -18,7 +19,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.power import TTestIndPower
 
-from armlab.analysis import pipeline, planning, power, resampling, tables
+from armlab.analysis import intervals, paired, pipeline, planning, power, resampling, tables
 from armlab.analysis.config import parse_config
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.synthetic import synthetic_scores
@@ -295,3 +296,12 @@ def test_the_html_report_and_console_say_unpaired_and_never_sign_flip(tmp_path, 
     assert "Difference of the arms' mean scores" in text  # the forest plot's caption
     latex = (tmp_path / "out" / "comparisons.tex").read_text()
     assert "6 vs 6 unpaired runs" in latex and "permutation" in latex and "sign-flip" not in latex
+
+
+def test_settings_built_by_hand_for_a_paired_test_are_refused_on_unpaired_runs():
+    """The config refuses equivalence_test: t unpaired (above); Settings built in code reach the statistics, which
+    refuse it too rather than quietly deciding equivalence by another test (before: an AttributeError)."""
+    settings = replace(_config().settings, equivalence_test="t")
+    x = np.random.default_rng(1).normal(size=(1, 4))
+    with pytest.raises(AnalysisInputError, match="^analysis.equivalence_test: t is a paired test"):
+        paired.block_statistics(intervals.UnpairedBlock(x, x + 1, settings))
