@@ -20,7 +20,8 @@ import pandas as pd
 from armlab.analysis import tables
 from armlab.analysis.config import parse_config
 from armlab.analysis.errors import AnalysisInputError
-from armlab.analysis.pipeline import AnalysisResult, run_analysis
+from armlab.analysis.outputs import AnalysisResult
+from armlab.analysis.pipeline import run_analysis
 from armlab.contract import PER_BENCHMARK_ITEM, REQUIRED
 
 

@@ -91,10 +91,10 @@ from typing import NoReturn
 
 import yaml
 
-from armlab.analysis.defaults import DEFAULTS
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.predictions import Prediction, parse_predictions
 from armlab.analysis.sequential import Design
+from armlab.analysis.settings import DEFAULTS, Settings
 from armlab.configfile import (
     SEQUENTIAL_DEFAULTS,
     ConfigError,
@@ -118,35 +118,6 @@ class Comparison:
     family: str
     reference: str
     arms: tuple
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Validated ``analysis:`` section (see the module docstring)."""
-
-    alpha: float
-    confidence: float
-    resamples: int
-    ci_methods: tuple
-    item_bootstrap: bool
-    equivalence_margin: float
-    power: float
-    power_effect: float
-    bootstrap_seed: int
-    exact_max_seeds: int
-    sign_flip_resamples: int
-    per_benchmark: bool
-    subsets: dict  # name -> {benchmark: weight}, weights summing to 1
-    rankings: dict | None  # name -> tuple of arms
-    drop_incomplete: bool
-    # defaulted, so that settings written before these keys existed still load
-    equivalence_test: str = "sign_flip"
-    crossed_methods: tuple = ("components",)
-    power_replicates: int = 4000
-    statistics: dict = field(default_factory=dict)  # name -> {parameter: value}, every parameter given
-    pass_k: tuple = ()  # k of each pass@k measure
-    pairing: str = "paired"  # or "unpaired": runs not matched by seed, compared as independent samples
-    common_seeds_only: bool = False  # paired runs of different seed sets: keep the seeds every compared arm ran
 
 
 @dataclass(frozen=True)

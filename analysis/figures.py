@@ -44,7 +44,7 @@ from armlab.contract import BASE_ARM
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
 
-    from armlab.analysis.config import Settings
+    from armlab.analysis.settings import Settings
 
 REFERENCE_COLOR = "#000000"
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9")  # Okabe-Ito without yellow

@@ -31,7 +31,8 @@ import pandas as pd
 from armlab.analysis import intervals, paired
 
 if TYPE_CHECKING:
-    from armlab.analysis.config import Comparison, Settings
+    from armlab.analysis.config import Comparison
+    from armlab.analysis.settings import Settings
 
 COLUMNS = [
     "family",

@@ -32,7 +32,7 @@ from armlab.analysis import normal_theory, resampling
 from armlab.analysis.errors import AnalysisInputError
 
 if TYPE_CHECKING:
-    from armlab.analysis.config import Settings
+    from armlab.analysis.settings import Settings
 
 FIRST_METHOD = "sign_flip"  # the interval of the test that decides, always the first row
 UNPAIRED_METHOD = "permutation"  # its place for independent runs (analysis.pairing: unpaired)

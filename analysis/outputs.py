@@ -1,12 +1,23 @@
-"""What `armlab analyze` writes: the tables that the writer (:func:`armlab.analysis.pipeline.write_outputs`) and
-the readers (:func:`armlab.analysis.report.read_analysis`, ``armlab summary``) share, and their format.
+"""What `armlab analyze` computes and writes: :class:`AnalysisResult` in memory, the tables that the writer
+(:func:`armlab.analysis.pipeline.write_outputs`) and the readers (:func:`armlab.analysis.report.read_analysis`,
+``armlab summary``) share, and their format.
 
 ``FORMAT`` goes up whenever a table or a column is added, renamed or removed; the report refuses an analysis of
 another format with one line that says to rerun `armlab analyze` (seconds), rather than guess at what an older
 layout meant.
 """
 
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
 from armlab.analysis.errors import AnalysisInputError
+
+if TYPE_CHECKING:
+    from armlab.analysis.config import Config
 
 FORMAT = 2  # 1: the layouts before the format was recorded (no "format" in manifest.json)
 FORMAT_KEY = "format"
@@ -38,3 +49,27 @@ def check_format(manifest: dict, path: object) -> None:
             f"{path}: an analysis of format {found!r}, written by another version of armlab; this one reads format "
             f"{FORMAT}: rerun `armlab analyze` into {folder}"
         )
+
+
+@dataclass
+class AnalysisResult:
+    """Everything the analysis computed; frames are described in :func:`armlab.analysis.pipeline.write_outputs`."""
+
+    config: Config
+    source: str
+    accuracy: pd.DataFrame  # runs (arm, seed) x benchmarks
+    weights: pd.DataFrame  # summary x benchmark
+    summaries: pd.DataFrame  # runs (arm, seed) x summaries and statistics
+    comparisons: pd.DataFrame
+    rankings: pd.DataFrame
+    correlations: pd.DataFrame
+    dropped: pd.DataFrame
+    notes: list
+    improvement: pd.DataFrame  # paired probability of improvement (armlab.analysis.improvement)
+    profiles: pd.DataFrame  # performance profiles (armlab.analysis.profiles)
+    pass_at_k_vs_base: pd.DataFrame  # each arm's pass@k minus the base policy's (armlab.analysis.sampled)
+    variance_components: pd.DataFrame  # training / items / sampling in each primary difference
+    allocation: pd.DataFrame  # one more seed or twice the samples, per job-minute
+    sequential: pd.DataFrame  # a sequential design's decision per arm (armlab.analysis.waves.final_tables); else empty
+    sequential_looks: pd.DataFrame  # every look of every arm
+    replications: pd.DataFrame  # each preregistered prediction's verdict (predictions.replication_table)

@@ -34,7 +34,8 @@ from armlab.analysis import intervals, multiplicity, normal_theory, power, resam
 from armlab.analysis.errors import AnalysisInputError
 
 if TYPE_CHECKING:
-    from armlab.analysis.config import Comparison, Settings
+    from armlab.analysis.config import Comparison
+    from armlab.analysis.settings import Settings
 
 COLUMNS = [
     "family",

@@ -7,7 +7,7 @@ from a tidy frame already in memory (notebooks, benchmarks);
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,33 +30,10 @@ from armlab.analysis import (
     waves,
 )
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.outputs import AnalysisResult
 
 if TYPE_CHECKING:
     from armlab.analysis.config import Config
-
-
-@dataclass
-class AnalysisResult:
-    """Everything the analysis computed; frames are described in :func:`write_outputs`."""
-
-    config: Config
-    source: str
-    accuracy: pd.DataFrame  # runs (arm, seed) x benchmarks
-    weights: pd.DataFrame  # summary x benchmark
-    summaries: pd.DataFrame  # runs (arm, seed) x summaries and statistics
-    comparisons: pd.DataFrame
-    rankings: pd.DataFrame
-    correlations: pd.DataFrame
-    dropped: pd.DataFrame
-    notes: list
-    improvement: pd.DataFrame  # paired probability of improvement (armlab.analysis.improvement)
-    profiles: pd.DataFrame  # performance profiles (armlab.analysis.profiles)
-    pass_at_k_vs_base: pd.DataFrame  # each arm's pass@k minus the base policy's (armlab.analysis.sampled)
-    variance_components: pd.DataFrame  # training / items / sampling in each primary difference
-    allocation: pd.DataFrame  # one more seed or twice the samples, per job-minute
-    sequential: pd.DataFrame  # a sequential design's decision per arm (armlab.analysis.waves.final_tables); else empty
-    sequential_looks: pd.DataFrame  # every look of every arm
-    replications: pd.DataFrame  # each preregistered prediction's verdict (predictions.replication_table)
 
 
 def analyze(

@@ -40,7 +40,7 @@ from scipy import stats
 from armlab.analysis.resampling import min_pvalue, permutation, sign_flip
 
 if TYPE_CHECKING:
-    from armlab.analysis.config import Settings
+    from armlab.analysis.settings import Settings
 
 SIMULATED_MAX_SEEDS = 14  # 2^14 subset means per replicate; beyond, t power (gap <= 0.01 measured)
 SIMULATED_MAX_RUNS = 16  # unpaired: n1 + n2 runs, C(16, 8) = 12,870 splits per replicate; beyond, t power

@@ -23,7 +23,7 @@ import pandas as pd
 from armlab.analysis import intervals
 
 if TYPE_CHECKING:
-    from armlab.analysis.config import Settings
+    from armlab.analysis.settings import Settings
 
 THRESHOLDS = np.arange(101) / 100  # tau = 0, 0.01, ..., 1 in score units, each the double nearest k / 100
 BAND = "percentile"

@@ -32,8 +32,9 @@ import pandas as pd
 
 from armlab import files, layout
 from armlab.analysis import figures, io, outputs, predictions, sampled, tables, validity
-from armlab.analysis.config import Settings, load_config
+from armlab.analysis.config import load_config
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.settings import Settings
 
 if TYPE_CHECKING:
     from armlab.analysis.config import Config

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from armlab.analysis.errors import AnalysisInputError
-from armlab.analysis.io import RUN
+from armlab.contract import RUN
 
 PRIMARY, FLAT = "domain_balanced", "flat"  # the primary summary (the first row of every weight matrix), the flat mean
 BUILT_IN = (PRIMARY, FLAT)  # the summaries every analysis computes; config subsets cannot take these names

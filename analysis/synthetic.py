@@ -25,7 +25,7 @@ from scipy import optimize, stats
 from armlab.analysis import intervals, multiplicity, normal_theory, paired, power, resampling, summaries
 
 if TYPE_CHECKING:
-    from armlab.analysis.config import Settings
+    from armlab.analysis.settings import Settings
 
 
 def synthetic_scores(

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
-    from armlab.analysis.pipeline import AnalysisResult
+    from armlab.analysis.outputs import AnalysisResult
 
 FALLBACK_MARK = "†"
 # a comparison: a row of the table as a pd.Series or an itertuples() namedtuple, its columns read as attributes

@@ -22,7 +22,7 @@ from armlab.analysis import validity_measured
 if TYPE_CHECKING:
     import pandas as pd
 
-    from armlab.analysis.config import Settings
+    from armlab.analysis.settings import Settings
 
 TOLERANCE = 0.015  # coverage this far below nominal is "too narrow"
 MEASURED_METHODS = ("percentile", "bca")  # methods whose coverage depends on n and is looked up

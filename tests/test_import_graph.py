@@ -106,13 +106,15 @@ def _module_name(path):
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _module_graph():
-    """Project module -> the project modules it imports (``a.b`` names; a package is its ``__init__``)."""
+def _module_graph(type_only=False):
+    """Project module -> the project modules it imports (``a.b`` names; a package is its ``__init__``); with
+    ``type_only``, the imports under ``if TYPE_CHECKING:`` too."""
     modules = {_module_name(path): path for files in LAYERS.values() for path in files}
     graph = {}
     for name, path in modules.items():
         targets = set()
-        for node in _runtime_nodes(ast.parse(path.read_text())):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree) if type_only else _runtime_nodes(tree):
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 targets.add(node.module)
             targets |= set(_imported_names(node))
@@ -120,9 +122,12 @@ def _module_graph():
     return graph
 
 
-def test_no_module_import_cycle():
-    """Not even through a lazy import (e2d0814: training.config <-> training.backends.trl_backend)."""
-    graph, state, cycles = _module_graph(), {}, []
+@pytest.mark.parametrize("type_only", [False, True], ids=["run time", "type-only imports included"])
+def test_no_module_import_cycle(type_only):
+    """Not even through a lazy import (e2d0814: training.config <-> training.backends.trl_backend), nor through
+    the imports of annotations (before: analysis.config <-> intervals, io, summaries, predictions through the
+    statistics' Settings, and pipeline <-> tables through AnalysisResult)."""
+    graph, state, cycles = _module_graph(type_only), {}, []
 
     def visit(node, trail):
         state[node] = "open"
@@ -148,17 +153,16 @@ def test_parsing_the_workflow_loads_neither_torch_nor_scipy_stats():
     import sys
 
     heavy = ("torch._C", "scipy.stats._stats_py", "statsmodels", "transformers", "lm_eval")
-    # what the Snakefile does at every start: validate, parse the analysis section, check the locks and plan
+    # what the Snakefile does at every start: validate the whole config, check the locks, plan the runs and print
+    # what the seeds can decide
     code = (
         "import sys\n"
-        "from armlab.training.config import load_config\n"
+        "from armlab import experiment\n"
         "from armlab.analysis import planning, predictions, waves\n"
-        "from armlab.analysis.config import parse_config\n"
-        "from armlab import registration\n"
-        f"config = load_config([{str(REPO / 'tests' / 'fixtures' / 'tiny.yaml')!r}])\n"
-        "analysis = parse_config(config)\n"
-        "registration.against_locks('results/tiny')\n"
-        "planning.plan_text(config, analysis, jobs='results/tiny', cores=2)\n"
+        "from armlab.experiment.plan import RunPlan\n"
+        f"config = experiment.load([{str(REPO / 'tests' / 'fixtures' / 'tiny.yaml')!r}])\n"
+        "plan = RunPlan(config)\n"
+        "planning.plan_text(config, plan.analysis, jobs=plan.out, cores=2)\n"
         f"print([name for name in {heavy!r} if name in sys.modules])\n"
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
