@@ -21,7 +21,7 @@ do not depend on which other comparisons are in the config.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, TypedDict
@@ -30,6 +30,7 @@ import numpy as np
 
 from armlab.analysis import normal_theory, resampling
 from armlab.analysis.errors import AnalysisInputError
+from armlab.registry import Registry
 
 if TYPE_CHECKING:
     from armlab.analysis.settings import Settings
@@ -183,12 +184,15 @@ def bca_interval(block: Block) -> tuple[np.ndarray, np.ndarray]:
     return found["bca"], np.where(defined, "", BCA_FALLBACK).astype(object)
 
 
-SEED_METHODS = {
-    "sign_flip": sign_flip_interval,
-    "t": t_interval,
-    "percentile": percentile_interval,
-    "bca": bca_interval,
-}
+SEED_METHODS = Registry(
+    "interval method",
+    {
+        "sign_flip": sign_flip_interval,
+        "t": t_interval,
+        "percentile": percentile_interval,
+        "bca": bca_interval,
+    },
+)
 
 
 @dataclass(frozen=True)
@@ -218,14 +222,7 @@ def pigeonhole_interval(crossed: Crossed) -> np.ndarray:
     return resampling.bootstrap_intervals(boot, None, ["percentile"], (s.confidence,))[0]["percentile"][:, 0]
 
 
-CROSSED_METHODS = {"components": components_interval, "percentile": pigeonhole_interval}
-
-
-def lookup(registry: Mapping[str, Callable], name: str, key: str) -> Callable:
-    """The method ``name`` of ``registry``; an unknown name is an error naming the setting ``key``."""
-    if name not in registry:
-        raise AnalysisInputError(f"{key}: unknown interval method {name!r}; known: {sorted(registry)}")
-    return registry[name]
+CROSSED_METHODS = Registry("interval method", {"components": components_interval, "percentile": pigeonhole_interval})
 
 
 def seed_intervals(block: Block | UnpairedBlock) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -233,9 +230,12 @@ def seed_intervals(block: Block | UnpairedBlock) -> dict[str, tuple[np.ndarray, 
     if isinstance(block, UnpairedBlock):
         return {UNPAIRED_METHOD: permutation_interval(block)}
     names = [FIRST_METHOD, *(m for m in block.methods if m != FIRST_METHOD)]
-    return {name: lookup(SEED_METHODS, name, "analysis.ci_methods")(block) for name in names}
+    return {name: SEED_METHODS.entry(name, "analysis.ci_methods", AnalysisInputError)(block) for name in names}
 
 
 def crossed_intervals(crossed: Crossed, methods: Iterable[str]) -> dict[str, np.ndarray]:
     """``{"crossed_<method>": ci (P * M, 2)}``, rows comparison-major and measure-minor."""
-    return {f"crossed_{m}": lookup(CROSSED_METHODS, m, "analysis.crossed_methods")(crossed) for m in methods}
+    return {
+        f"crossed_{m}": CROSSED_METHODS.entry(m, "analysis.crossed_methods", AnalysisInputError)(crossed)
+        for m in methods
+    }

@@ -44,6 +44,7 @@ from scipy.special import ndtr, ndtri
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.settings import DEFAULTS
 from armlab.configfile import SEQUENTIAL_DEFAULTS
+from armlab.registry import Registry
 
 DIFFERS, EQUIVALENT, INCONCLUSIVE, CONTINUE = "differs", "equivalent", "inconclusive", "continue"
 
@@ -60,10 +61,13 @@ def pocock(t: np.ndarray | float, alpha: float) -> np.ndarray:
     return alpha * np.log1p((math.e - 1) * np.asarray(t, dtype=float))
 
 
-SPENDING: dict[str, Callable[[np.ndarray | float, float], np.ndarray]] = {
-    "obrien_fleming": obrien_fleming,
-    "pocock": pocock,
-}
+SPENDING: Registry[Callable[[np.ndarray | float, float], np.ndarray]] = Registry(
+    "spending rule",
+    {
+        "obrien_fleming": obrien_fleming,
+        "pocock": pocock,
+    },
+)
 
 
 @dataclass(frozen=True)
@@ -85,10 +89,7 @@ class Design:
     seed: int = DEFAULTS["bootstrap_seed"]
 
     def __post_init__(self) -> None:
-        if self.spending not in SPENDING:
-            raise AnalysisInputError(
-                f"seeds.spending: unknown spending rule {self.spending!r}; known: {sorted(SPENDING)}"
-            )
+        SPENDING.entry(self.spending, "seeds.spending", AnalysisInputError)
         if not 1 <= self.initial <= self.max or self.wave < 1:
             raise AnalysisInputError(
                 f"seeds: expected 1 <= initial <= max and wave >= 1; got initial {self.initial}, wave {self.wave}, "

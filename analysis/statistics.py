@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from armlab.analysis.errors import AnalysisInputError
+from armlab.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -65,17 +66,18 @@ def optimality_gap(accuracy: np.ndarray, *, gamma: float = 1.0) -> np.ndarray:
     return np.maximum(gamma - np.asarray(accuracy, dtype=float), 0.0).mean(axis=1)
 
 
-STATISTICS = {
-    "iqm": Statistic(interquartile_mean),
-    "optimality_gap": Statistic(optimality_gap, higher_is_better=False),
-}
+STATISTICS = Registry(
+    "statistic",
+    {
+        "iqm": Statistic(interquartile_mean),
+        "optimality_gap": Statistic(optimality_gap, higher_is_better=False),
+    },
+)
 
 
 def lookup(name: str, key: str = "analysis.statistics") -> Statistic:
     """The registry entry ``name``; an unknown name is an error naming the setting ``key``."""
-    if name not in STATISTICS:
-        raise AnalysisInputError(f"{key}: unknown statistic {name!r}; known: {sorted(STATISTICS)}")
-    return STATISTICS[name]
+    return STATISTICS.entry(name, key, AnalysisInputError)
 
 
 def parameters(statistic: Statistic) -> dict[str, float]:

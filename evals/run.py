@@ -40,6 +40,7 @@ from armlab.files import (  # noqa: E402
     verify_manifest,
     write_manifest,
 )
+from armlab.registry import Registry
 
 
 def samples_to_scores(
@@ -176,10 +177,13 @@ def _hf_model_args(config: dict, checkpoint: Path, stream: str) -> dict:
 
 # lm-eval model name (the backends' `lm_eval_model`) -> the module that registers it with lm-eval, and its
 # constructor arguments for a checkpoint; only that module is imported (lm-eval's hf model imports transformers)
-MODELS = {
-    "armlab-builtin": ("armlab.evals.lm_eval_adapter", _builtin_model_args),
-    "hf": ("lm_eval.models.huggingface", _hf_model_args),
-}
+MODELS = Registry(
+    "lm-eval model",
+    {
+        "armlab-builtin": ("armlab.evals.lm_eval_adapter", _builtin_model_args),
+        "hf": ("lm_eval.models.huggingface", _hf_model_args),
+    },
+)
 
 
 # how each model draws sampled answers, for the manifest

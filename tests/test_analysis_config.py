@@ -51,7 +51,7 @@ def test_subset_weights_are_normalized_and_written_explicitly():
         ({"crossed_methods": ["jackknife"]}, "analysis.crossed_methods: expected a non-empty list drawn from"),
         (
             {"statistics": ["median"]},
-            "analysis.statistics: unknown statistic 'median'; known: ['iqm', 'optimality_gap']",
+            "analysis.statistics: unknown statistic 'median'; expected one of ['iqm', 'optimality_gap']",
         ),
         ({"statistics": "iqm"}, "analysis.statistics: expected a list of statistic names or a mapping"),
         (

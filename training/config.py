@@ -29,6 +29,7 @@ from armlab.configfile import (
     parse_comparisons,
 )
 from armlab.contract import BASE_ARM, BUILTIN_BASE
+from armlab.registry import Registry
 from armlab.training.backends import BACKENDS, PER_ARM_BACKENDS, arm_backend, backends_used
 from armlab.training.data_policies import DATA_POLICIES
 from armlab.training.estimators import ESTIMATORS
@@ -55,10 +56,11 @@ LIMITED_SIZES = {
 # fails; long before that, sampling is greedy in all but name (odds of e^100 between logits 1e-4 apart at 1e-6)
 MIN_TEMPERATURE = 1e-6
 # the recipe's methods: registry, what an error calls one, how many inputs precede the parameters
-METHODS: dict[str, tuple[dict, str, int]] = {
-    "estimator": (ESTIMATORS, "estimator", 2),
-    "data_policy": (DATA_POLICIES, "data policy", 2),
-    "policy_loss": (POLICY_LOSSES, "policy loss", SKIP),
+# recipe field -> its registry, and the leading arguments of an entry that are not parameters
+METHODS: dict[str, tuple[Registry, int]] = {
+    "estimator": (ESTIMATORS, 2),
+    "data_policy": (DATA_POLICIES, 2),
+    "policy_loss": (POLICY_LOSSES, SKIP),
 }
 __all__ = ["ConfigError", "BASE_ARM", "validate_config", "load_config", "resolve_arm", "stage_config"]
 
@@ -95,10 +97,8 @@ def _with_defaults(validator_class: type[jsonschema.protocols.Validator]) -> typ
 _DefaultsValidator = _with_defaults(jsonschema.Draft202012Validator)
 
 
-def _check_method(source: str, key: str, value, registry: dict, kind: str) -> None:
-    name = method_spec(value)["name"]
-    if name not in registry:
-        raise ConfigError(f"{source}: {key}: unknown {kind} {name!r}; expected one of {sorted(registry)}")
+def _check_method(source: str, key: str, value, registry: Registry) -> None:
+    registry.entry(method_spec(value)["name"], f"{source}: {key}", ConfigError)
 
 
 def _schema_error(source: str, err: jsonschema.ValidationError) -> ConfigError:
@@ -147,12 +147,8 @@ def validate_config(config: dict, source: str = "config") -> dict:
         )
     for name, spec in config["benchmarks"].items():
         spec.setdefault("task", name)
-        if spec["task"] not in TASKS:
-            raise ConfigError(
-                f"{source}: benchmarks.{name}.task: unknown task family {spec['task']!r}; "
-                f"expected one of {sorted(TASKS)}"
-            )
-        check_parameters(f"{source}: benchmarks.{name}.params", TASKS[spec["task"]].generate, spec["params"], skip=1)
+        family = TASKS.entry(spec["task"], f"{source}: benchmarks.{name}.task", ConfigError)
+        check_parameters(f"{source}: benchmarks.{name}.params", family.generate, spec["params"], skip=1)
 
     recipe_schema = {
         "type": "object",
@@ -177,13 +173,13 @@ def validate_config(config: dict, source: str = "config") -> dict:
                 f"{sorted(recipe_schema['properties'])}, and backend)"
             )
     _check_arm_backends(source, config)
-    for field, (registry, kind, _) in METHODS.items():
+    for field, (registry, _) in METHODS.items():
         if field in config["recipe"]:  # policy_loss has no schema default
-            _check_method(source, f"recipe.{field}", config["recipe"][field], registry, kind)
+            _check_method(source, f"recipe.{field}", config["recipe"][field], registry)
     for arm, overrides in config["arms"].items():
-        for field, (registry, kind, _) in METHODS.items():
+        for field, (registry, _) in METHODS.items():
             if field in overrides:
-                _check_method(source, f"arms.{arm}.{field}", overrides[field], registry, kind)
+                _check_method(source, f"arms.{arm}.{field}", overrides[field], registry)
 
     if config["comparisons"]:  # none is a valid workflow (no analysis to run); the analysis stage refuses it
         parse_comparisons(source, config["comparisons"], arms=config["arms"])
@@ -223,7 +219,7 @@ def validate_config(config: dict, source: str = "config") -> dict:
                 f"{recipe['data_policy']['name']!r} reads them as pass rates; it runs with "
                 f"{list(SHAPING_DATA_POLICIES)}"
             )
-        for field, (registry, _, skip) in METHODS.items():
+        for field, (registry, skip) in METHODS.items():
             spec = loss_spec(recipe) if field == "policy_loss" else recipe[field]
             method = registry[spec["name"]]
             key = f"arms.{arm}.{field}" if field in config["arms"][arm] else f"recipe.{field}"
@@ -395,16 +391,10 @@ def _check_arm_backends(source: str, config: dict) -> None:
     """An arm's own ``backend:`` (training/backends/__init__.py ``arm_backend``): builtin or trl, beside a builtin or
     trl experiment, and a TRL arm beside builtin arms starts from the builtin base (``trl.model: builtin_base``), so
     that every arm trains the same base policy; the command backend runs whole experiments only."""
-    if config["backend"] not in BACKENDS:
-        raise ConfigError(
-            f"{source}: backend: unknown backend {config['backend']!r}; expected one of {sorted(BACKENDS)}"
-        )
+    BACKENDS.entry(config["backend"], f"{source}: backend", ConfigError)
     own = {arm: spec["backend"] for arm, spec in config["arms"].items() if "backend" in spec}
     for arm, name in own.items():
-        if not isinstance(name, str) or name not in BACKENDS:
-            raise ConfigError(
-                f"{source}: arms.{arm}.backend: unknown backend {name!r}; expected one of {sorted(BACKENDS)}"
-            )
+        BACKENDS.entry(name, f"{source}: arms.{arm}.backend", ConfigError)
         if name not in PER_ARM_BACKENDS or config["backend"] not in PER_ARM_BACKENDS:
             raise ConfigError(
                 f"{source}: arms.{arm}.backend: an arm's own backend is one of {list(PER_ARM_BACKENDS)} in an "

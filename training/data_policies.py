@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from armlab.lazy import lazy_module
+from armlab.registry import Registry
 from armlab.training.recipe import list_methods
 
 if TYPE_CHECKING:
@@ -611,29 +612,32 @@ class ThompsonDifficulty(Uniform):
         return {"thompson_theta_mean": float(np.concatenate(sampled).mean()) if sampled else float("nan")}
 
 
-DATA_POLICIES = {
-    "uniform": Uniform,
-    # DataFlex-RL select arms
-    "difffilter": DiffFilter,
-    "maxvar": MaxVar,
-    "gfpo": GFPO,
-    "topk": TopK,
-    # DataFlex-RL reweight arms
-    "ar": AdvantageReweight,
-    "per": PER,
-    "softmax": SoftmaxReweight,
-    "diffband": DiffBand,
-    # DataFlex-RL domain mixtures
-    "static": StaticMixture,
-    "reward_gap": RewardGapMixture,
-    "dump_ucb": DumpUCBMixture,
-    "tscl": TSCLMixture,
-    # beyond DataFlex-RL
-    "dapo": DynamicSampling,
-    "greso": GRESO,
-    "thompson": ThompsonDifficulty,
-    "exp3": EXP3Mixture,
-}
+DATA_POLICIES = Registry(
+    "data policy",
+    {
+        "uniform": Uniform,
+        # DataFlex-RL select arms
+        "difffilter": DiffFilter,
+        "maxvar": MaxVar,
+        "gfpo": GFPO,
+        "topk": TopK,
+        # DataFlex-RL reweight arms
+        "ar": AdvantageReweight,
+        "per": PER,
+        "softmax": SoftmaxReweight,
+        "diffband": DiffBand,
+        # DataFlex-RL domain mixtures
+        "static": StaticMixture,
+        "reward_gap": RewardGapMixture,
+        "dump_ucb": DumpUCBMixture,
+        "tscl": TSCLMixture,
+        # beyond DataFlex-RL
+        "dapo": DynamicSampling,
+        "greso": GRESO,
+        "thompson": ThompsonDifficulty,
+        "exp3": EXP3Mixture,
+    },
+)
 POLICY_NAMES = {cls: name for name, cls in DATA_POLICIES.items()}  # the registry names each policy, once
 
 

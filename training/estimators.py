@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from armlab.lazy import lazy_module
+from armlab.registry import Registry
 from armlab.training.recipe import list_methods
 
 if TYPE_CHECKING:
@@ -95,17 +96,20 @@ def grpo_batch_std(rewards, lengths=None, eps: float = 1e-4):
     return (rewards - mean) / (std + eps)
 
 
-ESTIMATORS = {
-    "grpo": grpo,
-    "dr_grpo": dr_grpo,
-    "rloo": rloo,
-    "reinforce_pp_baseline": reinforce_pp_baseline,
-    "mc_grpo": mc_grpo,
-    "maxrl": maxrl,
-    "opo": opo,
-    "grpo_passk": grpo_passk,
-    "grpo_batch_std": grpo_batch_std,
-}
+ESTIMATORS = Registry(
+    "estimator",
+    {
+        "grpo": grpo,
+        "dr_grpo": dr_grpo,
+        "rloo": rloo,
+        "reinforce_pp_baseline": reinforce_pp_baseline,
+        "mc_grpo": mc_grpo,
+        "maxrl": maxrl,
+        "opo": opo,
+        "grpo_passk": grpo_passk,
+        "grpo_batch_std": grpo_batch_std,
+    },
+)
 
 
 def list_estimators() -> list[dict]:

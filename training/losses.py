@@ -20,6 +20,7 @@ Adding a loss is one function and one ``POLICY_LOSSES`` entry. Formulas, sources
 from __future__ import annotations
 
 from armlab.lazy import lazy_module
+from armlab.registry import Registry
 from armlab.training.recipe import list_methods
 
 torch = lazy_module("torch")
@@ -132,17 +133,20 @@ def gpg(log_ratio, logp, advantages, mask, clip):
     return -advantages * logp, torch.zeros_like(mask)
 
 
-POLICY_LOSSES = {
-    "ppo_clip": ppo_clip,
-    "clip_higher": clip_higher,
-    "dual_clip": dual_clip,
-    "cispo": cispo,
-    "gmpo": gmpo,
-    "sapo": sapo,
-    "clip_cov": clip_cov,
-    "kl_cov": kl_cov,
-    "gpg": gpg,
-}
+POLICY_LOSSES = Registry(
+    "policy loss",
+    {
+        "ppo_clip": ppo_clip,
+        "clip_higher": clip_higher,
+        "dual_clip": dual_clip,
+        "cispo": cispo,
+        "gmpo": gmpo,
+        "sapo": sapo,
+        "clip_cov": clip_cov,
+        "kl_cov": kl_cov,
+        "gpg": gpg,
+    },
+)
 # the losses defined on token ratios (or on no ratio): GSPO's sequence ratio (ratio_level: sequence) is refused
 TOKEN_LEVEL_ONLY = ("gmpo", "clip_cov", "kl_cov", "gpg")
 # the losses whose definition fixes the aggregation: GMPO's objective is a mean over sequences

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from armlab.registry import Registry
+
 EOS = "\n"
 
 
@@ -200,32 +202,35 @@ def gen_speed(rng, max_speed: int = 50, max_time: int = 9):
     return f"v d={v * t} t={t}=", str(v)
 
 
-TASKS: dict[str, TaskFamily] = {
-    "add": TaskFamily("math", gen_add, verify_integer, "a+b with `digits`-digit operands"),
-    "sub": TaskFamily("math", gen_sub, verify_integer, "a-b, a>=b, `digits`-digit operands"),
-    "round": TaskFamily("math", gen_round, verify_integer, "a number of at most `digits` digits rounded to tens"),
-    "mul": TaskFamily("math", gen_mul, verify_integer, "one-digit times `digits`-digit"),
-    "floordiv": TaskFamily("math", gen_floordiv, verify_integer, "at most `digits` digits floor-divided by 10^k"),
-    "sum3": TaskFamily("math", gen_sum3, verify_integer, "a+b+c with `digits`-digit operands"),
-    "mod": TaskFamily("math", gen_mod, verify_integer, "`digits`-digit a modulo one-digit b"),
-    "boolexpr": TaskFamily(
-        "logic", gen_boolexpr, verify_exact, "T/F with & and |, `terms` literals, optional `precedence`"
-    ),
-    "sort": TaskFamily("logic", gen_sort, verify_exact, "sort `length` digits ascending"),
-    "max": TaskFamily("logic", gen_max, verify_exact, "largest of `length` digits"),
-    "reverse": TaskFamily("logic", gen_reverse, verify_exact, "reverse `length` letters"),
-    "count": TaskFamily("logic", gen_count, verify_integer, "occurrences of a digit among `length` digits"),
-    "second": TaskFamily("logic", gen_second, verify_exact, "second-largest distinct digit of `length` digits"),
-    "parity": TaskFamily("logic", gen_parity, verify_exact, "parity of a `length`-bit string"),
-    "atoms": TaskFamily("science", gen_atoms, verify_integer, "atoms in a formula of `elements` elements"),
-    "element": TaskFamily("science", gen_element, verify_integer, "atoms of one element in a formula"),
-    "sci": TaskFamily("science", gen_sci, verify_integer, "a number in scientific notation written out"),
-    "decimal": TaskFamily("science", gen_decimal, verify_exact, "a number times 10^-k written as a decimal"),
-    "ohm": TaskFamily("science", gen_ohm, verify_integer, "V = I*R, I <= `max_current`, R <= `max_resistance`"),
-    "units": TaskFamily("science", gen_units, verify_integer, "unit conversion of a `digits`-digit value"),
-    "force": TaskFamily("science", gen_force, verify_integer, "signed sum of `terms` forces up to `max_value`"),
-    "speed": TaskFamily("science", gen_speed, verify_integer, "v = d/t, v <= `max_speed`, t <= `max_time`"),
-}
+TASKS: Registry[TaskFamily] = Registry(
+    "task family",
+    {
+        "add": TaskFamily("math", gen_add, verify_integer, "a+b with `digits`-digit operands"),
+        "sub": TaskFamily("math", gen_sub, verify_integer, "a-b, a>=b, `digits`-digit operands"),
+        "round": TaskFamily("math", gen_round, verify_integer, "a number of at most `digits` digits rounded to tens"),
+        "mul": TaskFamily("math", gen_mul, verify_integer, "one-digit times `digits`-digit"),
+        "floordiv": TaskFamily("math", gen_floordiv, verify_integer, "at most `digits` digits floor-divided by 10^k"),
+        "sum3": TaskFamily("math", gen_sum3, verify_integer, "a+b+c with `digits`-digit operands"),
+        "mod": TaskFamily("math", gen_mod, verify_integer, "`digits`-digit a modulo one-digit b"),
+        "boolexpr": TaskFamily(
+            "logic", gen_boolexpr, verify_exact, "T/F with & and |, `terms` literals, optional `precedence`"
+        ),
+        "sort": TaskFamily("logic", gen_sort, verify_exact, "sort `length` digits ascending"),
+        "max": TaskFamily("logic", gen_max, verify_exact, "largest of `length` digits"),
+        "reverse": TaskFamily("logic", gen_reverse, verify_exact, "reverse `length` letters"),
+        "count": TaskFamily("logic", gen_count, verify_integer, "occurrences of a digit among `length` digits"),
+        "second": TaskFamily("logic", gen_second, verify_exact, "second-largest distinct digit of `length` digits"),
+        "parity": TaskFamily("logic", gen_parity, verify_exact, "parity of a `length`-bit string"),
+        "atoms": TaskFamily("science", gen_atoms, verify_integer, "atoms in a formula of `elements` elements"),
+        "element": TaskFamily("science", gen_element, verify_integer, "atoms of one element in a formula"),
+        "sci": TaskFamily("science", gen_sci, verify_integer, "a number in scientific notation written out"),
+        "decimal": TaskFamily("science", gen_decimal, verify_exact, "a number times 10^-k written as a decimal"),
+        "ohm": TaskFamily("science", gen_ohm, verify_integer, "V = I*R, I <= `max_current`, R <= `max_resistance`"),
+        "units": TaskFamily("science", gen_units, verify_integer, "unit conversion of a `digits`-digit value"),
+        "force": TaskFamily("science", gen_force, verify_integer, "signed sum of `terms` forces up to `max_value`"),
+        "speed": TaskFamily("science", gen_speed, verify_integer, "v = d/t, v <= `max_speed`, t <= `max_time`"),
+    },
+)
 
 
 def verify(task: str, answer: str, response: str) -> float:

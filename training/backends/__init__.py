@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from armlab.contract import BUILTIN_BASE
+from armlab.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -87,44 +88,47 @@ def _check_command(config: dict, recipe: dict, arm: str) -> None:
         raise ValueError(f"{key} (backend: command)") from None
 
 
-BACKENDS: dict[str, Backend] = {
-    # armlab's own GRPO loop on the tiny CPU policy (training/train.py), scored by the armlab-builtin lm-eval model
-    "builtin": Backend(
-        train_module="armlab.training.train",
-        reads=("data", "base"),
-        outputs={"policy": "policy.pt", "steps": "steps.parquet", "manifest": "manifest.json"},
-        lm_eval_model="armlab-builtin",
-        checkpoint="policy.pt",
-        step_logs=True,
-        keeps_checkpoints=True,
-        eval_resources={"mem_mb": 2000, "runtime": 30},
-    ),
-    # TRL's GRPOTrainer on a Hugging Face causal LM (training/backends/trl_backend.py)
-    "trl": Backend(
-        train_module="armlab.training.backends.trl_backend",
-        reads=("data",),
-        outputs={"model": "model", "steps": "steps.parquet", "manifest": "manifest.json"},
-        directories=("model",),
-        lm_eval_model="hf",
-        checkpoint=None,
-        check=_check_trl,
-        section="trl",
-        base_checkpoint=lambda config: None if _trl_builtin_base(config) else config["trl"].get("model"),
-        exports_base=_trl_builtin_base,
-        keeps_checkpoints=True,
-    ),
-    # a user's trainer (verl, OpenRLHF, ...) run from a command template (training/backends/command.py)
-    "command": Backend(
-        train_module="armlab.training.backends.command",
-        reads=(),
-        outputs={"manifest": "manifest.json"},
-        lm_eval_model="hf",
-        checkpoint=None,
-        check=_check_command,
-        section="command",
-        base_checkpoint=lambda config: config["command"].get("base_checkpoint"),
-    ),
-}
+BACKENDS: Registry[Backend] = Registry(
+    "backend",
+    {
+        # armlab's own GRPO loop on the tiny CPU policy (training/train.py), scored by the armlab-builtin lm-eval model
+        "builtin": Backend(
+            train_module="armlab.training.train",
+            reads=("data", "base"),
+            outputs={"policy": "policy.pt", "steps": "steps.parquet", "manifest": "manifest.json"},
+            lm_eval_model="armlab-builtin",
+            checkpoint="policy.pt",
+            step_logs=True,
+            keeps_checkpoints=True,
+            eval_resources={"mem_mb": 2000, "runtime": 30},
+        ),
+        # TRL's GRPOTrainer on a Hugging Face causal LM (training/backends/trl_backend.py)
+        "trl": Backend(
+            train_module="armlab.training.backends.trl_backend",
+            reads=("data",),
+            outputs={"model": "model", "steps": "steps.parquet", "manifest": "manifest.json"},
+            directories=("model",),
+            lm_eval_model="hf",
+            checkpoint=None,
+            check=_check_trl,
+            section="trl",
+            base_checkpoint=lambda config: None if _trl_builtin_base(config) else config["trl"].get("model"),
+            exports_base=_trl_builtin_base,
+            keeps_checkpoints=True,
+        ),
+        # a user's trainer (verl, OpenRLHF, ...) run from a command template (training/backends/command.py)
+        "command": Backend(
+            train_module="armlab.training.backends.command",
+            reads=(),
+            outputs={"manifest": "manifest.json"},
+            lm_eval_model="hf",
+            checkpoint=None,
+            check=_check_command,
+            section="command",
+            base_checkpoint=lambda config: config["command"].get("base_checkpoint"),
+        ),
+    },
+)
 
 
 # the backends an arm may name in its own ``backend:`` key (arm_backend), beside the experiment's
