@@ -1,5 +1,6 @@
 """The backend registry: the workflow, validation and evaluation read each backend's entry, never its name."""
 
+import dataclasses
 import re
 import subprocess
 
@@ -7,7 +8,7 @@ import pytest
 import yaml
 from conftest import REPO, TINY
 
-from armlab.training.backends import BACKENDS, Backend, job_resources
+from armlab.training.backends import BACKENDS, job_resources
 from armlab.training.config import ConfigError, load_config, stage_config
 
 
@@ -52,18 +53,7 @@ def test_resources_come_from_the_registry_and_the_backend_section():
 
 def test_a_new_backend_is_one_registry_entry(monkeypatch, tmp_path, snakemake_bin):
     """Register a backend without touching the workflow: the one train rule runs its entry point and outputs."""
-    monkeypatch.setitem(
-        BACKENDS,
-        "builtin_copy",
-        Backend(
-            train_module="armlab.training.train",
-            reads=("data", "base"),
-            outputs={"policy": "policy.pt", "steps": "steps.parquet", "manifest": "manifest.json"},
-            lm_eval_model="armlab-builtin",
-            checkpoint="policy.pt",
-            step_logs=True,
-        ),
-    )
+    monkeypatch.setitem(BACKENDS, "builtin_copy", dataclasses.replace(BACKENDS["builtin"]))  # the same trainer
     raw = yaml.safe_load(TINY.read_text())
     config = load_config([TINY], {"backend": "builtin_copy"})
     assert stage_config(config, "train", "grpo") == stage_config(load_config([TINY]), "train", "grpo")
