@@ -6,7 +6,7 @@ design built in code tests as the configured analysis does. A leaf module: the s
 from here without importing the config's validation (no import circle).
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 DEFAULTS: dict[str, Any] = {
@@ -54,11 +54,10 @@ class Settings:
     subsets: dict  # name -> {benchmark: weight}, weights summing to 1
     rankings: dict | None  # name -> tuple of arms
     drop_incomplete: bool
-    # defaulted, so that settings written before these keys existed still load
-    equivalence_test: str = "sign_flip"
-    crossed_methods: tuple = ("components",)
-    power_replicates: int = 4000
-    statistics: dict = field(default_factory=dict)  # name -> {parameter: value}, every parameter given
-    pass_k: tuple = ()  # k of each pass@k measure
-    pairing: str = "paired"  # or "unpaired": runs not matched by seed, compared as independent samples
-    common_seeds_only: bool = False  # paired runs of different seed sets: keep the seeds every compared arm ran
+    equivalence_test: str
+    crossed_methods: tuple
+    power_replicates: int
+    statistics: dict  # name -> {parameter: value}, every parameter given
+    pass_k: tuple  # k of each pass@k measure
+    pairing: str  # or "unpaired": runs not matched by seed, compared as independent samples
+    common_seeds_only: bool  # paired runs of different seed sets: keep the seeds every compared arm ran

@@ -30,8 +30,8 @@ def points(x: float) -> str:
 
 
 def is_unpaired(table: pd.DataFrame) -> bool:
-    """Whether the comparisons are of independent runs (``analysis.pairing: unpaired``; no column: paired)."""
-    return "pairing" in table and bool((table["pairing"] == "unpaired").any())
+    """Whether the comparisons are of independent runs (``analysis.pairing: unpaired``)."""
+    return bool((table["pairing"] == "unpaired").any())
 
 
 def test_name(table: pd.DataFrame) -> str:
@@ -55,24 +55,24 @@ def _mde(x: float) -> str:
 
 
 def _mde_range(row: pd.Series) -> str:
-    """``"MDE (low–high)"`` in points; the range is absent from a frame built without it."""
+    """``"MDE (low–high)"`` in points."""
     shown = _mde(row["mde"])
-    if "mde_low" not in row or not np.isfinite(row["mde"]):
+    if not np.isfinite(row["mde"]):
         return shown
     return f"{shown} ({_mde(row['mde_low'])}–{_mde(row['mde_high'])})"
 
 
 def equivalence_shown(table: pd.DataFrame) -> pd.Series:
     """The equivalence column in words: yes, no, or "not attainable with n seeds" (no data could say yes)."""
-    attainable = table.get("equivalence_attainable", pd.Series(True, index=table.index)).astype(bool)
+    attainable = table["equivalence_attainable"].astype(bool)
     said = np.where(table["equivalent"].astype(bool), "yes", "no")
     sizes = [sizes_text(row) for row in table.itertuples()]
     return pd.Series(np.where(attainable, said, [f"not attainable with {n}" for n in sizes]), index=table.index)
 
 
 def higher_is_better(table: pd.DataFrame) -> pd.Series:
-    """Whether higher is better on each row (a frame without the column: always)."""
-    return table.get("higher_is_better", pd.Series(True, index=table.index)).astype(bool)
+    """Whether higher is better on each row."""
+    return table["higher_is_better"].astype(bool)
 
 
 def verdicts(table: pd.DataFrame) -> np.ndarray:
@@ -175,8 +175,8 @@ def markdown_cell(value: object) -> str:
 
 
 def equivalence_test(table: pd.DataFrame) -> str:
-    """The TOST that decided equivalence, in words (a frame without the column: its first interval)."""
-    method = table["equivalence_method"].iloc[0] if "equivalence_method" in table else None
+    """The TOST that decided equivalence, in words."""
+    method = table["equivalence_method"].iloc[0]
     if is_unpaired(table):
         return "the exact permutation TOST of independent runs"
     named: dict[str | None, str] = {"sign_flip": "the exact sign-flip TOST", "t": "the paired t-TOST"}
@@ -286,7 +286,7 @@ def latex_table(table: pd.DataFrame) -> str:
     sizes = "/".join(dict.fromkeys(sizes_text(row) for row in rows.itertuples()))
     procedure = (
         "Holm-adjusted over the family's arms"
-        if level == "summary" and (rows.get("stage", pd.Series("primary", index=rows.index)) == "primary").all()
+        if level == "summary" and (rows["stage"] == "primary").all()
         else "Holm-adjusted over the family's arms on the primary summary, and over all secondary summaries and "
         "benchmarks once every primary comparison is significant"
     )

@@ -53,14 +53,6 @@ def too_narrow(method: str, n: int, confidence: float) -> float | None:
     return cover if cover is not None and cover < confidence - TOLERANCE else None
 
 
-def descriptive_caveat(method: str, n: int, confidence: float) -> str | None:
-    """``(descriptive only: ...)`` for a verdict built on ``method``'s interval when it is too narrow, else ``None``."""
-    cover = too_narrow(method, n, confidence)
-    if cover is None:
-        return None
-    return f"(descriptive only: with {n} seeds a nominal {100 * confidence:g}% interval covers about {cover:.0%})"
-
-
 def bootstrap_sentence(n: int, methods: Iterable[str], confidence: float) -> str | None:
     """A note naming the bootstrap intervals that are too narrow with n seeds and their coverage, or ``None``."""
     narrow = {m: too_narrow(m, n, confidence) for m in methods}

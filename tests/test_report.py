@@ -260,6 +260,15 @@ def _comparisons(**columns):
         "p_value": 0.5,
         "p_holm": 0.5,
         "sd_diff": 0.01,
+        # the columns every analysis writes, at their plain values: paired, higher is better, decided by the sign-flip
+        "pairing": "paired",
+        "higher_is_better": True,
+        "equivalence_method": "sign_flip",
+        "equivalence_attainable": True,
+        "mde_low": 0.01,
+        "mde_high": 0.01,
+        "seeds_needed_low": 10.0,
+        "seeds_needed_high": 10.0,
     }
     frame = pd.DataFrame({key: [value] * n for key, value in base.items()})
     for key, values in columns.items():
@@ -289,6 +298,13 @@ SETTINGS = Settings(
     subsets={},
     rankings=None,
     drop_incomplete=False,
+    equivalence_test="sign_flip",
+    crossed_methods=("components",),
+    power_replicates=4000,
+    statistics={},
+    pass_k=(),
+    pairing="paired",
+    common_seeds_only=False,
 )
 
 
@@ -304,19 +320,24 @@ def test_headline_names_winners_losers_and_equivalent_arms_and_the_precision():
             equivalent=[False, False, True],
             mde=[0.01, 0.015, 0.02],
             seeds_needed=[6.0, 9.0, 12.0],
+            mde_low=[0.008, 0.012, 0.015],
+            mde_high=[0.02, 0.03, 0.04],
+            seeds_needed_low=[4.0, 6.0, 8.0],
+            seeds_needed_high=[12.0, 18.0, 24.0],
         )
     )
     assert list(rows["verdict"]) == ["better", "worse", "equivalent"]
     assert report.family_headline(rows, SETTINGS) == [
         "up beats ref by 3.00 points (95% interval at Holm's level: [+2.00, +4.00]; Holm p = 0.0078).",
         "down is worse than ref by 2.00 points (95% interval at Holm's level: [-3.00, -1.00]; Holm p = 0.0156).",
-        "same is equivalent to ref within ±1 point(s) (descriptive only: with 8 seeds a nominal 95% interval "
-        "covers about 89%).",
+        "same is equivalent to ref within ±1 point(s).",
         "Largest observed difference: up, +3.00 points (95% interval at Holm's level: [+2.00, +4.00]).",
     ]
     assert report.precision_sentence(rows, SETTINGS) == (
         "The smallest effect detectable with 8 seeds (power 0.8, level α/3) is 1.00–2.00 points at the observed "
-        "spread. Detecting 2 point(s) with power 0.8 needs 6–12 matched seeds at the observed spread."
+        "spread. Detecting 2 point(s) with power 0.8 needs 6–12 matched seeds at the observed spread. Power is the "
+        "exact sign-flip test's, for normal differences; over the 95% range of the spread with 8 seeds: detectable "
+        "effect 0.80–4.00 points and seeds needed 4–24."
     )
 
 
@@ -326,6 +347,7 @@ def test_verdicts_follow_holm_then_equivalence():
             "reject": [True, True, False, False, True],
             "mean_diff": [1, -1, 0, 0, 1],
             "equivalent": [False, False, True, False, True],
+            "higher_is_better": True,
         }
     )
     assert list(tables.verdicts(frame)) == ["better", "worse", "equivalent", "inconclusive", "better"]

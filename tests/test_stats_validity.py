@@ -78,17 +78,14 @@ def test_cannot_be_significant_is_exactly_where_nothing_was_rejected(n):
     assert (_row("equivalence_power", "sign_flip_tost", "normal", n)[0] == 0) == (2.0**-n > 0.05)
 
 
-def test_descriptive_only_is_derived_from_the_measured_coverage():
-    cover = validity.measured("coverage", "percentile", 8)[0]
-    assert validity.descriptive_caveat("percentile", 8, 0.95) == (
-        f"(descriptive only: with 8 seeds a nominal 95% interval covers about {cover:.0%})"
-    )
+def test_too_narrow_is_the_measured_coverage():
+    assert validity.too_narrow("percentile", 8, 0.95) == validity.measured("coverage", "percentile", 8)[0]
     # between measured seed counts the last one below is quoted (coverage grows with n)
     assert validity.coverage("bca", 13, 0.95) == validity.measured("coverage", "bca", 12)[0]
     # the exact intervals and TOSTs are never flagged; nothing is claimed for an unmeasured confidence
-    assert validity.descriptive_caveat("sign_flip", 3, 0.95) is None
-    assert validity.descriptive_caveat("t", 3, 0.95) is None
-    assert validity.descriptive_caveat("percentile", 8, 0.9) is None
+    assert validity.too_narrow("sign_flip", 3, 0.95) is None
+    assert validity.too_narrow("t", 3, 0.95) is None
+    assert validity.too_narrow("percentile", 8, 0.9) is None
     sentence = validity.bootstrap_sentence(3, ["percentile", "bca"], 0.95)
     low = [f"{validity.measured('coverage', m, 3)[0]:.0%}" for m in ("percentile", "bca")]
     assert f"cover about {low[0]} and {low[1]}" in sentence
