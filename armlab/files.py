@@ -583,7 +583,18 @@ def one_line_errors(main):
 
 # ----------------------------------------------------------------------------- provenance
 
-MANIFEST_PACKAGES = ("torch", "numpy", "pandas", "pyarrow", "datasets", "lm_eval", "snakemake", "scipy", "statsmodels")
+MANIFEST_PACKAGES = (
+    "torch",
+    "numpy",
+    "pandas",
+    "pyarrow",
+    "fastparquet",
+    "datasets",
+    "lm_eval",
+    "snakemake",
+    "scipy",
+    "statsmodels",
+)
 
 
 def _git(args: list[str], where: Path | None) -> str | None:

@@ -10,11 +10,15 @@ import yaml
 from conftest import REPO, report_build
 from packaging.requirements import Requirement
 
+from armlab import cli
+
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-BASE = {"numpy", "pandas", "pyarrow", "scipy", "matplotlib", "pyyaml", "jsonschema"}
-# import names of what the base install leaves out (torch, the workflow, evaluation, TRL, the development tools)
+BASE = {"numpy", "pandas", "fastparquet", "scipy", "matplotlib", "pyyaml", "jsonschema"}
+# import names of what the base install leaves out (torch and pyarrow, the workflow, evaluation, TRL, the development
+# tools)
 HEAVY = (
     "torch",
+    "pyarrow",
     "snakemake",
     "lm_eval",
     "datasets",
@@ -115,4 +119,18 @@ def test_analyze_report_and_plan_run_without_any_extra(tmp_path):
     assert run.returncode == 0, run.stderr[-2000:]
     assert "smallest Holm p" in run.stdout
     assert re.search(r"^compared [1-9]\d* \[\]$", run.stdout, re.M), run.stdout[-2000:]
-    assert (tmp_path / "analysis" / "comparisons.csv").exists() and (tmp_path / "report" / "index.html").exists()
+    # the same outputs as the full environment's, where pandas reads the parquet scores through pyarrow
+    full = tmp_path / "full"
+    assert cli.main(["analyze", config, "--scores", scores, "--out", str(full / "analysis")]) == 0
+    assert (
+        cli.main(
+            ["report", config, "--analysis", str(full / "analysis"), "--runs", str(results / "runs")]
+            + ["--out", str(full / "report")]
+        )
+        == 0
+    )
+    tables = sorted(p.name for p in (full / "analysis").glob("*.csv"))
+    assert "comparisons.csv" in tables and tables == sorted(p.name for p in (tmp_path / "analysis").glob("*.csv"))
+    for name in tables:
+        assert (tmp_path / "analysis" / name).read_bytes() == (full / "analysis" / name).read_bytes(), name
+    assert (tmp_path / "report" / "index.html").read_text() == (full / "report" / "index.html").read_text()
