@@ -1,29 +1,33 @@
 """armlab's statistical analysis: seed-matched paired comparisons of arms.
 
-It reads only the tidy scores table of docs/contracts.md. Modules, in the order data
-flows through them:
+It reads only the files of docs/contracts.md (the tidy scores table, run folders, lm-eval and verl outputs).
+In the order data flows through it:
 
-- :mod:`armlab.analysis.config` -- the config's ``comparisons`` and ``analysis`` settings;
-- :mod:`armlab.analysis.io` -- tidy files, converters (lm-eval output, wide CSV), validation;
-- :mod:`armlab.analysis.summaries` -- benchmark accuracy, domain-balanced / flat / subset summaries;
-- :mod:`armlab.analysis.statistics` -- the registry of per-run statistics (rliable's IQM, optimality gap);
-- :mod:`armlab.analysis.resampling` -- vectorized bootstrap intervals, exact sign-flip test;
-- :mod:`armlab.analysis.intervals` -- the registry of interval methods (``analysis.ci_methods``, ``crossed_methods``);
-- :mod:`armlab.analysis.multiplicity` -- Holm, the smallest p a design can reach;
-- :mod:`armlab.analysis.normal_theory` -- paired t interval and t-TOST, the crossed variance-components interval;
-- :mod:`armlab.analysis.power` -- equivalence, minimum detectable effect, seeds needed;
-- :mod:`armlab.analysis.validity` -- the measured validity table (coverage, size, FWER, power) the wording reads;
-- :mod:`armlab.analysis.paired` -- every comparison of a config as one table;
-- :mod:`armlab.analysis.improvement` -- the paired probability of improvement;
-- :mod:`armlab.analysis.profiles` -- performance profiles;
-- :mod:`armlab.analysis.sensitivity` -- rankings of arms and rank correlations between summaries;
-- :mod:`armlab.analysis.tables` -- Markdown and LaTeX tables, the report;
-- :mod:`armlab.analysis.pipeline` -- ``analyze`` / ``run_analysis`` / ``write_outputs``;
-- :mod:`armlab.analysis.commands` -- the ``armlab analyze`` and ``armlab report`` subcommands (see :mod:`armlab.cli`).
-- :mod:`armlab.analysis.api` -- the Python API: ``compare`` on a DataFrame, ``from_score_arrays`` (rliable-style).
+- the statistics, :mod:`armlab.analysis.stats`: pure functions over arrays with keyword options (exact tests
+  and intervals, interval methods by name, Holm, normal theory, power, the sequential design, sampling noise,
+  per-run statistics); they import nothing above them but :mod:`~armlab.analysis.errors` and
+  :mod:`~armlab.analysis.defaults`;
+- the config: :mod:`~armlab.analysis.defaults` (the ``analysis:`` defaults, once), :mod:`~armlab.analysis.settings`
+  (validated settings, and the options they give the statistics), :mod:`~armlab.analysis.config` (``comparisons``,
+  ``analysis``, ``input``, ``predictions``);
+- the inputs: :mod:`~armlab.analysis.io` (tidy files, converters from lm-eval, wide CSV and verl, validation);
+- the computation: :mod:`~armlab.analysis.summaries` (benchmark accuracy and the summaries),
+  :mod:`~armlab.analysis.paired` (every comparison as one table), :mod:`~armlab.analysis.improvement`,
+  :mod:`~armlab.analysis.profiles`, :mod:`~armlab.analysis.sensitivity`, :mod:`~armlab.analysis.sampled` (k
+  answers per item), :mod:`~armlab.analysis.waves` (the sequential design's looks and ledger),
+  :mod:`~armlab.analysis.predictions` (preregistered predictions and their lock), :mod:`~armlab.analysis.curves`
+  (learning curves), :mod:`~armlab.analysis.validity` with :mod:`~armlab.analysis.validity_measured` (the measured
+  validity the wording reads), :mod:`~armlab.analysis.planning` (``armlab plan``),
+  :mod:`~armlab.analysis.synthetic` (simulations with known truth);
+- the outputs: :mod:`~armlab.analysis.outputs` (the catalogue of analysis tables, for the writer and the reader),
+  :mod:`~armlab.analysis.pipeline` (``run_analysis`` / ``write_outputs``), :mod:`~armlab.analysis.tables`
+  (Markdown and LaTeX tables, verdict lines), :mod:`~armlab.analysis.figures`, :mod:`~armlab.analysis.report`
+  (the HTML report);
+- the entry points: :mod:`~armlab.analysis.commands` (``armlab analyze``, ``report``, ``curves``, ``plan``; see
+  :mod:`armlab.cli`) and :mod:`~armlab.analysis.api` (``compare`` on a DataFrame, ``from_score_arrays``).
 
-The package namespace stays light (the CLI imports it before knowing the
-subcommand); import the modules above directly.
+The package namespace stays light (the CLI imports it before knowing the subcommand); import the modules above
+directly.
 """
 
 from armlab.analysis.errors import AnalysisInputError

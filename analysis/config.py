@@ -35,7 +35,7 @@ resamples              10000         bootstrap resamples
 ci_methods             []            intervals over seeds shown after the first one
                                      (always the sign-flip test's interval), one row
                                      each in comparisons.csv: t, percentile, bca
-                                     (:data:`armlab.analysis.intervals.SEED_METHODS`);
+                                     (:data:`armlab.analysis.stats.intervals.SEED_METHODS`);
                                      percentile and bca are too narrow at few seeds,
                                      so they are opt-in
 equivalence_test       sign_flip     TOST that decides equivalence: sign_flip (exact)
@@ -45,7 +45,7 @@ item_bootstrap         false         add crossed seeds x items intervals over ne
 crossed_methods        [components]  crossed intervals: components (variance
                                      components, Satterthwaite df) and/or percentile
                                      (pigeonhole bootstrap, conservative;
-                                     :data:`armlab.analysis.intervals.CROSSED_METHODS`)
+                                     :data:`armlab.analysis.stats.intervals.CROSSED_METHODS`)
 equivalence_margin     0.01          delta, in score units (0.01 = one point)
 power                  0.8           target power for the MDE and seeds needed
 power_effect           0.01          effect (score units) for ``seeds_needed``
@@ -60,13 +60,13 @@ subsets                {}            ``{name: [benchmarks]}`` (equal weights) or
 statistics             []            per-run statistics compared like summaries
                                      (secondary cells): ``[iqm, optimality_gap]``,
                                      or ``{optimality_gap: {gamma: 0.9}}`` to set
-                                     parameters (:data:`armlab.analysis.statistics.STATISTICS`)
+                                     parameters (:data:`armlab.analysis.stats.statistics.STATISTICS`)
 rankings               null          ``{name: [arms]}``; default one per family
                                      (its reference and arms)
 pairing                paired        paired: runs matched by seed, the sign-flip test
                                      of paired differences; unpaired: independent
                                      runs, the exact permutation test of run-level
-                                     scores (:func:`armlab.analysis.resampling.permutation`)
+                                     scores (:func:`armlab.analysis.stats.resampling.permutation`)
 common_seeds_only      false         paired runs whose arms ran different seeds: keep
                                      the seeds every compared arm ran, list the rest
                                      as dropped (default: refused)
@@ -91,10 +91,11 @@ from typing import NoReturn
 
 import yaml
 
+from armlab.analysis.defaults import DEFAULTS
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.predictions import Prediction, parse_predictions
-from armlab.analysis.sequential import Design
-from armlab.analysis.settings import DEFAULTS, Settings
+from armlab.analysis.settings import Settings
+from armlab.analysis.stats.sequential import Design
 from armlab.configfile import (
     SEQUENTIAL_DEFAULTS,
     ConfigError,
@@ -336,7 +337,7 @@ def _parse_benchmarks(
 
     No benchmark or domain is named like a built-in summary or a statistic, nor a benchmark like a subset: its
     column would merge with that measure's."""
-    from armlab.analysis.statistics import STATISTICS
+    from armlab.analysis.stats.statistics import STATISTICS
     from armlab.analysis.summaries import BUILT_IN
 
     built_in = {**dict.fromkeys(BUILT_IN, "a built-in summary"), **dict.fromkeys(STATISTICS, "a statistic")}
@@ -396,7 +397,7 @@ def _parse_settings(section: dict, source: str) -> Settings:
             fail(key, f"a {'' if empty else 'non-empty '}list drawn from {sorted(allowed)}")
         return tuple(dict.fromkeys(s[key]))
 
-    from armlab.analysis import intervals  # the registries import scipy: only once a config is parsed
+    from armlab.analysis.stats import intervals  # the registries import scipy: only once a config is parsed
 
     if s["equivalence_test"] not in ("sign_flip", "t"):
         fail("equivalence_test", "sign_flip or t")
@@ -445,7 +446,7 @@ def _parse_pass_k(value: list[int] | None, source: str) -> tuple[int, ...]:
 
 
 def _parse_subsets(value: dict, source: str) -> dict[str, dict[str, float]]:
-    from armlab.analysis.statistics import STATISTICS
+    from armlab.analysis.stats.statistics import STATISTICS
 
     # lazily: summaries imports armlab.analysis.io, which imports this module
     from armlab.analysis.summaries import BUILT_IN
@@ -477,7 +478,7 @@ def _parse_subsets(value: dict, source: str) -> dict[str, dict[str, float]]:
 
 def _parse_statistics(value: list[str] | dict, source: str) -> dict[str, dict[str, float]]:
     """``[names]`` or ``{name: {parameter: number}}`` -> ``{name: parameters}``, defaults filled in."""
-    from armlab.analysis import statistics
+    from armlab.analysis.stats import statistics
 
     where = f"{source}: analysis.statistics"
     if isinstance(value, list) and all(isinstance(name, str) for name in value):

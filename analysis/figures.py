@@ -37,7 +37,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from armlab.analysis import power, resampling
+from armlab.analysis.stats import power, resampling
 from armlab.analysis.tables import higher_is_better, is_unpaired, sizes_text, verdicts
 from armlab.contract import BASE_ARM
 
@@ -375,7 +375,7 @@ def power_plot(
     Each arm's line uses the observed standard deviation of its paired
     differences on the primary summary, at the family's first Holm level
     α/k and ``settings.power``: the power of the exact sign-flip test
-    (:func:`armlab.analysis.power.minimum_detectable_effect`); unpaired, of the
+    (:func:`armlab.analysis.stats.power.minimum_detectable_effect`); unpaired, of the
     permutation test with as many runs of each arm, at the pooled sd of runs.
     Seeds with which the test cannot reach α/k at all are shaded;
     the dotted line is the seeds used, the dashed one ``settings.power_effect``.
@@ -393,7 +393,7 @@ def power_plot(
         block = rows[rows["family"] == family]
         level = settings.alpha / len(block)
         styles_here = styles or arm_styles(block["arm"])
-        limits: Mapping[str, Any] = power.options(settings)
+        limits: Mapping[str, Any] = settings.power_options()
         for row in block.itertuples():
             mde = power.minimum_detectable_effect(
                 np.full(len(seeds), row.sd_diff), seeds, level=level, n_reference=other, **limits

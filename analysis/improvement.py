@@ -14,7 +14,7 @@ w_s the seed's share over benchmarks, P = mean(w). Swapping arm and
 reference within a seed turns w_s into 1 - w_s, so the exact sign-flip test
 of w - 1/2 (``p_value``, unadjusted) is a randomization test of "arm and
 reference are exchangeable within seeds"; the intervals are the
-comparisons' (:mod:`armlab.analysis.intervals`) for the mean of w, clipped to
+comparisons' (:mod:`armlab.analysis.stats.intervals`) for the mean of w, clipped to
 [0, 1]. They assume w symmetric about P, which a bounded, discrete w is only
 approximately; their coverage is not in the validity table. The table is
 descriptive: the family's verdicts are the comparisons'.
@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from armlab.analysis import intervals, paired
+from armlab.analysis import paired
+from armlab.analysis.stats import intervals
 
 if TYPE_CHECKING:
     from armlab.analysis.config import Comparison
@@ -73,7 +74,7 @@ def probability_of_improvement(
     found = {}
     for n, members in by_n.items():
         wins = np.stack([seed_wins(pairs[i].diffs) for i in members])
-        block = intervals.Block(wins - 0.5, settings)
+        block = intervals.Block(wins - 0.5, **settings.interval_options())
         methods = intervals.seed_intervals(block)
         for j, i in enumerate(members):
             found[i] = pd.DataFrame(

@@ -1,22 +1,22 @@
 """Seed-matched comparisons of each arm with its reference, family by family.
 
 For every family, arm and measure (each summary, each statistic of
-:mod:`armlab.analysis.statistics` and, optionally, each benchmark), the paired
+:mod:`armlab.analysis.stats.statistics` and, optionally, each benchmark), the paired
 differences d_s = value(arm, s) - value(reference, s) over the matched seeds
 give: the mean difference; the exact sign-flip p and the interval that
 inverts the same test (the paired t interval where no data could make it
-reject), then the other intervals the config names (:mod:`armlab.analysis.intervals`:
+reject), then the other intervals the config names (:mod:`armlab.analysis.stats.intervals`:
 paired t, percentile and BCa bootstrap, crossed seeds x items); the
 family-wise adjusted p (Holm across
 arms on the primary summary, the other cells gatekept behind it, see
-:mod:`armlab.analysis.multiplicity`) and the smallest one the design can reach;
+:mod:`armlab.analysis.stats.multiplicity`) and the smallest one the design can reach;
 equivalence within +-delta by an exact sign-flip TOST (or a paired t-TOST);
 the minimum detectable effect and the seeds needed for a given effect, from
 the sign-flip test's own power, with a range for the uncertainty of the
 spread.
 
 Comparisons with the same number of seeds share one set of resamples
-(:mod:`armlab.analysis.intervals`), so the results do not depend on which other
+(:mod:`armlab.analysis.stats.intervals`), so the results do not depend on which other
 comparisons are in the config.
 """
 
@@ -30,8 +30,9 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import pandas as pd
 
-from armlab.analysis import intervals, multiplicity, normal_theory, power, resampling, validity
+from armlab.analysis import validity
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.stats import intervals, multiplicity, normal_theory, power, resampling
 
 if TYPE_CHECKING:
     from armlab.analysis.config import Comparison
@@ -135,8 +136,8 @@ def _block(samples: Sequence[Pair | Independent], settings: Settings) -> interva
     if isinstance(samples[0], Independent):
         independent = cast(Sequence[Independent], samples)
         x, y = stacked([s.runs for s in independent]), stacked([s.reference_runs for s in independent])
-        return intervals.UnpairedBlock(x, y, settings)
-    return intervals.Block(stacked([s.diffs for s in cast(Sequence[Pair], samples)]), settings)
+        return intervals.UnpairedBlock(x, y, exact=settings.exact_test(), seed=settings.bootstrap_seed)
+    return intervals.Block(stacked([s.diffs for s in cast(Sequence[Pair], samples)]), **settings.interval_options())
 
 
 def paired_differences(values: pd.DataFrame, comparisons: Sequence[Comparison]) -> list[Pair]:
@@ -193,7 +194,7 @@ def compare(
 
     blocks = []
     for (n, n_reference), members in sorted(by_n.items()):
-        stats = block_statistics(_block([pairs[i] for i in members], settings))
+        stats = block_statistics(_block([pairs[i] for i in members], settings), settings)
         if settings.item_bootstrap and items is not None:
             stats["intervals"] |= _crossed_intervals(  # paired only (config): the samples are Pairs
                 cast(list[Pair], [pairs[i] for i in members]), items, measure_weights, measures, settings
@@ -249,7 +250,7 @@ def _with_family_procedure(table: pd.DataFrame, primary: str, settings: Settings
     Each (family, measure, arm) has one p, shared by its interval-method
     rows. Stage ``primary``: the primary summary, Holm across the family's
     arms; ``secondary``: every other cell, Holm over all of them once every
-    primary comparison rejects (:func:`armlab.analysis.multiplicity.gatekept_holm`).
+    primary comparison rejects (:func:`armlab.analysis.stats.multiplicity.gatekept_holm`).
     """
     table = table.assign(stage=np.where(table["measure"] == primary, "primary", "secondary"))
     cells = table.drop_duplicates(["family", "measure", "arm"])
@@ -341,10 +342,10 @@ def _with_decision_intervals(
                 np.stack([getattr(samples[(c.family, c.arm)], side)[c.measure].to_numpy() for c in chosen])
                 for side in ("runs", "reference_runs")
             )
-            block = intervals.UnpairedBlock(x, y, at_level)
+            block = intervals.UnpairedBlock(x, y, exact=at_level.exact_test(), seed=at_level.bootstrap_seed)
         else:
             d = np.stack([cast(Pair, samples[(c.family, c.arm)]).diffs[c.measure].to_numpy() for c in chosen])
-            block = intervals.Block(d, at_level, methods=())
+            block = intervals.Block(d, **at_level.interval_options(methods=()))
         cells.loc[group.index, ["decision_low", "decision_high"]] = block.test["ci"]
     keep = ["family", "measure", "arm", "decision_level", "decision_low", "decision_high"]
     return table.merge(cells[keep], on=["family", "measure", "arm"], how="left")
@@ -358,7 +359,7 @@ def _with_power(table: pd.DataFrame, settings: Settings) -> pd.DataFrame:
     degrees of freedom); all rows are computed at once.
     """
     sd, n, level = table["sd_diff"].to_numpy(), table["n_seeds"].to_numpy(), table.pop("power_level").to_numpy()
-    limits: Mapping[str, Any] = power.options(settings)
+    limits: Mapping[str, Any] = settings.power_options()
     unpaired = settings.pairing == "unpaired"
     n_reference = table["n_reference_seeds"].to_numpy() if unpaired else 0
     low, high = power.sd_interval(sd, n + n_reference - 1 if unpaired else n, settings.confidence)
@@ -434,15 +435,14 @@ def seed_statistics(d: np.ndarray, settings: Settings) -> dict:
     """Mean, sd, sign-flip p, equivalence and the interval of each method for the rows of ``d`` (K x n).
 
     ``intervals`` maps method -> ``(ci (K, 2), note (K,))``
-    (:func:`armlab.analysis.intervals.seed_intervals`); a non-empty note says which
+    (:func:`armlab.analysis.stats.intervals.seed_intervals`); a non-empty note says which
     interval was shown instead of the method's.
     """
-    return block_statistics(intervals.Block(d, settings))
+    return block_statistics(intervals.Block(d, **settings.interval_options()), settings)
 
 
-def block_statistics(block: intervals.Block | intervals.UnpairedBlock) -> dict:
+def block_statistics(block: intervals.Block | intervals.UnpairedBlock, settings: Settings) -> dict:
     """:func:`seed_statistics` of a block: paired differences, or (unpaired) two samples of runs per row."""
-    settings = block.settings
     flip = block.test
     if settings.equivalence_test == "t":
         if not isinstance(block, intervals.Block):  # the config refuses t with pairing: unpaired
@@ -488,7 +488,13 @@ def _crossed_intervals(
                 ]
             )
         )
-    crossed = intervals.Crossed(item_diffs, measure_weights.loc[np.asarray(measures)[weighted]].to_numpy(), settings)
+    crossed = intervals.Crossed(
+        item_diffs,
+        measure_weights.loc[np.asarray(measures)[weighted]].to_numpy(),
+        confidence=settings.confidence,
+        resamples=settings.resamples,
+        seed=settings.bootstrap_seed,
+    )
     note = np.tile(np.where(weighted, "", NOT_WEIGHTED).astype(object), len(pairs))
     out = {}
     for method, ci in intervals.crossed_intervals(crossed, settings.crossed_methods).items():

@@ -24,13 +24,13 @@ from armlab.analysis import (
     profiles,
     sampled,
     sensitivity,
-    statistics,
     summaries,
     tables,
     waves,
 )
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.outputs import AnalysisResult
+from armlab.analysis.stats import statistics
 
 if TYPE_CHECKING:
     from armlab.analysis.config import Config

@@ -2,7 +2,7 @@
 
 Per comparison family, with the configured seeds: the smallest Holm-adjusted p
 any data could give its primary comparisons and its gatekept secondary cells
-(:func:`armlab.analysis.multiplicity.min_attainable_p` of the exact sign-flip test's
+(:func:`armlab.analysis.stats.multiplicity.min_attainable_p` of the exact sign-flip test's
 smallest p, the numbers the analysis reports as ``min_attainable_p``), the
 fewest seeds with which a significant result is possible at all, whether the
 equivalence test can ever conclude, and, given the sd of the paired
@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from armlab.analysis import multiplicity, resampling
 from armlab.analysis.config import Config, compared_measures
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.stats import multiplicity, resampling
 from armlab.contract import PROBE
 
 if TYPE_CHECKING:
-    from armlab.analysis.sequential import Design
+    from armlab.analysis.stats.sequential import Design
 
 PLAN_KEYS = ("sd", "effect")
 SEARCH_MAX_SEEDS = 64  # the fewest seeds that can reach alpha is looked for up to here
@@ -140,9 +140,9 @@ def plan_families(
         )
         planned = {}
         if sd is not None:
-            from armlab.analysis import power  # scipy.stats, only when there is an sd to plan with
+            from armlab.analysis.stats import power  # scipy.stats, only when there is an sd to plan with
 
-            limits, size = power.options(settings), effect or settings.power_effect
+            limits, size = settings.power_options(), effect or settings.power_effect
             planned = {
                 "sd": sd,
                 "effect": size,
@@ -232,7 +232,7 @@ def sequential_plans(config: Config) -> list[SequentialPlan]:
     """The earliest look of each family that can decide, found by running the design's own test on the most
     decisive data: every arm's paired differences equal and positive (the most extreme sign-flip path, so no
     data could differ sooner) or all zero (as far from either margin as data can be)."""
-    from armlab.analysis import sequential
+    from armlab.analysis.stats import sequential
 
     design = _design(config)
 

@@ -6,7 +6,7 @@ for an arm with n seeds and B benchmarks, the profile at tau is the share of
 its n x B benchmark accuracies above tau, ``mean(scores > tau)``. A profile
 that lies above another everywhere is better for every threshold (stochastic
 dominance). The band is the percentile bootstrap over seeds
-(:mod:`armlab.analysis.intervals`, the comparisons' resamples): rliable resamples
+(:mod:`armlab.analysis.stats.intervals`, the comparisons' resamples): rliable resamples
 runs within each task, armlab whole seeds, which keeps a seed's benchmarks
 together. Like every percentile interval over few seeds it is too narrow
 (about 75% coverage at 3 seeds for a nominal 95%, analysis/README.md).
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from armlab.analysis import intervals
+from armlab.analysis.stats import intervals
 
 if TYPE_CHECKING:
     from armlab.analysis.settings import Settings
@@ -42,7 +42,7 @@ def performance_profiles(
         above = accuracy.loc[arm].to_numpy()[:, :, None] > thresholds  # seeds x benchmarks x thresholds
         # thresholds below or above every score give the same row: bootstrap each distinct row once
         distinct, row_of = np.unique(above.mean(axis=1).T, axis=0, return_inverse=True)  # thresholds x seeds
-        band, _ = intervals.SEED_METHODS[BAND](intervals.Block(distinct, settings, methods=(BAND,)))
+        band, _ = intervals.SEED_METHODS[BAND](intervals.Block(distinct, **settings.interval_options(methods=(BAND,))))
         band = band[row_of.ravel()]
         frames.append(
             pd.DataFrame(

@@ -801,7 +801,7 @@ def sampling_section(analysis: Analysis, pass_figures: Mapping[str, str]) -> str
             + muted(
                 "Share of the variance of each mean paired difference from training seeds (seed effect and "
                 "seed × item interaction), from the finite item set, and from sampling k answers per item; "
-                "method of moments (analysis/sampling.py) on the per-item counts, with the two arms' answers "
+                "method of moments (analysis/stats/sampling.py) on the per-item counts, with the two arms' answers "
                 "paired by sample where the evaluations kept their verdicts (arms of a seed share their "
                 "sampling stream, so their errors are correlated). Sampling is blank where it cannot be "
                 "separated from training (one answer per item)."

@@ -2,7 +2,7 @@
 
 Every function here starts from the validated tidy table (one row per run, benchmark and item, with
 ``n_samples`` answers of which ``n_correct`` were right) and calls the estimators of
-:mod:`armlab.analysis.sampling`:
+:mod:`armlab.analysis.stats.sampling`:
 
 - :func:`pass_at_k_per_run`: each run's pass@k for every k of ``analysis.pass_k``, weighted over benchmarks
   like the primary summary, so that each pass@k is a measure compared seed by seed like accuracy;
@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 from armlab import layout
-from armlab.analysis import sampling
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.stats import sampling
 from armlab.contract import BASE_ARM, PER_BENCHMARK_ITEM, RUN
 from armlab.files import BadFile, read_json, verify_file
 from armlab.lazy import lazy_module

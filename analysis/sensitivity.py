@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from armlab.analysis import resampling
+from armlab.analysis.stats import resampling
 
 
 def rankings(
@@ -30,11 +30,11 @@ def rankings(
     Returns rows (ranking, summary, arm, mean, rank, separated); rank 1 is the
     best mean (the highest, or the lowest where lower is better), ties share
     the best rank. ``separated``: whether the exact sign-flip interval
-    (:func:`armlab.analysis.resampling.sign_flip`, Hartigan 1969) of the paired
+    (:func:`armlab.analysis.stats.resampling.sign_flip`, Hartigan 1969) of the paired
     difference to the next-ranked arm, over their common seeds, excludes 0 at
     ``confidence`` (unadjusted, descriptive; False where it cannot, NaN for the last arm).
     With ``unpaired`` (runs not matched by seed) the exact permutation
-    test's interval of their runs (:func:`armlab.analysis.resampling.permutation`) instead.
+    test's interval of their runs (:func:`armlab.analysis.stats.resampling.permutation`) instead.
     """
     means = summaries.groupby(level="arm").mean()
     rows = []

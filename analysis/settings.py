@@ -1,38 +1,20 @@
-"""The ``analysis:`` section of a config: its defaults, defined once, and the validated :class:`Settings`.
+"""The validated ``analysis:`` section of a config, :class:`Settings`, and the options it gives the statistics.
 
 Keys and meanings are documented in :mod:`armlab.analysis.config`, which validates the section and fills in
-:data:`DEFAULTS`; :class:`armlab.analysis.sequential.Design` takes its test settings' defaults from them, so that a
-design built in code tests as the configured analysis does. A leaf module: the statistics import :class:`Settings`
-from here without importing the config's validation (no import circle).
+:data:`armlab.analysis.defaults.DEFAULTS`. The statistics never see :class:`Settings`: they take keyword
+arguments, which :meth:`Settings.interval_options` and :meth:`Settings.power_options` give for a configured
+analysis. The modules above the statistics import :class:`Settings` from here without importing the config's
+validation (no import circle).
 """
 
-from dataclasses import dataclass
-from typing import Any
+from __future__ import annotations
 
-DEFAULTS: dict[str, Any] = {
-    "alpha": 0.05,
-    "confidence": 0.95,
-    "resamples": 10_000,
-    "ci_methods": [],
-    "equivalence_test": "sign_flip",
-    "item_bootstrap": False,
-    "crossed_methods": ["components"],
-    "equivalence_margin": 0.01,
-    "power": 0.8,
-    "power_effect": 0.01,
-    "bootstrap_seed": 0,
-    "power_replicates": 4000,
-    "exact_max_seeds": 20,
-    "sign_flip_resamples": 100_000,
-    "per_benchmark": True,
-    "subsets": {},
-    "statistics": [],
-    "rankings": None,
-    "drop_incomplete": False,
-    "pass_k": None,
-    "pairing": "paired",
-    "common_seeds_only": False,
-}
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from armlab.analysis.stats.intervals import ExactTest
+    from armlab.analysis.stats.power import Options
 
 
 @dataclass(frozen=True)
@@ -61,3 +43,37 @@ class Settings:
     pass_k: tuple  # k of each pass@k measure
     pairing: str  # or "unpaired": runs not matched by seed, compared as independent samples
     common_seeds_only: bool  # paired runs of different seed sets: keep the seeds every compared arm ran
+
+    def exact_test(self) -> ExactTest:
+        """The options of the exact sign-flip and permutation tests."""
+        from armlab.analysis.stats.intervals import ExactTest  # imports scipy: only once a statistic is computed
+
+        return ExactTest(
+            confidence=self.confidence,
+            alpha=self.alpha,
+            margin=self.equivalence_margin,
+            max_exact=self.exact_max_seeds,
+            resamples=self.sign_flip_resamples,
+        )
+
+    def interval_options(self, methods: tuple[str, ...] | None = None) -> dict[str, Any]:
+        """The keyword arguments of :class:`armlab.analysis.stats.intervals.Block`.
+
+        ``methods``: default ``ci_methods``.
+        """
+        return {
+            "exact": self.exact_test(),
+            "resamples": self.resamples,
+            "seed": self.bootstrap_seed,
+            "methods": self.ci_methods if methods is None else methods,
+        }
+
+    def power_options(self) -> Options:
+        """The keyword arguments of :func:`armlab.analysis.stats.power.minimum_detectable_effect`, ``seeds_needed``."""
+        return {
+            "power": self.power,
+            "replicates": self.power_replicates,
+            "seed": self.bootstrap_seed,
+            "max_exact": self.exact_max_seeds,
+            "resamples": self.sign_flip_resamples,
+        }

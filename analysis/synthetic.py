@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
-from armlab.analysis import intervals, multiplicity, normal_theory, paired, power, resampling, summaries
+from armlab.analysis import paired, summaries
+from armlab.analysis.stats import intervals, multiplicity, normal_theory, power, resampling
 
 if TYPE_CHECKING:
     from armlab.analysis.settings import Settings
@@ -98,7 +99,7 @@ def bootstrap_coverage(
     rng: np.random.Generator,
     block: int = 4000,
 ) -> dict[str, float]:
-    """Coverage of the true mean by the percentile and BCa intervals over n seeds (:mod:`armlab.analysis.resampling`).
+    """Coverage of the true mean by the percentile and BCa intervals over n seeds (:mod:`.stats.resampling`).
 
     The intervals are shift-equivariant, so the true mean is 0 without loss.
     All replicates share one set of resamples, as comparisons do; they are
@@ -181,7 +182,7 @@ def family_validity(
     noise. ``effect`` shifts every arm on the first benchmark only, so the
     summaries and that benchmark differ and the other benchmarks are true
     nulls. Returns the FWER over the true nulls under the family's gatekept
-    Holm (:func:`armlab.analysis.multiplicity.gatekept_holm`) and, for contrast,
+    Holm (:func:`armlab.analysis.stats.multiplicity.gatekept_holm`) and, for contrast,
     under e2d0814's Holm within each measure.
     """
     names = grid_benchmarks(benchmarks)
@@ -212,8 +213,8 @@ def power_validity(
     """Power of the sign-flip test at the MDE the analysis reports, at the first Holm level alpha / arms.
 
     The MDE is computed for the true sd (1); differences with that mean are
-    drawn and tested by :func:`armlab.analysis.resampling.sign_flip_pvalue`, which
-    is not the simulation inside :mod:`armlab.analysis.power`. For contrast, the
+    drawn and tested by :func:`armlab.analysis.stats.resampling.sign_flip_pvalue`, which
+    is not the simulation inside :mod:`armlab.analysis.stats.power`. For contrast, the
     same at e2d0814's MDE, the t-test's. ``range_covers``: the share of
     replicates whose MDE range (the MDE at both ends of the chi-square
     interval for the sd from the replicate's own spread) contains the MDE at

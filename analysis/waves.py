@@ -8,7 +8,7 @@ In ``results/<experiment>/sequential/``:
     time and the commit. A workflow whose config hashes differently is refused before any job runs.
 ``looks.jsonl``
     one JSON line per look, appended and never rewritten: the look, its seed count, every open arm's statistic,
-    boundary, level and decision (:class:`armlab.analysis.sequential.ArmLook`), the arms still open, the runs spent.
+    boundary, level and decision (:class:`~armlab.analysis.stats.sequential.ArmLook`), the arms open, the runs spent.
 ``look-<k>.json``
     the checkpoint output of look k (workflows/rules/sequential.smk): the same record plus the runs the next
     wave needs; Snakemake reads it to grow the DAG.
@@ -33,9 +33,10 @@ import numpy as np
 import pandas as pd
 
 from armlab import files, layout
-from armlab.analysis import sequential, summaries
+from armlab.analysis import summaries
 from armlab.analysis.config import Config, parse_config
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.stats import sequential
 from armlab.configfile import ConfigError, seed_list
 
 LOCK, LEDGER = layout.DESIGN_LOCK, layout.LOOKS_LEDGER

@@ -254,7 +254,7 @@ def load_configs(paths, overrides: dict | None = None) -> dict:
 
 
 # the defaults of a sequential design's optional keys (``seeds: {initial, wave, max, start, spending}``), defined once:
-# config validation, the seed list, the analysis and armlab.analysis.sequential.Design all take them from here
+# config validation, the seed list, the analysis and armlab.analysis.stats.sequential.Design all take them from here
 SEQUENTIAL_DEFAULTS: dict[str, Any] = {"start": 1, "spending": "obrien_fleming"}
 
 

@@ -1,7 +1,7 @@
 """Bias of the variance components (training seeds, items, evaluation sampling) by simulation with known truth.
 
 Simulates paired differences d[s, i] = a_i + t_s + g_si + e_si per benchmark, e_si the evaluation-sampling
-error of k binary answers per cell and arm, and runs :func:`armlab.analysis.sampling.variance_components` on
+error of k binary answers per cell and arm, and runs :func:`armlab.analysis.stats.sampling.variance_components` on
 every replicate at once (replicates are its comparison axis). Prints, per regime, each component's mean
 estimate over the truth with its Monte-Carlo standard error, and how often an estimate came out negative.
 
@@ -23,7 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from armlab.analysis import sampling  # noqa: E402
+from armlab.analysis.stats import sampling  # noqa: E402
 
 
 @dataclass(frozen=True)

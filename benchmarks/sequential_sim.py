@@ -27,8 +27,8 @@ from multiprocessing import Pool
 
 import numpy as np
 
-from armlab.analysis.resampling import sign_flip_pvalue
-from armlab.analysis.sequential import DIFFERS, EQUIVALENT, Design, run_family
+from armlab.analysis.stats.resampling import sign_flip_pvalue
+from armlab.analysis.stats.sequential import DIFFERS, EQUIVALENT, Design, run_family
 
 ALPHA = 0.05
 MARGIN = 0.5  # equivalence margin in SD units: half the SD of a paired difference

@@ -1,7 +1,7 @@
 """Size, coverage and equivalence error of the unpaired permutation test by simulation with known truth.
 
 For independent runs (``analysis.pairing: unpaired``) every comparison is the exact two-sample
-permutation test of run-level scores (:func:`armlab.analysis.resampling.permutation`). Per design (runs of the
+permutation test of run-level scores (:func:`armlab.analysis.stats.resampling.permutation`). Per design (runs of the
 arm vs runs of the reference) and noise law (normal; exponential, i.e. skewed), it draws ``--replicates``
 experiments with known truth and prints:
 
@@ -27,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from armlab.analysis import resampling  # noqa: E402
+from armlab.analysis.stats import resampling  # noqa: E402
 
 DESIGNS = [(3, 3), (4, 4), (5, 5), (6, 6), (8, 8), (10, 10), (12, 12), (4, 8), (6, 10)]
 ALPHA, CONFIDENCE, MARGIN = 0.05, 0.95, 0.5  # margin in sd units of the runs

@@ -16,7 +16,7 @@
 #
 # Power planning from an existing experiment: the spread of its paired differences (arm − reference,
 # seed by seed) says how small an effect a given number of seeds can detect, and how many seeds an
-# effect of interest needs. Two limits apply (see `analysis/power.py`):
+# effect of interest needs. Two limits apply (see `analysis/stats/power.py`):
 #
 # 1. the exact sign-flip test over n seeds cannot give p below 2/2ⁿ, and Holm asks the best
 #    comparison of a family of k for α/k, so below a floor of seeds nothing can be significant;
@@ -34,8 +34,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from armlab.analysis import config, figures, io, pipeline, power, report
-from armlab.analysis.resampling import min_sign_flip_pvalue
+from armlab.analysis import config, figures, io, pipeline, report
+from armlab.analysis.stats import power
+from armlab.analysis.stats.resampling import min_sign_flip_pvalue
 
 ROOT = next(p for p in (Path.cwd(), *Path.cwd().parents) if (p / "pyproject.toml").exists())
 CONFIG = Path(os.environ.get("ARMLAB_CONFIG", ROOT / "config" / "config.yaml"))
@@ -77,7 +78,7 @@ floor
 # `inf`: with that many seeds the sign-flip test cannot reach α/k, whatever the effect.
 
 # %%
-limits = power.options(settings)
+limits = settings.power_options()
 sd, level = rows["sd_diff"].to_numpy(), rows["first_holm_level"].to_numpy()
 index = pd.MultiIndex.from_frame(rows[["family", "arm"]])
 mde = pd.DataFrame({n: 100 * power.minimum_detectable_effect(sd, n, level=level, **limits) for n in SEEDS}, index=index)

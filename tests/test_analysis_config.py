@@ -8,7 +8,7 @@ from conftest import REPO
 
 from armlab.analysis.config import DEFAULTS, apply_overrides, compared_measures, load_config, parse_config
 from armlab.analysis.errors import AnalysisInputError
-from armlab.analysis.sequential import Design
+from armlab.analysis.stats.sequential import Design
 from armlab.configfile import SEQUENTIAL_DEFAULTS
 from armlab.training.config import load_config as load_training_config
 

@@ -5,7 +5,7 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import TTestPower
 
-from armlab.analysis import multiplicity, power
+from armlab.analysis.stats import multiplicity, power
 
 
 def _holm_by_hand(p, alpha):

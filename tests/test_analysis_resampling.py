@@ -8,8 +8,8 @@ import pytest
 from scipy import stats
 from threadpoolctl import threadpool_limits
 
-from armlab.analysis import resampling
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.stats import resampling
 
 
 def _mean_diff(x, y, axis=-1):

@@ -12,8 +12,9 @@ import pytest
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from armlab.analysis import paired, resampling, tables
+from armlab.analysis import paired, tables
 from armlab.analysis.config import parse_config
+from armlab.analysis.stats import resampling
 
 
 def _config(arms, **analysis):

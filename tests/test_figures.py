@@ -6,9 +6,10 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_hex
 
-from armlab.analysis import figures, pipeline, power, tables
+from armlab.analysis import figures, pipeline, tables
 from armlab.analysis.config import parse_config
-from armlab.analysis.resampling import min_sign_flip_pvalue
+from armlab.analysis.stats import power
+from armlab.analysis.stats.resampling import min_sign_flip_pvalue
 from armlab.analysis.synthetic import synthetic_scores
 
 BENCHMARKS = {"b0": "math", "b1": "math", "b2": "logic", "b3": "science"}

@@ -1,4 +1,5 @@
-"""Imports follow the data flow: armlab's core (the neutral home) <- training <- evals; analysis reads files only;
+"""Imports follow the data flow: armlab's core (the neutral home) <- training <- evals; analysis reads files only,
+and inside it the statistics (armlab.analysis.stats) sit below everything but its errors and defaults;
 the experiment (armlab.experiment: whole-config validation, run planning) sits above training and analysis, and
 the command line (armlab.cli) on top.
 
@@ -21,7 +22,15 @@ LAYERS = {
     ],
     "armlab.training": list((REPO / "training").rglob("*.py")),
     "armlab.evals": list((REPO / "evals").rglob("*.py")),
-    "armlab.analysis": list((REPO / "analysis").rglob("*.py")),
+    # the analysis's rooms: its errors and defaults (data), the statistics, and the rest above them
+    "armlab.analysis.errors": [REPO / "analysis" / "errors.py"],
+    "armlab.analysis.defaults": [REPO / "analysis" / "defaults.py"],
+    "armlab.analysis.stats": list((REPO / "analysis" / "stats").rglob("*.py")),
+    "armlab.analysis": [
+        p
+        for p in (REPO / "analysis").rglob("*.py")
+        if p.parent.name != "stats" and p.stem not in ("errors", "defaults")
+    ],
     "armlab.experiment": list((REPO / "armlab" / "experiment").rglob("*.py")),
     "armlab.cli": [REPO / "armlab" / "cli.py", REPO / "armlab" / "__main__.py"],  # python -m armlab
 }
@@ -31,10 +40,14 @@ ALLOWED = {
     "armlab": set(),
     "armlab.training": {"armlab"},
     "armlab.evals": {"armlab", "armlab.training"},
-    "armlab.analysis": {"armlab"},
+    "armlab.analysis.errors": set(),
+    "armlab.analysis.defaults": set(),
+    # the statistics are pure functions of arrays: nothing of the analysis above them (its config, its Settings)
+    "armlab.analysis.stats": {"armlab", "armlab.analysis.errors", "armlab.analysis.defaults"},
+    "armlab.analysis": {"armlab", "armlab.analysis.errors", "armlab.analysis.defaults", "armlab.analysis.stats"},
     # the whole experiment: its config checked by every stage's rules, its runs, its locks
     "armlab.experiment": {"armlab", "armlab.training", "armlab.analysis"},
-    "armlab.cli": {"armlab", "armlab.training", "armlab.evals", "armlab.analysis"},
+    "armlab.cli": {"armlab", "armlab.training", "armlab.evals", "armlab.analysis", "armlab.analysis.errors"},
 }
 
 

@@ -8,9 +8,10 @@ import sys
 import numpy as np
 import pytest
 
-from armlab.analysis import intervals, pipeline, planning
+from armlab.analysis import pipeline, planning
 from armlab.analysis.config import load_config, parse_config
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.stats import intervals
 from armlab.analysis.synthetic import synthetic_scores
 from armlab.configfile import load_mapping
 
@@ -218,7 +219,7 @@ def _sequential_config(**seeds):
 def test_no_data_decides_a_sequential_family_before_the_planned_earliest_look(spending):
     """The plan's earliest look for a difference (and for equivalence) is reached by the most decisive data, and
     no other data decides sooner: checked on 300 random families with large effects (and with none)."""
-    from armlab.analysis import sequential
+    from armlab.analysis.stats import sequential
 
     config = _sequential_config(spending=spending)
     (plan,) = planning.sequential_plans(config)

@@ -2,9 +2,9 @@
 
 import pytest
 
-from armlab.analysis.intervals import CROSSED_METHODS, SEED_METHODS
-from armlab.analysis.sequential import SPENDING
-from armlab.analysis.statistics import STATISTICS
+from armlab.analysis.stats.intervals import CROSSED_METHODS, SEED_METHODS
+from armlab.analysis.stats.sequential import SPENDING
+from armlab.analysis.stats.statistics import STATISTICS
 from armlab.configfile import ConfigError
 from armlab.evals.run import MODELS
 from armlab.registry import Registry

@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from armlab.analysis import sampling
 from armlab.analysis.config import parse_config
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.pipeline import run_analysis, write_outputs
 from armlab.analysis.sampled import job_minutes
+from armlab.analysis.stats import sampling
 
 BENCHMARKS = {"add": "math", "mod": "math", "sort": "logic"}
 

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from armlab.analysis.resampling import sign_flip, sign_flip_pvalue
-from armlab.analysis.sequential import (
+from armlab.analysis.stats.resampling import sign_flip, sign_flip_pvalue
+from armlab.analysis.stats.sequential import (
     DIFFERS,
     EQUIVALENT,
     Design,

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from armlab.analysis import intervals, resampling
 from armlab.analysis.config import parse_config
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.stats import intervals, resampling
 
 
 def _settings(**analysis):
@@ -25,7 +25,7 @@ D = np.random.default_rng(5).normal(0.01, 0.02, (3, 12))
 
 def test_each_seed_method_is_its_own_interval_against_scipy():
     settings = _settings(ci_methods=["bca", "t", "percentile"])
-    found = intervals.seed_intervals(intervals.Block(D, settings))
+    found = intervals.seed_intervals(intervals.Block(D, **settings.interval_options()))
     assert list(found) == ["sign_flip", "bca", "t", "percentile"]  # the first, then the config's order
     t_ci = stats.t.interval(0.95, 11, loc=D.mean(axis=1), scale=D.std(axis=1, ddof=1) / np.sqrt(12))
     np.testing.assert_allclose(found["t"][0], np.stack(t_ci, axis=1))
@@ -46,8 +46,8 @@ def test_each_seed_method_is_its_own_interval_against_scipy():
 def test_unknown_names_are_errors_naming_the_setting_on_the_compute_path_too():
     settings = _settings()
     with pytest.raises(AnalysisInputError, match=r"^analysis.ci_methods: unknown interval method 'studentized'"):
-        intervals.seed_intervals(intervals.Block(D, settings, methods=("studentized",)))
-    crossed = intervals.Crossed([np.zeros((1, 12, 3))], np.ones((1, 1)), settings)
+        intervals.seed_intervals(intervals.Block(D, **settings.interval_options(methods=("studentized",))))
+    crossed = intervals.Crossed([np.zeros((1, 12, 3))], np.ones((1, 1)), confidence=0.95, resamples=100, seed=0)
     with pytest.raises(AnalysisInputError, match=r"^analysis.crossed_methods: unknown interval method 'jackknife'"):
         intervals.crossed_intervals(crossed, ["jackknife"])
     boot = resampling.bootstrap_means(D, resampling.resample_counts(np.random.default_rng(0), 12, 100))

@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.weightstats import DescrStatsW, ttost_paired
 
-from armlab.analysis import normal_theory
+from armlab.analysis.stats import normal_theory
 
 
 def test_t_interval_equals_statsmodels():

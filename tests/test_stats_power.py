@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.power import TTestPower
 
-from armlab.analysis import power, resampling
+from armlab.analysis.stats import power, resampling
 
 
 def _mc_sd(p, reps):

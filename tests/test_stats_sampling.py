@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.special import comb
 
-from armlab.analysis import normal_theory, sampling
+from armlab.analysis.stats import normal_theory, sampling
 
 WEIGHTS = np.array([[1 / 3, 1 / 3, 1 / 3], [0.5, 0.2, 0.3]])  # two measures over three benchmarks
 ITEMS = (30, 60, 20)
@@ -240,7 +240,7 @@ def test_allocation_columns_and_arithmetic_by_hand():
 
 
 def _true_components(true, n):
-    """The true components of :func:`_simulate` as :class:`armlab.analysis.sampling.SamplingComponents`."""
+    """The true components of :func:`_simulate` as :class:`armlab.analysis.stats.sampling.SamplingComponents`."""
     training, items, sampled = (np.array(true[name]) for name in ("training", "items", "sampling"))
     return sampling.SamplingComponents(
         mean=np.zeros_like(sampled),

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from armlab.analysis import resampling
+from armlab.analysis.stats import resampling
 
 
 def _subset_means_by_hand(d):

@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from armlab.analysis import pipeline, statistics, tables
+from armlab.analysis import pipeline, tables
 from armlab.analysis.config import parse_config
+from armlab.analysis.stats import statistics
 from armlab.analysis.synthetic import synthetic_scores
 
 # rliable's own test matrix (tests/rliable/metrics_test.py), runs x tasks, and an 8-benchmark run by hand

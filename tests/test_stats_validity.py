@@ -6,7 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from armlab.analysis import resampling, validity, validity_measured
+from armlab.analysis import validity, validity_measured
+from armlab.analysis.stats import resampling
 
 REPO = Path(__file__).resolve().parents[1]
 SIM = runpy.run_path(str(REPO / "benchmarks" / "coverage_sim.py"))

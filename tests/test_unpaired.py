@@ -19,9 +19,10 @@ import pytest
 from scipy import stats
 from statsmodels.stats.power import TTestIndPower
 
-from armlab.analysis import intervals, paired, pipeline, planning, power, resampling, tables
+from armlab.analysis import paired, pipeline, planning, tables
 from armlab.analysis.config import parse_config
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.stats import intervals, power, resampling
 from armlab.analysis.synthetic import synthetic_scores
 
 BENCHMARKS = {"m1": "math", "m2": "math", "c1": "code"}
@@ -304,4 +305,6 @@ def test_settings_built_by_hand_for_a_paired_test_are_refused_on_unpaired_runs()
     settings = replace(_config().settings, equivalence_test="t")
     x = np.random.default_rng(1).normal(size=(1, 4))
     with pytest.raises(AnalysisInputError, match="^analysis.equivalence_test: t is a paired test"):
-        paired.block_statistics(intervals.UnpairedBlock(x, x + 1, settings))
+        paired.block_statistics(
+            intervals.UnpairedBlock(x, x + 1, exact=settings.exact_test(), seed=settings.bootstrap_seed), settings
+        )

@@ -7,9 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from armlab.analysis import sequential, waves
+from armlab.analysis import waves
 from armlab.analysis.config import parse_config
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.stats import sequential
 from armlab.configfile import ConfigError
 
 RAW = {

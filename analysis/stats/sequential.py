@@ -41,8 +41,8 @@ from typing import overload
 import numpy as np
 from scipy.special import ndtr, ndtri
 
+from armlab.analysis.defaults import DEFAULTS
 from armlab.analysis.errors import AnalysisInputError
-from armlab.analysis.settings import DEFAULTS
 from armlab.configfile import SEQUENTIAL_DEFAULTS
 from armlab.registry import Registry
 

@@ -3,7 +3,7 @@
 Each cell of the tidy scores table (run, benchmark, item) is the mean
 correctness ``score = n_correct / n_samples`` of ``n_samples`` answers sampled
 from the run's model. Besides the training seeds and the finite item set of
-:func:`armlab.analysis.normal_theory.crossed_components`, the k sampled answers per
+:func:`armlab.analysis.stats.normal_theory.crossed_components`, the k sampled answers per
 cell are a third source of noise: the same checkpoint evaluated again gives
 another score. This module
 
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from armlab.analysis.normal_theory import item_mean_squares
+from armlab.analysis.stats.normal_theory import item_mean_squares
 
 OPTIONS = ("seed", "samples")  # the two purchases :func:`allocation` compares, in its row order
 
@@ -142,7 +142,7 @@ def variance_components(
 
     ``item_diffs`` is a list over benchmarks of ``(P, n, m_b)`` arrays (P
     comparisons, n matched seeds, m_b items) of score differences, as in
-    :func:`armlab.analysis.normal_theory.crossed_components`; ``item_variances`` has
+    :func:`armlab.analysis.stats.normal_theory.crossed_components`; ``item_variances`` has
     the same shapes and holds each cell's estimated sampling variance of its
     difference (the sum of the arm's and the reference's
     :func:`cell_sampling_variance`; NaN where it cannot be estimated);

@@ -9,7 +9,7 @@ standardized noise and L(z) the interval's lower end,
     power(e) = P(L(z) > -e) + P(L(z) > e)        (e = mu / sigma; -z has the law of z)
 
 which one simulation of L per (n, lambda) gives for every effect at once
-(:func:`armlab.analysis.resampling.sign_flip`, common random numbers). Beyond
+(:func:`armlab.analysis.stats.resampling.sign_flip`, common random numbers). Beyond
 :data:`SIMULATED_MAX_SEEDS` the discreteness of the test has faded and the
 paired t-test's power is used: the randomization test has the t-test's
 asymptotic power (Lehmann & Romano 2005, Testing Statistical Hypotheses,
@@ -22,7 +22,7 @@ and the seeds needed at both ends of the chi-square confidence interval for
 sigma.
 
 Independent runs (``analysis.pairing: unpaired``) are the same with the
-exact two-sample permutation test (:func:`armlab.analysis.resampling.permutation`):
+exact two-sample permutation test (:func:`armlab.analysis.stats.resampling.permutation`):
 sigma is the sd of runs within an arm, e = mu / sigma, the interval's lower
 end is simulated for n1 + n2 <= :data:`SIMULATED_MAX_RUNS` runs and the
 two-sample t-test's power is used beyond; "seeds needed" are runs per arm.
@@ -32,15 +32,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypedDict
+from typing import TypedDict
 
 import numpy as np
 from scipy import stats
 
-from armlab.analysis.resampling import min_pvalue, permutation, sign_flip
-
-if TYPE_CHECKING:
-    from armlab.analysis.settings import Settings
+from armlab.analysis.stats.resampling import min_pvalue, permutation, sign_flip
 
 SIMULATED_MAX_SEEDS = 14  # 2^14 subset means per replicate; beyond, t power (gap <= 0.01 measured)
 SIMULATED_MAX_RUNS = 16  # unpaired: n1 + n2 runs, C(16, 8) = 12,870 splits per replicate; beyond, t power
@@ -163,24 +160,14 @@ def _increasing_root(f: Callable[[np.ndarray], np.ndarray], shape: tuple[int, ..
 
 
 class Options(TypedDict):
-    """The ``analysis:`` settings that :func:`minimum_detectable_effect` and :func:`seeds_needed` take."""
+    """The options of :func:`minimum_detectable_effect` and :func:`seeds_needed` (a configured analysis's:
+    :meth:`armlab.analysis.settings.Settings.power_options`)."""
 
     power: float
     replicates: int
     seed: int
     max_exact: int
     resamples: int
-
-
-def options(settings: Settings) -> Options:
-    """The keyword arguments of :func:`minimum_detectable_effect` and :func:`seeds_needed` from ``analysis:``."""
-    return {
-        "power": settings.power,
-        "replicates": settings.power_replicates,
-        "seed": settings.bootstrap_seed,
-        "max_exact": settings.exact_max_seeds,
-        "resamples": settings.sign_flip_resamples,
-    }
 
 
 def minimum_detectable_effect(

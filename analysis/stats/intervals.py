@@ -7,11 +7,14 @@ refuses other names, and so does the compute path (:func:`lookup`): there is
 no fallback to another method.
 
 A seed method is a function of a :class:`Block` (K rows of n paired
-differences and the settings) returning ``(ci (K, 2), note (K,))``; a
+differences and the options it was built with) returning ``(ci (K, 2), note (K,))``; a
 non-empty note says which interval was shown in place of the method's. What
 several methods share (the sign-flip enumeration, the bootstrap resamples and
 their one quantile pass) is computed once per block, on first use. A crossed
 method is a function of a :class:`Crossed` returning ``ci (K, 2)``.
+
+The blocks take their options as keyword arguments (:meth:`armlab.analysis.settings.Settings.interval_options`
+gives a configured analysis's), never the analysis settings: this module knows nothing of the config.
 
 Adding a method: one function here, one entry in its registry, one test.
 Blocks with the same number of seeds draw from
@@ -22,18 +25,15 @@ do not depend on which other comparisons are in the config.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, TypedDict
+from typing import TypedDict, cast
 
 import numpy as np
 
-from armlab.analysis import normal_theory, resampling
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.stats import normal_theory, resampling
 from armlab.registry import Registry
-
-if TYPE_CHECKING:
-    from armlab.analysis.settings import Settings
 
 FIRST_METHOD = "sign_flip"  # the interval of the test that decides, always the first row
 UNPAIRED_METHOD = "permutation"  # its place for independent runs (analysis.pairing: unpaired)
@@ -47,7 +47,7 @@ def first_method(pairing: str) -> str:
 
 
 class ExactTestOptions(TypedDict):
-    """The ``analysis:`` settings that the exact tests take."""
+    """The keyword arguments of the exact tests."""
 
     confidence: float
     alpha: float
@@ -56,35 +56,46 @@ class ExactTestOptions(TypedDict):
     resamples: int
 
 
-def test_options(settings: Settings) -> ExactTestOptions:
-    """The keyword arguments of the exact tests (:func:`armlab.analysis.resampling.sign_flip`, ``permutation``)."""
-    return {
-        "confidence": settings.confidence,
-        "alpha": settings.alpha,
-        "margin": settings.equivalence_margin,
-        "max_exact": settings.exact_max_seeds,
-        "resamples": settings.sign_flip_resamples,
-    }
+@dataclass(frozen=True)
+class ExactTest:
+    """The options of the exact tests (:func:`armlab.analysis.stats.resampling.sign_flip`, ``permutation``): interval
+    ``confidence``, TOST ``alpha`` and equivalence ``margin``, enumeration up to ``max_exact`` seeds (runs),
+    ``resamples`` drawn sign patterns (splits) beyond."""
+
+    confidence: float
+    alpha: float
+    margin: float
+    max_exact: int
+    resamples: int
+
+    def options(self) -> ExactTestOptions:
+        """The keyword arguments of the tests: the fields, named as the tests name them."""
+        return cast(ExactTestOptions, asdict(self))
 
 
 class Block:
-    """K rows of n paired differences, the settings, and the work the interval methods share."""
+    """K rows of n paired differences, their options, and the work the interval methods share."""
 
-    def __init__(self, d: np.ndarray, settings: Settings, methods: Iterable[str] | None = None) -> None:
-        """``methods``: the seed methods that will be asked for (default ``settings.ci_methods``)."""
+    def __init__(
+        self, d: np.ndarray, *, exact: ExactTest, resamples: int, seed: int, methods: Iterable[str] = ()
+    ) -> None:
+        """``exact``: the sign-flip test's options (its ``confidence`` is every interval's); ``resamples``: the
+        bootstrap's; ``seed``: of every generator (``analysis.bootstrap_seed``); ``methods``: the seed methods
+        that will be asked for besides the sign-flip interval."""
         self.d = np.atleast_2d(np.asarray(d, dtype=float))
         self.n = self.d.shape[1]
-        self.settings = settings
-        self.methods = tuple(settings.ci_methods if methods is None else methods)
+        self.exact, self.confidence = exact, exact.confidence
+        self.resamples, self.seed = resamples, seed
+        self.methods = tuple(methods)
 
     def rng(self, purpose: int) -> np.random.Generator:
         """The generator of this block's seed count for one purpose (seeds bootstrap, sign flips, crossed)."""
-        return np.random.default_rng([self.settings.bootstrap_seed, self.n, purpose])
+        return np.random.default_rng([self.seed, self.n, purpose])
 
     @cached_property
     def sign_flip(self) -> dict[str, np.ndarray]:
-        """:func:`armlab.analysis.resampling.sign_flip` of every row: p-value, inverted interval and TOST."""
-        return resampling.sign_flip(self.d, rng=self.rng(_SIGN_FLIP), **test_options(self.settings))
+        """:func:`armlab.analysis.stats.resampling.sign_flip` of every row: p-value, inverted interval and TOST."""
+        return resampling.sign_flip(self.d, rng=self.rng(_SIGN_FLIP), **self.exact.options())
 
     @property
     def test(self) -> dict[str, np.ndarray]:
@@ -103,15 +114,15 @@ class Block:
     @cached_property
     def t(self) -> np.ndarray:
         """The paired t interval of every row."""
-        return normal_theory.t_interval(self.d, self.settings.confidence)
+        return normal_theory.t_interval(self.d, self.confidence)
 
     @cached_property
     def bootstrap(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """``({method: (K, 2)}, defined (K,))`` for the bootstrap methods of :attr:`methods`, one quantile pass."""
-        counts = resampling.resample_counts(self.rng(_SEEDS), self.n, self.settings.resamples)
+        counts = resampling.resample_counts(self.rng(_SEEDS), self.n, self.resamples)
         boot = resampling.bootstrap_means(self.d, counts)
         wanted = [m for m in self.methods if m in resampling.BOOTSTRAP]
-        found, defined = resampling.bootstrap_intervals(boot, self.d, wanted, (self.settings.confidence,))
+        found, defined = resampling.bootstrap_intervals(boot, self.d, wanted, (self.confidence,))
         return {m: ci[:, 0] for m, ci in found.items()}, defined
 
     def no_note(self) -> np.ndarray:
@@ -123,16 +134,17 @@ class UnpairedBlock:
 
     methods = ()  # the other intervals are of paired differences
 
-    def __init__(self, x: np.ndarray, y: np.ndarray, settings: Settings) -> None:
+    def __init__(self, x: np.ndarray, y: np.ndarray, *, exact: ExactTest, seed: int) -> None:
+        """``exact``: the permutation test's options; ``seed``: of its generator (``analysis.bootstrap_seed``)."""
         self.x, self.y = np.atleast_2d(np.asarray(x, dtype=float)), np.atleast_2d(np.asarray(y, dtype=float))
         self.n, self.n_reference = self.x.shape[1], self.y.shape[1]
-        self.settings = settings
+        self.exact, self.confidence, self.seed = exact, exact.confidence, seed
 
     @cached_property
     def test(self) -> dict[str, np.ndarray]:
-        """:func:`armlab.analysis.resampling.permutation` of every row: p-value, inverted interval and TOST."""
-        rng = np.random.default_rng([self.settings.bootstrap_seed, self.n, self.n_reference, _PERMUTATION])
-        return resampling.permutation(self.x, self.y, rng=rng, **test_options(self.settings))
+        """:func:`armlab.analysis.stats.resampling.permutation` of every row: p-value, inverted interval and TOST."""
+        rng = np.random.default_rng([self.seed, self.n, self.n_reference, _PERMUTATION])
+        return resampling.permutation(self.x, self.y, rng=rng, **self.exact.options())
 
     @property
     def mean(self) -> np.ndarray:
@@ -149,7 +161,7 @@ class UnpairedBlock:
 def sign_flip_interval(block: Block) -> tuple[np.ndarray, np.ndarray]:
     """The shifts the exact sign-flip test does not reject (Hartigan 1969); (-inf, inf) with a note where unbounded."""
     unbounded = ~np.isfinite(block.sign_flip["ci"]).all(axis=1)
-    note = np.where(unbounded, unbounded_note(block.n, block.settings.confidence), "")
+    note = np.where(unbounded, unbounded_note(block.n, block.confidence), "")
     return block.sign_flip["ci"], note.astype(object)
 
 
@@ -164,7 +176,7 @@ def permutation_interval(block: UnpairedBlock) -> tuple[np.ndarray, np.ndarray]:
     """The shifts the exact two-sample permutation test does not reject (Pitman 1937); (-inf, inf) where unbounded."""
     ci = block.test["ci"]
     unbounded = ~np.isfinite(ci).all(axis=1)
-    note = np.where(unbounded, unbounded_note(block.n, block.settings.confidence, block.n_reference), "")
+    note = np.where(unbounded, unbounded_note(block.n, block.confidence, block.n_reference), "")
     return ci, note.astype(object)
 
 
@@ -201,7 +213,9 @@ class Crossed:
 
     item_diffs: list  # per benchmark, (P, n, m_b): comparisons x matched seeds x items
     weights: np.ndarray  # (M, B): each measure a weighted mean of benchmark means
-    settings: Settings
+    confidence: float
+    resamples: int  # of the pigeonhole bootstrap
+    seed: int  # of its generator (analysis.bootstrap_seed)
 
     @property
     def n(self) -> int:
@@ -209,17 +223,16 @@ class Crossed:
 
 
 def components_interval(crossed: Crossed) -> np.ndarray:
-    """Mean +- t se, variance components, Satterthwaite df (:func:`armlab.analysis.normal_theory.crossed_interval`)."""
-    return normal_theory.crossed_interval(crossed.item_diffs, crossed.weights, crossed.settings.confidence)
+    """Mean +- t se, variance components, Satterthwaite df (:func:`.normal_theory.crossed_interval`)."""
+    return normal_theory.crossed_interval(crossed.item_diffs, crossed.weights, crossed.confidence)
 
 
 def pigeonhole_interval(crossed: Crossed) -> np.ndarray:
     """Percentile interval of the pigeonhole bootstrap over seeds and items (Owen 2007), conservative."""
-    s = crossed.settings
-    rng = np.random.default_rng([s.bootstrap_seed, crossed.n, _CROSSED])
-    per_benchmark = resampling.crossed_bootstrap_means(crossed.item_diffs, rng, s.resamples)  # (P, R, B)
-    boot = (per_benchmark @ crossed.weights.T).transpose(0, 2, 1).reshape(-1, s.resamples)
-    return resampling.bootstrap_intervals(boot, None, ["percentile"], (s.confidence,))[0]["percentile"][:, 0]
+    rng = np.random.default_rng([crossed.seed, crossed.n, _CROSSED])
+    per_benchmark = resampling.crossed_bootstrap_means(crossed.item_diffs, rng, crossed.resamples)  # (P, R, B)
+    boot = (per_benchmark @ crossed.weights.T).transpose(0, 2, 1).reshape(-1, crossed.resamples)
+    return resampling.bootstrap_intervals(boot, None, ["percentile"], (crossed.confidence,))[0]["percentile"][:, 0]
 
 
 CROSSED_METHODS = Registry("interval method", {"components": components_interval, "percentile": pigeonhole_interval})

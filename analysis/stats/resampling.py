@@ -4,7 +4,7 @@
 All functions work on many comparisons at once: ``diffs`` is a ``(K, n)``
 array, one row of n paired (seed-matched) differences per comparison, and the
 statistic is their mean. Every measure is a per-run value (a weighted summary,
-a benchmark, or a statistic of :mod:`armlab.analysis.statistics`) differenced seed by
+a benchmark, or a statistic of :mod:`armlab.analysis.stats.statistics`) differenced seed by
 seed, so the mean of the differences is the compared quantity for all of them.
 Every random draw comes from a ``numpy.random.Generator`` passed in by the
 caller, never the global one.
