@@ -58,7 +58,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, cast
 
 import numpy as np
 import pandas as pd
@@ -124,6 +124,23 @@ def _regular_file(path: Path | str, what: str, limits: Mapping[str, int]) -> Pat
         raise AnalysisInputError(str(exc)) from None
 
 
+LINE_CHUNK = 2**20  # bytes a line is read by
+
+
+def _line(lines: BinaryIO, longest: int) -> bytearray:
+    """The next line of ``lines``, no more than ``longest`` + 1 bytes of it read (empty at the end).
+
+    Grown in place chunk by chunk: ``readline(longest + 1)`` joins its chunks at the end, twice the limit at once.
+    """
+    line = bytearray()
+    while len(line) <= longest:
+        chunk = lines.readline(min(LINE_CHUNK, longest + 1 - len(line)))
+        line += chunk
+        if not chunk or chunk.endswith(b"\n"):
+            break
+    return line
+
+
 def _json_lines(path: Path, what: str, record: str, limits: Mapping[str, int]) -> Iterator[tuple[int, str, dict]]:
     """(line number, "<path> line <n>", object) of each non-blank line of a JSON-lines file of ``what``.
 
@@ -132,7 +149,7 @@ def _json_lines(path: Path, what: str, record: str, limits: Mapping[str, int]) -
     """
     longest = limits["input_line_bytes"]
     with open(_regular_file(path, f"{what} (JSON lines)", limits), "rb") as lines:
-        for line_no, raw in enumerate(iter(lambda: lines.readline(longest + 1), b""), start=1):
+        for line_no, raw in enumerate(iter(lambda: _line(lines, longest), b""), start=1):
             where = f"{path} line {line_no}"
             if len(raw) > longest and not raw.endswith(b"\n"):  # read no further than the limit
                 raise AnalysisInputError(
