@@ -10,7 +10,9 @@ In the order data flows through it:
 - the config: :mod:`~armlab.analysis.defaults` (the ``analysis:`` defaults, once), :mod:`~armlab.analysis.settings`
   (validated settings, and the options they give the statistics), :mod:`~armlab.analysis.config` (``comparisons``,
   ``analysis``, ``input``, ``predictions``);
-- the inputs: :mod:`~armlab.analysis.io` (tidy files, converters from lm-eval, wide CSV and verl, validation);
+- the inputs, :mod:`armlab.analysis.inputs`: one module per format (``tidy``, ``wide_csv``, ``lmeval``, ``verl``)
+  behind the registry ``FORMATS``, reading within limits (``reading``), locating runs (``runs``) and
+  ``validation``;
 - the computation: :mod:`~armlab.analysis.summaries` (benchmark accuracy and the summaries),
   :mod:`~armlab.analysis.paired` (every comparison as one table), :mod:`~armlab.analysis.improvement`,
   :mod:`~armlab.analysis.profiles`, :mod:`~armlab.analysis.sensitivity`, :mod:`~armlab.analysis.sampled` (k

@@ -18,7 +18,7 @@ the rest (``recipe``, ``arms``, ``seeds``, ...):
     the workflow's arms; where given, rankings name only these arms (or
     ``base``).
 ``input`` (optional)
-    where the scores come from; see :mod:`armlab.analysis.io` for the kinds.
+    where the scores come from; see :mod:`armlab.analysis.inputs` for the kinds.
 ``analysis`` (optional)
     the settings below; every key is optional, unknown keys are an error.
 ``predictions`` (optional)
@@ -448,7 +448,7 @@ def _parse_pass_k(value: list[int] | None, source: str) -> tuple[int, ...]:
 def _parse_subsets(value: dict, source: str) -> dict[str, dict[str, float]]:
     from armlab.analysis.stats.statistics import STATISTICS
 
-    # lazily: summaries imports armlab.analysis.io, which imports this module
+    # lazily: summaries imports armlab.analysis.inputs, which imports this module
     from armlab.analysis.summaries import BUILT_IN
 
     if not isinstance(value, dict):

@@ -17,7 +17,7 @@ import pandas as pd
 from armlab import files
 from armlab.analysis import (
     improvement,
-    io,
+    inputs,
     outputs,
     paired,
     predictions,
@@ -29,8 +29,10 @@ from armlab.analysis import (
     waves,
 )
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.inputs import validation
 from armlab.analysis.outputs import AnalysisResult
 from armlab.analysis.stats import statistics
+from armlab.contract import PER_BENCHMARK_ITEM
 
 if TYPE_CHECKING:
     from armlab.analysis.config import Config
@@ -48,7 +50,7 @@ def analyze(
     """
     if jobs_dir is not None and not Path(jobs_dir).is_dir():  # given, not found: a typo, not "no jobs"
         raise AnalysisInputError(f"--jobs {jobs_dir}: not a folder; expected an experiment's results/<experiment>")
-    scores, source = io.load_scores(config, scores_path)
+    scores, source = inputs.load_scores(config, scores_path)
     if jobs_dir is None and scores_path is None and config.input is None:
         jobs_dir = Path("results") / config.experiment  # the workflow's own results, beside its scores.parquet
     if jobs_dir is None or not Path(jobs_dir).is_dir():
@@ -82,7 +84,7 @@ def run_analysis(
     is exploratory)."""
     settings = config.settings
     unpaired = settings.pairing == "unpaired"
-    scores, dropped = io.validate_scores(
+    scores, dropped = validation.validate_scores(
         scores,
         experiment=config.experiment,
         comparisons=config.comparisons,
@@ -133,7 +135,7 @@ def run_analysis(
         levels |= dict.fromkeys(weights.columns, "benchmark")
     items = None
     if settings.item_bootstrap:
-        if (scores["item"] == io.PER_BENCHMARK_ITEM).all():
+        if (scores["item"] == PER_BENCHMARK_ITEM).all():
             notes.append(
                 "analysis.item_bootstrap is on but the input has per-benchmark rows only; "
                 "the crossed seeds x items interval was skipped."

@@ -179,12 +179,13 @@ def sd_from_scores(config: Config, scores_path: Path | str) -> tuple[float, int]
     degrees of freedom); returns the sd and its degrees of freedom. The file is read like the config's input
     file (its ``input.path`` replaced: a wide CSV of results from elsewhere) or, without one, as tidy scores.
     """
-    from armlab.analysis import io, summaries
+    from armlab.analysis import inputs, summaries
+    from armlab.analysis.inputs import tidy
 
     if config.input is not None and "path" in config.input:
-        scores, _ = io.load_scores(replace(config, input={**config.input, "path": str(scores_path)}))
+        scores, _ = inputs.load_scores(replace(config, input={**config.input, "path": str(scores_path)}))
     else:
-        scores = io.read_tidy(scores_path, config.limits)
+        scores = tidy.read_tidy(scores_path, config.limits)
     missing = sorted({"arm", "seed", "benchmark", "domain", "score"} - set(scores.columns))
     if missing:
         raise AnalysisInputError(

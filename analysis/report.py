@@ -31,9 +31,10 @@ import numpy as np
 import pandas as pd
 
 from armlab import files, layout
-from armlab.analysis import figures, io, outputs, predictions, sampled, tables, validity
+from armlab.analysis import figures, outputs, predictions, sampled, tables, validity
 from armlab.analysis.config import load_config
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.inputs import reading, tidy
 from armlab.analysis.settings import Settings
 
 if TYPE_CHECKING:
@@ -157,7 +158,7 @@ def esc(value: object) -> str:
 
 def read_csv(path: Path | str, text_columns: tuple[str, ...] = TEXT_COLUMNS) -> pd.DataFrame:
     """A table written by the analysis; text stays text (an arm named ``NA`` is not a missing value)."""
-    frame = io.read_csv(
+    frame = reading.read_csv(
         path,
         "table of `armlab analyze` (the report reads its output directory)",
         na_values=[""],
@@ -236,7 +237,7 @@ def read_runs(directory: Path | str) -> Runs | None:
     logs, manifests = [], []
     for path in layout.files_of_runs(directory, "steps.parquet"):
         arm, written = layout.run_of(path.parent)
-        seed = io.as_seed(written)
+        seed = tidy.as_seed(written)
         if seed is None:
             raise AnalysisInputError(f"{path.parent}: expected a directory seed-<integer> (runs/<arm>/seed-<seed>)")
         manifest = files.verify_manifest(path.with_name("manifest.json"), [path.name])

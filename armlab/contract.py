@@ -9,7 +9,7 @@ A table without the two count columns (written before sampled evaluation, or by 
 sample per item (:data:`SAMPLE_COUNTS`).
 
 Evaluation writes it per run (evals/run.py), the merge concatenates the runs (evals/merge.py), and the
-analysis reads it or converts other results into it (analysis/io.py). See docs/contracts.md.
+analysis reads it or converts other results into it (analysis/inputs/). See docs/contracts.md.
 """
 
 from __future__ import annotations
@@ -45,3 +45,13 @@ def duplicated_keys(frame, codes=None):
     for column, size in zip(KEY, sizes):
         key = key * size + (codes[column] + 1)
     return pd.Series(pd.Series(key).duplicated(keep=False).to_numpy(), index=frame.index)
+
+
+def one_sample_per_item(frame):
+    """A table of the :data:`REQUIRED` columns read as the contract reads it: one sample per item (``n_samples``
+    1, ``n_correct`` = ``score``), the columns :data:`COLUMNS` in order. The one place this reading is written:
+    the analysis's tidy input and the evaluations' merge both call it."""
+    import numpy as np  # this module is imported by code that never reads a table
+
+    counts = {"n_samples": np.ones(len(frame), dtype=np.int64), "n_correct": frame["score"].astype(float)}
+    return frame[REQUIRED].assign(**counts)[COLUMNS]

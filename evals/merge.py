@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from armlab.contract import COLUMNS, KEY, REQUIRED, duplicated_keys
+from armlab.contract import COLUMNS, KEY, REQUIRED, duplicated_keys, one_sample_per_item
 from armlab.files import BadFile, atomic_path, one_line_errors, verify_file
 
 
@@ -25,7 +25,7 @@ def read_run_scores(path: Path) -> pd.DataFrame:
     except (OSError, ValueError) as exc:  # pyarrow's errors for a file that is not parquet
         raise BadFile(f"{path}: not a parquet file ({str(exc).splitlines()[0]})") from None
     if list(frame.columns) == REQUIRED:  # written before sample counts: one answer per item
-        return frame.assign(n_samples=1, n_correct=frame["score"].astype(float))
+        return one_sample_per_item(frame)
     if list(frame.columns) != COLUMNS:
         raise BadFile(f"{path}: columns {list(frame.columns)}; expected {COLUMNS}")
     return frame

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from IPython.display import Markdown, display
 
-from armlab.analysis import api, config, figures, io, pipeline, report, summaries, tables
+from armlab.analysis import api, config, figures, inputs, pipeline, report, summaries, tables
 
 ROOT = next(p for p in (Path.cwd(), *Path.cwd().parents) if (p / "pyproject.toml").exists())
 CONFIG = Path(os.environ.get("ARMLAB_CONFIG", ROOT / "config" / "config.yaml"))
@@ -49,7 +49,7 @@ RUNS = os.environ.get("ARMLAB_RUNS", str(ROOT / "results" / "demo" / "runs")) or
 
 # %%
 cfg = config.load_config(CONFIG)
-scores, source = io.load_scores(cfg, SCORES)
+scores, source = inputs.load_scores(cfg, SCORES)
 print(source)
 print(f"{len(scores)} rows; {scores['benchmark'].nunique()} benchmarks in {scores['domain'].nunique()} domains")
 scores.groupby(["arm", "seed"]).size().unstack("seed")

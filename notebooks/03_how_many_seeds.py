@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from armlab.analysis import config, figures, io, pipeline, report
+from armlab.analysis import config, figures, inputs, pipeline, report
 from armlab.analysis.stats import power
 from armlab.analysis.stats.resampling import min_sign_flip_pvalue
 
@@ -50,7 +50,7 @@ EFFECTS = [0.005, 0.01, 0.02, 0.03]  # score units: 0.01 is one point
 # %%
 cfg = config.load_config(CONFIG)
 settings = cfg.settings
-result = pipeline.run_analysis(cfg, *io.load_scores(cfg, SCORES))
+result = pipeline.run_analysis(cfg, *inputs.load_scores(cfg, SCORES))
 rows = report.primary_rows(result.comparisons)
 k = rows.groupby("family")["arm"].transform("size")
 rows = rows.assign(k=k, first_holm_level=settings.alpha / k, sd_points=(100 * rows["sd_diff"]).round(3))

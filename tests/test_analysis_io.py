@@ -6,9 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from armlab.analysis import io
+from armlab.analysis import inputs
 from armlab.analysis.config import Comparison
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.inputs import validation
 from armlab.analysis.synthetic import synthetic_scores
 from armlab.contract import COLUMNS
 
@@ -23,7 +24,7 @@ def _scores(items=3, arms=("grpo", "rloo"), seeds=(1, 2, 3)):
 
 
 def _validate(frame, **kwargs):
-    return io.validate_scores(frame, experiment="demo", comparisons=COMPARISONS, **kwargs)
+    return validation.validate_scores(frame, experiment="demo", comparisons=COMPARISONS, **kwargs)
 
 
 def test_a_valid_table_passes_and_keeps_its_rows():
@@ -219,7 +220,7 @@ def _wide(tmp_path, text=WIDE, **kwargs):
         columns={"boolexpr": "bool_col"},
         filters=[{"campaign": "main", "model": "m1"}],
     )
-    return io.wide_csv_to_tidy(path, **{**spec, **kwargs})
+    return inputs.wide_csv.wide_csv_to_tidy(path, **{**spec, **kwargs})
 
 
 def test_wide_csv_becomes_per_benchmark_tidy_rows(tmp_path):
@@ -252,7 +253,7 @@ def test_wide_csv_errors_point_into_the_csv(tmp_path):
     with pytest.raises(AnalysisInputError, match="match no rows"):
         _wide(tmp_path, filters=[{"campaign": "nothing"}])
     with pytest.raises(AnalysisInputError, match="not found"):
-        io.wide_csv_to_tidy(
+        inputs.wide_csv.wide_csv_to_tidy(
             tmp_path / "absent.csv",
             experiment="demo",
             benchmarks=BENCHMARKS,
@@ -311,9 +312,11 @@ def _lmeval_tree(tmp_path, corrupt=False):
 def test_lmeval_output_located_by_pattern(tmp_path, monkeypatch):
     _lmeval_tree(tmp_path)
     monkeypatch.chdir(tmp_path)
-    runs = io.lmeval_runs_from_pattern("evals/{arm}/seed-{seed}", "demo")
+    runs = inputs.runs.runs_from_pattern("evals/{arm}/seed-{seed}", "demo")
     assert sorted((a, s) for a, s, _ in runs) == [("grpo", 1), ("grpo", 2), ("rloo", 1), ("rloo", 2)]
-    frame = io.lmeval_to_tidy(runs, experiment="demo", benchmarks=BENCHMARKS, metric="exact_match,strict-match")
+    frame = inputs.lmeval.lmeval_to_tidy(
+        runs, experiment="demo", benchmarks=BENCHMARKS, metric="exact_match,strict-match"
+    )
     frame, _ = _validate(frame)
     assert len(frame) == 4 * 3 * 4 and set(frame["item"]) == {"0", "1", "2", "3"}
     # the flexible-extract filter (all 1.0) was not read
@@ -327,8 +330,8 @@ def test_lmeval_output_located_by_manifest_with_a_metric_per_benchmark(tmp_path)
         "arm,seed,path\n" + "".join(f"{a},{s},evals/{a}/seed-{s}\n" for a in ("grpo", "rloo") for s in (1, 2))
     )
     metric = {t: "exact_match,strict-match" for t in BENCHMARKS} | {"add": "exact_match,flexible-extract"}
-    frame = io.lmeval_to_tidy(
-        io.lmeval_runs_from_manifest(manifest), experiment="demo", benchmarks=BENCHMARKS, metric=metric
+    frame = inputs.lmeval.lmeval_to_tidy(
+        inputs.runs.runs_from_manifest(manifest), experiment="demo", benchmarks=BENCHMARKS, metric=metric
     )
     assert (frame.loc[frame["benchmark"] == "add", "score"] == 1.0).all()
 
@@ -337,9 +340,9 @@ def test_lmeval_item_means_must_equal_the_reported_aggregate(tmp_path):
     _lmeval_tree(tmp_path, corrupt=True)
     runs = [("rloo", 1, tmp_path / "evals/rloo/seed-1")]
     with pytest.raises(AnalysisInputError, match=r"results\.add\.'exact_match,strict-match' = .* mean item score"):
-        io.lmeval_to_tidy(runs, experiment="demo", benchmarks=BENCHMARKS, metric="exact_match,strict-match")
+        inputs.lmeval.lmeval_to_tidy(runs, experiment="demo", benchmarks=BENCHMARKS, metric="exact_match,strict-match")
     with pytest.raises(AnalysisInputError, match="metric 'acc' not in the sample"):
-        io.lmeval_to_tidy(runs, experiment="demo", benchmarks=BENCHMARKS, metric="acc,strict-match")
+        inputs.lmeval.lmeval_to_tidy(runs, experiment="demo", benchmarks=BENCHMARKS, metric="acc,strict-match")
 
 
 def test_lmeval_missing_task_is_reported_by_validation(tmp_path):
@@ -347,7 +350,9 @@ def test_lmeval_missing_task_is_reported_by_validation(tmp_path):
     for path in (tmp_path / "evals/rloo/seed-2").rglob("samples_sub_*.jsonl"):
         path.unlink()
     runs = [(a, s, tmp_path / f"evals/{a}/seed-{s}") for a in ("grpo", "rloo") for s in (1, 2)]
-    frame = io.lmeval_to_tidy(runs, experiment="demo", benchmarks=BENCHMARKS, metric="exact_match,strict-match")
+    frame = inputs.lmeval.lmeval_to_tidy(
+        runs, experiment="demo", benchmarks=BENCHMARKS, metric="exact_match,strict-match"
+    )
     with pytest.raises(AnalysisInputError, match=r"arm='rloo' seed=2: missing benchmark\(s\) \['sub'\]"):
         _validate(frame)
 
@@ -432,7 +437,7 @@ MULTI_METRIC = {"add": "exact_match,take_first_k", "sub": "acc,none", "boolexpr"
 
 def test_lmeval_samples_of_several_answers_convert_with_their_counts(tmp_path):
     truth = _multi_run(tmp_path / "run")
-    frame = io.lmeval_to_tidy(
+    frame = inputs.lmeval.lmeval_to_tidy(
         [("grpo", 1, tmp_path / "run")], experiment="demo", benchmarks=BENCHMARKS, metric=MULTI_METRIC
     )
     assert list(frame.columns) == COLUMNS
@@ -444,7 +449,7 @@ def test_lmeval_samples_of_several_answers_convert_with_their_counts(tmp_path):
     assert set(frame.loc["add", "n_samples"]) == {4} and set(frame.loc["sub", "n_samples"]) == {8}
     assert set(frame.loc["boolexpr", "n_samples"]) == {1}  # majority_vote keeps one answer
     # the same file read with take_first: one answer per doc
-    first = io.lmeval_to_tidy(
+    first = inputs.lmeval.lmeval_to_tidy(
         [("grpo", 1, tmp_path / "run")],
         experiment="demo",
         benchmarks=BENCHMARKS,
@@ -490,7 +495,7 @@ def test_lmeval_counts_that_do_not_add_up_name_the_file_and_line(tmp_path, task,
     _multi_run(tmp_path / "run")
     _rewrite(tmp_path / "run", task, line, **changes)
     with pytest.raises(AnalysisInputError, match=rf"samples_{task}_{STAMP}\.jsonl {message}"):
-        io.lmeval_to_tidy(
+        inputs.lmeval.lmeval_to_tidy(
             [("grpo", 1, tmp_path / "run")], experiment="demo", benchmarks=BENCHMARKS, metric=MULTI_METRIC
         )
 
@@ -500,10 +505,15 @@ def test_lmeval_loglikelihood_choices_and_unlogged_answers_are_one_sample():
     one_choice = {"resps": [[pair]], "filtered_resps": [pair]}
     choices = {"resps": [[pair], [pair], [pair]], "filtered_resps": [pair, pair, pair]}
     for record in (one_choice, choices, {}, {"filtered_resps": ["a"]}, {"filtered_resps": [["a"]]}):
-        assert io._lmeval_counts({**record, "acc": 1.0}, "acc", 1.0, "none", "x") == (1, 1.0)
-    assert io._lmeval_counts({"resps": [["a", "b"]], "filtered_resps": [["a", "b"]]}, "acc", 0.5, "k", "x") == (2, 1.0)
+        assert inputs.lmeval._lmeval_counts({**record, "acc": 1.0}, "acc", 1.0, "none", "x") == (1, 1.0)
+    assert inputs.lmeval._lmeval_counts(
+        {"resps": [["a", "b"]], "filtered_resps": [["a", "b"]]}, "acc", 0.5, "k", "x"
+    ) == (
+        2,
+        1.0,
+    )
     with pytest.raises(AnalysisInputError, match="x: filtered_resps holds no answer"):
-        io._lmeval_counts({"resps": [[]], "filtered_resps": [[]]}, "acc", 0.0, "k", "x")
+        inputs.lmeval._lmeval_counts({"resps": [[]], "filtered_resps": [[]]}, "acc", 0.0, "k", "x")
 
 
 def test_every_converter_returns_the_contract_columns(tmp_path):
@@ -511,8 +521,10 @@ def test_every_converter_returns_the_contract_columns(tmp_path):
     wide = _wide(tmp_path)
     assert (wide["n_samples"] == 1).all() and wide["n_correct"].equals(wide["score"])
     _lmeval_tree(tmp_path)
-    runs = io.lmeval_runs_from_pattern(str(tmp_path / "evals/{arm}/seed-{seed}"), "demo")
-    frame = io.lmeval_to_tidy(runs, experiment="demo", benchmarks=BENCHMARKS, metric="exact_match,strict-match")
+    runs = inputs.runs.runs_from_pattern(str(tmp_path / "evals/{arm}/seed-{seed}"), "demo")
+    frame = inputs.lmeval.lmeval_to_tidy(
+        runs, experiment="demo", benchmarks=BENCHMARKS, metric="exact_match,strict-match"
+    )
     assert list(frame.columns) == COLUMNS and (frame["n_samples"] == 1).all()
     assert frame["n_samples"].dtype == np.int64 and frame["n_correct"].equals(frame["score"])
 
@@ -541,3 +553,36 @@ def test_duplicated_keys_on_integer_codes_are_pandas_duplicated(rows):
     assert found.sum() >= 2 * (rows // 10) - 4
     sizes = [frame[column].nunique() + 2 for column in KEY]
     assert (np.prod(sizes, dtype=object) >= 2**63) == (rows > 1000)  # both paths are exercised
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        (
+            {"kind": "lm_eval", "pattern": "evals/{arm}/seed-{seed}"},
+            "input.kind: unknown input kind 'lm_eval'; did you mean 'lmeval'?; expected one of "
+            "['lmeval', 'tidy', 'verl', 'wide_csv']",
+        ),
+        # before the formats' registry: a KeyError, and the command's status 3 (an internal failure)
+        ({"kind": "tidy"}, "input: kind tidy needs ['path']"),
+        ({"kind": "tidy", "path": "s.csv", "metric": "acc"}, "input: unknown key(s) ['metric'] for kind tidy"),
+    ],
+)
+def test_an_input_section_that_names_no_format_it_can_read_is_one_line(spec, message, tmp_path, capsys):
+    from armlab import cli
+
+    config = tmp_path / "config.yaml"
+    comparisons = [{"family": "f", "reference": "grpo", "arms": ["rloo"]}]
+    config.write_text(json.dumps({"experiment": "demo", "comparisons": comparisons, "input": spec}))
+    assert cli.main(["analyze", str(config), "--out", str(tmp_path / "analysis")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"armlab analyze: error: {config}: {message}\n"
+
+
+def test_every_input_format_takes_its_keys_and_reads_a_tidy_frame():
+    """One registry of formats: each entry's keys are the ones its module documents and its reader is the module's."""
+    assert list(inputs.FORMATS) == ["tidy", "wide_csv", "lmeval", "verl"]
+    for kind, found in inputs.FORMATS.items():
+        assert found.required <= found.keys and found.needs_benchmarks == (kind != "tidy")
+        documented = inputs.__doc__.split(f"``kind: {kind}``")[1].split("``kind:")[0]
+        assert all(f"``{key}``" in documented for key in found.keys), (kind, sorted(found.keys))

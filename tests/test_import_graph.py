@@ -22,14 +22,15 @@ LAYERS = {
     ],
     "armlab.training": list((REPO / "training").rglob("*.py")),
     "armlab.evals": list((REPO / "evals").rglob("*.py")),
-    # the analysis's rooms: its errors and defaults (data), the statistics, and the rest above them
+    # the analysis's rooms: its errors and defaults (data), the statistics, the inputs, and the rest above them
     "armlab.analysis.errors": [REPO / "analysis" / "errors.py"],
     "armlab.analysis.defaults": [REPO / "analysis" / "defaults.py"],
     "armlab.analysis.stats": list((REPO / "analysis" / "stats").rglob("*.py")),
+    "armlab.analysis.inputs": list((REPO / "analysis" / "inputs").rglob("*.py")),
     "armlab.analysis": [
         p
         for p in (REPO / "analysis").rglob("*.py")
-        if p.parent.name != "stats" and p.stem not in ("errors", "defaults")
+        if p.parent.name not in ("stats", "inputs") and p.stem not in ("errors", "defaults")
     ],
     "armlab.experiment": list((REPO / "armlab" / "experiment").rglob("*.py")),
     "armlab.cli": [REPO / "armlab" / "cli.py", REPO / "armlab" / "__main__.py"],  # python -m armlab
@@ -44,7 +45,16 @@ ALLOWED = {
     "armlab.analysis.defaults": set(),
     # the statistics are pure functions of arrays: nothing of the analysis above them (its config, its Settings)
     "armlab.analysis.stats": {"armlab", "armlab.analysis.errors", "armlab.analysis.defaults"},
-    "armlab.analysis": {"armlab", "armlab.analysis.errors", "armlab.analysis.defaults", "armlab.analysis.stats"},
+    # the inputs: the files of docs/contracts.md into the tidy table; of the analysis above them only the config's
+    # type (test_the_inputs_know_the_config_only_as_a_type)
+    "armlab.analysis.inputs": {"armlab", "armlab.analysis.errors", "armlab.analysis"},
+    "armlab.analysis": {
+        "armlab",
+        "armlab.analysis.errors",
+        "armlab.analysis.defaults",
+        "armlab.analysis.stats",
+        "armlab.analysis.inputs",
+    },
     # the whole experiment: its config checked by every stage's rules, its runs, its locks
     "armlab.experiment": {"armlab", "armlab.training", "armlab.analysis"},
     "armlab.cli": {"armlab", "armlab.training", "armlab.evals", "armlab.analysis", "armlab.analysis.errors"},
@@ -87,6 +97,18 @@ def test_a_layer_imports_only_what_comes_before_it(layer):
 def test_the_graph_is_what_the_docs_draw():
     used = {layer: {target for _, target in _imports(layer)} for layer in LAYERS}
     assert used == ALLOWED
+
+
+def test_the_inputs_know_the_config_only_as_a_type():
+    """The inputs room reaches the analysis above it for the ``Config`` annotation alone (under TYPE_CHECKING)."""
+    at_run_time = [
+        (str(path.relative_to(REPO)), name)
+        for path in LAYERS["armlab.analysis.inputs"]
+        for node in _runtime_nodes(ast.parse(path.read_text()))
+        for name in _imported_names(node)
+        if layer_of(name) == "armlab.analysis"
+    ]
+    assert at_run_time == []
 
 
 def test_no_stage_is_imported_by_its_folder_name():

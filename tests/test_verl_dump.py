@@ -15,9 +15,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from armlab.analysis import io, pipeline
+from armlab.analysis import inputs, pipeline
 from armlab.analysis.config import parse_config
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.inputs import validation
 from armlab.contract import COLUMNS
 
 BENCHMARKS = {"add": "math", "boolexpr": "logic"}
@@ -101,7 +102,7 @@ def _runs(root, kind="verl"):
 
 
 def _verl(root, step=100, **kwargs):
-    return io.verl_to_tidy(
+    return inputs.verl.verl_to_tidy(
         _runs(root), experiment="demo", benchmarks=BENCHMARKS, step=step, **({"sources": SOURCES} | kwargs)
     )
 
@@ -116,7 +117,7 @@ def _canonical(frame):
 
 def test_a_verl_dump_is_the_same_table_as_lm_evals_log_of_the_same_answers(tree):
     verl = _verl(tree)
-    lmeval = io.lmeval_to_tidy(
+    lmeval = inputs.lmeval.lmeval_to_tidy(
         _runs(tree, "lmeval"), experiment="demo", benchmarks=BENCHMARKS, metric="exact_match,take_first_k"
     )
     assert list(verl.columns) == COLUMNS and len(verl) == len(RUNS) * len(BENCHMARKS) * DOCS
@@ -127,7 +128,7 @@ def test_a_verl_dump_is_the_same_table_as_lm_evals_log_of_the_same_answers(tree)
     assert (verl["n_samples"] == K).all() and verl["n_samples"].dtype == np.int64
     assert 0 < verl["score"].mean() < 1 and set(verl["n_correct"]) <= set(map(float, range(K + 1)))
     # it validates, and the validated table is the same
-    frame, _ = io.validate_scores(verl, experiment="demo", comparisons=[], benchmarks=BENCHMARKS)
+    frame, _ = validation.validate_scores(verl, experiment="demo", comparisons=[], benchmarks=BENCHMARKS)
     pd.testing.assert_frame_equal(_canonical(frame), _canonical(verl))
 
 
@@ -153,7 +154,7 @@ def test_step_last_is_the_largest_step_of_each_run(tree):
 def test_a_dump_of_one_benchmark_without_data_sources(tmp_path):
     right = {k: v for k, v in _correctness("grpo", 1, 5).items() if k[0] == "add"}
     _write_verl(tmp_path / "run", 5, right, source=False)
-    frame = io.verl_to_tidy(
+    frame = inputs.verl.verl_to_tidy(
         [("grpo", 1, tmp_path / "run")], experiment="demo", benchmarks=BENCHMARKS, step=5, benchmark="add"
     )
     assert set(frame["benchmark"]) == {"add"} and set(frame["domain"]) == {"math"} and len(frame) == DOCS
@@ -165,7 +166,7 @@ def test_a_dump_of_one_benchmark_without_data_sources(tmp_path):
 def test_a_config_of_kind_verl_runs_the_analysis(tree, monkeypatch):
     monkeypatch.chdir(tree)
     config = _config(pattern="verl/{arm}/seed-{seed}/val", step="last", sources=SOURCES)
-    scores, source = io.load_scores(config)
+    scores, source = inputs.load_scores(config)
     assert source.startswith("verl validation dumps (step last) of 4 run(s)")
     assert "verl/grpo/seed-1/val/100.jsonl line 1" in scores.index  # relative, as the pattern
     pd.testing.assert_frame_equal(scores.reset_index(drop=True), _verl(tree).reset_index(drop=True))
@@ -217,7 +218,7 @@ def _config(**spec):
 def test_a_bad_verl_config_names_the_config_and_key_before_reading_files(tmp_path, monkeypatch, spec, message):
     monkeypatch.chdir(tmp_path)  # no directory matches the pattern: the config is refused first
     with pytest.raises(AnalysisInputError) as err:
-        io.load_scores(_config(**spec))
+        inputs.load_scores(_config(**spec))
     assert str(err.value).startswith("verl.yaml: input") and message in str(err.value), str(err.value)
 
 
@@ -305,9 +306,11 @@ def test_missing_runs_and_steps_name_the_directory(tree, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     with pytest.raises(AnalysisInputError, match=r"empty: no <step>.jsonl \(input.step: last\)"):
-        io.verl_to_tidy([("grpo", 1, empty)], experiment="demo", benchmarks=BENCHMARKS, step="last", sources=SOURCES)
+        inputs.verl.verl_to_tidy(
+            [("grpo", 1, empty)], experiment="demo", benchmarks=BENCHMARKS, step="last", sources=SOURCES
+        )
     with pytest.raises(AnalysisInputError, match=r"absent: not found; expected verl's trainer.validation_data_dir"):
-        io.verl_to_tidy(
+        inputs.verl.verl_to_tidy(
             [("grpo", 1, tmp_path / "absent")], experiment="demo", benchmarks=BENCHMARKS, step=1, sources=SOURCES
         )
     with pytest.raises(AnalysisInputError, match=r"7.jsonl: not found; .* \(steps found: \[0, 50, 100\]\)"):
@@ -381,7 +384,10 @@ def test_a_dump_that_is_not_a_regular_file_is_refused_in_one_line(tree, replace,
         pattern = "samples_add_*.jsonl" if reader == "lmeval samples" else "results_*.json"
         (target,) = (tree / LMEVAL_SAMPLES).rglob(pattern)
         runs = [(a, s, tree / "lmeval" / a / f"seed-{s}") for a, s in RUNS]
-        read = lambda: io.lmeval_to_tidy(runs, experiment="demo", benchmarks=BENCHMARKS, metric=LMEVAL_METRIC)  # noqa: E731
+
+        def read():
+            return inputs.lmeval.lmeval_to_tidy(runs, experiment="demo", benchmarks=BENCHMARKS, metric=LMEVAL_METRIC)
+
     replace(target)
     with pytest.raises(AnalysisInputError) as err:
         read()
