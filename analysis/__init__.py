@@ -23,8 +23,9 @@ In the order data flows through it:
   :mod:`~armlab.analysis.synthetic` (simulations with known truth);
 - the outputs: :mod:`~armlab.analysis.outputs` (the catalogue of analysis tables, for the writer and the reader),
   :mod:`~armlab.analysis.pipeline` (``run_analysis`` / ``write_outputs``), :mod:`~armlab.analysis.tables`
-  (Markdown and LaTeX tables, verdict lines), :mod:`~armlab.analysis.figures`, :mod:`~armlab.analysis.report`
-  (the HTML report);
+  (Markdown and LaTeX tables, verdict lines);
+- the report, :mod:`armlab.analysis.reporting`: ``figures`` and ``report`` (the HTML report and its sections),
+  above everything it reads;
 - the entry points: :mod:`~armlab.analysis.commands` (``armlab analyze``, ``report``, ``curves``, ``plan``; see
   :mod:`armlab.cli`) and :mod:`~armlab.analysis.api` (``compare`` on a DataFrame, ``from_score_arrays``).
 

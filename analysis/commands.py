@@ -84,7 +84,7 @@ def report(subparsers: argparse._SubParsersAction) -> None:
     )
 
     def run(args: argparse.Namespace) -> int:
-        from armlab.analysis.report import write_report  # matplotlib only for this subcommand
+        from armlab.analysis.reporting.report import write_report  # matplotlib only for this subcommand
 
         path = write_report(args.config, args.analysis, args.out, runs_dir=args.runs, figures_dir=args.figures)
         print(f"armlab report: wrote {path}" + (f" and figures to {args.figures}" if args.figures else ""))
@@ -112,8 +112,8 @@ def curves(subparsers: argparse._SubParsersAction) -> None:
 
     def run(args: argparse.Namespace) -> int:
         from armlab.analysis import curves as accuracy_curves
-        from armlab.analysis.figures import accuracy_curves as plot
-        from armlab.analysis.figures import render, save
+        from armlab.analysis.reporting.figures import accuracy_curves as plot
+        from armlab.analysis.reporting.figures import render, save
         from armlab.files import output_directory, write_csv
 
         check_output_directory(args.out, "curves")
@@ -176,7 +176,8 @@ def plan(subparsers: argparse._SubParsersAction) -> None:
 def print_verdicts(directory: Path | str) -> None:
     """Print one verdict line per compared arm from an analysis output folder (``armlab summary``)."""
     from armlab import files
-    from armlab.analysis import outputs, report, tables
+    from armlab.analysis import outputs, tables
+    from armlab.analysis.reporting import report
 
     directory = Path(directory)
     if not (directory / "comparisons.csv").is_file() and (directory / "analysis" / "comparisons.csv").is_file():

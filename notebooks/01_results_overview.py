@@ -34,7 +34,8 @@ from pathlib import Path
 
 from IPython.display import Markdown, display
 
-from armlab.analysis import api, config, figures, inputs, pipeline, report, summaries, tables
+from armlab.analysis import api, config, inputs, pipeline, summaries, tables
+from armlab.analysis.reporting import figures, report
 
 ROOT = next(p for p in (Path.cwd(), *Path.cwd().parents) if (p / "pyproject.toml").exists())
 CONFIG = Path(os.environ.get("ARMLAB_CONFIG", ROOT / "config" / "config.yaml"))

@@ -33,7 +33,8 @@ from pathlib import Path
 import pandas as pd
 from IPython.display import Markdown, display
 
-from armlab.analysis import config, figures, pipeline, report, tables
+from armlab.analysis import config, pipeline, tables
+from armlab.analysis.reporting import figures, report
 
 ROOT = next(p for p in (Path.cwd(), *Path.cwd().parents) if (p / "pyproject.toml").exists())
 CONFIG = ROOT / "config" / "experiments" / "dataflex_rl_released.yaml"

@@ -34,7 +34,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from armlab.analysis import config, figures, inputs, pipeline, report
+from armlab.analysis import config, inputs, pipeline
+from armlab.analysis.reporting import figures, report
 from armlab.analysis.stats import power
 from armlab.analysis.stats.resampling import min_sign_flip_pvalue
 

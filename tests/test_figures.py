@@ -6,8 +6,9 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_hex
 
-from armlab.analysis import figures, pipeline, tables
+from armlab.analysis import pipeline, tables
 from armlab.analysis.config import parse_config
+from armlab.analysis.reporting import figures
 from armlab.analysis.stats import power
 from armlab.analysis.stats.resampling import min_sign_flip_pvalue
 from armlab.analysis.synthetic import synthetic_scores

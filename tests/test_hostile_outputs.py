@@ -60,7 +60,11 @@ def tripwire(monkeypatch, *targets):
 
 
 EXPENSIVE = {
-    "armlab": ("armlab.analysis.paired.compare", "armlab.analysis.report.render_figures", "armlab.evals.probe.probe"),
+    "armlab": (
+        "armlab.analysis.paired.compare",
+        "armlab.analysis.reporting.report.render_figures",
+        "armlab.evals.probe.probe",
+    ),
     "armlab.evals.run": ("armlab.evals.run.load_model", "armlab.evals.run.evaluate"),
     "armlab.evals.merge": ("armlab.evals.merge.atomic_path",),
     "armlab.training.train": ("armlab.training.train.load_model", "armlab.training.train.load_pools"),

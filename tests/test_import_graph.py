@@ -22,7 +22,8 @@ LAYERS = {
     ],
     "armlab.training": list((REPO / "training").rglob("*.py")),
     "armlab.evals": list((REPO / "evals").rglob("*.py")),
-    # the analysis's rooms: its errors and defaults (data), the statistics, the inputs, and the rest above them
+    # the analysis's rooms: its errors and defaults (data), the statistics, the inputs, the rest above them, the
+    # report above all that, and the subcommands on top
     "armlab.analysis.errors": [REPO / "analysis" / "errors.py"],
     "armlab.analysis.defaults": [REPO / "analysis" / "defaults.py"],
     "armlab.analysis.stats": list((REPO / "analysis" / "stats").rglob("*.py")),
@@ -30,8 +31,10 @@ LAYERS = {
     "armlab.analysis": [
         p
         for p in (REPO / "analysis").rglob("*.py")
-        if p.parent.name not in ("stats", "inputs") and p.stem not in ("errors", "defaults")
+        if p.parent.name not in ("stats", "inputs", "reporting") and p.stem not in ("errors", "defaults", "commands")
     ],
+    "armlab.analysis.reporting": list((REPO / "analysis" / "reporting").rglob("*.py")),
+    "armlab.analysis.commands": [REPO / "analysis" / "commands.py"],
     "armlab.experiment": list((REPO / "armlab" / "experiment").rglob("*.py")),
     "armlab.cli": [REPO / "armlab" / "cli.py", REPO / "armlab" / "__main__.py"],  # python -m armlab
 }
@@ -55,9 +58,22 @@ ALLOWED = {
         "armlab.analysis.stats",
         "armlab.analysis.inputs",
     },
+    "armlab.analysis.reporting": {
+        "armlab",
+        "armlab.analysis.errors",
+        "armlab.analysis.stats",
+        "armlab.analysis.inputs",
+        "armlab.analysis",
+    },
+    "armlab.analysis.commands": {
+        "armlab",
+        "armlab.analysis.errors",
+        "armlab.analysis",
+        "armlab.analysis.reporting",
+    },
     # the whole experiment: its config checked by every stage's rules, its runs, its locks
     "armlab.experiment": {"armlab", "armlab.training", "armlab.analysis"},
-    "armlab.cli": {"armlab", "armlab.training", "armlab.evals", "armlab.analysis", "armlab.analysis.errors"},
+    "armlab.cli": {"armlab", "armlab.training", "armlab.evals", "armlab.analysis.commands", "armlab.analysis.errors"},
 }
 
 

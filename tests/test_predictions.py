@@ -12,9 +12,10 @@ import pytest
 import yaml
 
 from armlab import files
-from armlab.analysis import paired, pipeline, predictions, report
+from armlab.analysis import paired, pipeline, predictions
 from armlab.analysis.config import Comparison, parse_config
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.reporting import report
 from armlab.analysis.stats import resampling
 from armlab.analysis.synthetic import mc_error, synthetic_scores
 

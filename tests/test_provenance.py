@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from armlab import files
-from armlab.analysis.report import Runs, runs_summary
+from armlab.analysis.reporting.report import Runs, runs_summary
 
 
 def _git(repo, *args):

@@ -19,10 +19,12 @@ import yaml
 from conftest import REPO, REPORT_FIXTURE, report_build
 
 from armlab import cli
-from armlab.analysis import outputs, report, tables
-from armlab.analysis.config import Settings
+from armlab.analysis import outputs, tables
+from armlab.analysis.config import Settings, load_config
+from armlab.analysis.reporting import report
 from armlab.analysis.synthetic import synthetic_scores
 from armlab.files import OUTPUT_MARKER, write_manifest
+from armlab.registry import Registry
 
 FIXTURE = REPORT_FIXTURE
 BUILD = report_build()
@@ -92,6 +94,25 @@ def test_the_report_has_every_section_and_says_what_the_seeds_allow(demo):
     # score distributions: per family a performance profile and the paired probability of improvement
     assert html.count('alt="estimators: performance profiles"') == 1 and "<th>P(arm &gt; reference)</th>" in html
     assert "<td>dr_grpo</td><td>grpo</td><td>3 × 6</td>" in html
+
+
+def test_a_new_section_is_one_function_and_one_entry(demo, monkeypatch):
+    """A section added to the registry is shown, in its place, with its link; one that returns "" is neither."""
+    results, _ = demo
+    cfg = load_config(FIXTURE / "experiment.yaml")
+    rendered = {p.stem: (p.stem, "", {"svg": p.read_bytes()}) for p in (results / "figures").glob("*.svg")}
+
+    def arms(page):
+        return report.section("arms", "Arms", "".join(f"<p>{report.esc(a)}</p>" for a in page.cfg.compared_arms))
+
+    entries = list(report.SECTIONS.items())
+    added = [*entries[:2], ("arms", report.Section("Arms", arms)), *entries[2:]]
+    added.append(("nothing", report.Section("Nothing", lambda page: "")))
+    monkeypatch.setattr(report, "SECTIONS", Registry("report section", dict(added)))
+    html = report.render_html(cfg, report.read_analysis(results / "analysis", cfg.experiment), None, rendered, "")
+    assert re.findall(r'<section id="([^"]+)"', html) == [*SECTIONS[:2], "arms", *SECTIONS[2:]]
+    assert '<a href="#arms">Arms</a>' in html and "<p>difffilter</p>" in html
+    assert 'href="#nothing"' not in html
 
 
 def test_every_figure_is_written_as_svg_and_png(demo):
@@ -503,6 +524,6 @@ def test_the_report_names_every_component_estimated_below_zero():
         pass_at_k_vs_base=empty, allocation=empty, sequential=empty, sequential_looks=empty, replications=empty,
         variance_components=pd.DataFrame([row, {**row, "arm": "b", "training_negative": False}]),
     )  # fmt: skip
-    html = report.sampling_section(analysis, {})
+    html = report.sampling_section(report.Page(None, analysis))  # the section reads the analysis only
     assert "counted as 0 in the shares and the standard error: a vs ref (training)." in html
     assert "b vs ref" not in html.split("Estimated below 0")[1]

@@ -160,7 +160,7 @@ def _analysis_and_config(tmp_path, table, **raw_extra):
 
 
 def test_the_report_shows_pass_at_k_components_and_what_to_buy(tmp_path):
-    from armlab.analysis.report import write_report
+    from armlab.analysis.reporting.report import write_report
 
     path = _analysis_and_config(tmp_path, sampled_table(), eval={"samples": 8, "pass_k": [1, 2, 8]})
     page = write_report(path, tmp_path / "analysis", tmp_path / "report", figures_dir=tmp_path / "figures").read_text()
@@ -243,7 +243,7 @@ def test_verdicts_for_some_seeds_only_fill_the_rest_from_the_counts():
 
 
 def test_the_advice_says_no_estimate_for_samples_at_one_answer_per_item(tmp_path):
-    from armlab.analysis.report import write_report
+    from armlab.analysis.reporting.report import write_report
 
     path = _analysis_and_config(tmp_path, sampled_table(k=1))
     page = write_report(path, tmp_path / "analysis", tmp_path / "report").read_text()

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,11 +31,13 @@ import numpy as np
 import pandas as pd
 
 from armlab import files, layout
-from armlab.analysis import figures, outputs, predictions, sampled, tables, validity
+from armlab.analysis import outputs, predictions, sampled, tables, validity
 from armlab.analysis.config import load_config
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.inputs import reading, tidy
+from armlab.analysis.reporting import figures
 from armlab.analysis.settings import Settings
+from armlab.registry import Registry
 
 if TYPE_CHECKING:
     from armlab.analysis.config import Config
@@ -97,19 +99,6 @@ CAPTIONS = {
 NO_TRAINING_LOGS = (
     "No training logs: these results were converted from elsewhere (a released table, lm-eval "
     "logs), so there are no training curves, recipe or run provenance beyond the scores file."
-)
-NAV = (
-    ("run", "What was run"),
-    ("verdicts", "Verdicts"),
-    ("replication", "Replication"),
-    ("comparisons", "Comparisons"),
-    ("sequential", "Sequential"),
-    ("benchmarks", "Benchmarks"),
-    ("distributions", "Distributions"),
-    ("training", "Training"),
-    ("rankings", "Rankings"),
-    ("sampling", "Sampling"),
-    ("power", "Power"),
 )
 SPENDING_RULES = {"obrien_fleming": "O'Brien–Fleming-type", "pocock": "Pocock-type"}
 STYLE = """
@@ -488,8 +477,25 @@ def runs_summary(runs: Runs | None) -> str:
 # ----------------------------------------------------------------------------- sections
 
 
-def what_was_run(cfg: Config, analysis: Analysis, runs: Runs | None, config_text: str) -> str:
+@dataclass(frozen=True)
+class Page:
+    """What the report's sections are made of: the config, the analysis, the run folders (None for results from
+    elsewhere), each figure's inline HTML by name (:func:`render_figures`) and the config's text."""
+
+    cfg: Config
+    analysis: Analysis
+    runs: Runs | None = None
+    figures: Mapping[str, str] = field(default_factory=dict)
+    config_text: str = ""
+
+    def figures_of_families(self, prefix: str) -> dict[str, str]:
+        """The figures ``<prefix>-<i>`` by the family of the config's i-th comparison ("" where there is none)."""
+        return {c.family: self.figures.get(f"{prefix}-{i}", "") for i, c in enumerate(self.cfg.comparisons, start=1)}
+
+
+def what_was_run(page: Page) -> str:
     """Scores, arms and seeds, benchmarks, comparisons, runs; folded: summaries, recipe, provenance, config."""
+    cfg, analysis, runs, config_text = page.cfg, page.analysis, page.runs, page.config_text
     seeds = analysis.summaries.groupby("arm", sort=False)["seed"].apply(
         lambda s: ", ".join(map(str, sorted(s.unique())))
     )
@@ -568,8 +574,9 @@ def sequential_verdicts(analysis: Analysis) -> str:
     return section("verdicts", "Headline verdicts", lede + f'<div class="cards">{"".join(cards)}</div>')
 
 
-def replication_section(analysis: Analysis) -> str:
+def replication_section(page: Page) -> str:
     """The preregistered predictions: claim, source, prediction, observed difference, verdict; "" without any."""
+    analysis = page.analysis
     table = analysis.replications
     if not len(table):
         return ""
@@ -593,9 +600,10 @@ def replication_section(analysis: Analysis) -> str:
     return section("replication", "Replication of preregistered predictions", body)
 
 
-def verdict_section(analysis: Analysis) -> str:
+def verdict_section(page: Page) -> str:
     """Headline verdicts per family, on the primary summary, with a chip per arm (a sequential design's decisions
     where there is one)."""
+    analysis = page.analysis
     if has_sequential(analysis):
         return sequential_verdicts(analysis)
     rows = primary_rows(analysis.comparisons)
@@ -630,8 +638,11 @@ def verdict_section(analysis: Analysis) -> str:
     return section("verdicts", "Headline verdicts", lede + f'<div class="cards">{"".join(cards)}</div>')
 
 
-def comparison_section(analysis: Analysis, forest: Mapping[str, str]) -> str:
+def comparison_section(page: Page) -> str:
     """Per family: the forest plot, the summary table and (folded) the per-benchmark table."""
+    analysis = page.analysis
+    families = dict.fromkeys(analysis.comparisons["family"])
+    forest = {family: page.figures[f"forest-{i}"] for i, family in enumerate(families, start=1)}
     parts = []
     for (family, level), group in analysis.comparisons.groupby(["family", "level"], sort=False):
         table = html_table(tables.comparison_display(group))
@@ -697,8 +708,9 @@ def sequential_display(decisions: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def sequential_section(cfg: Config, analysis: Analysis, figure: str) -> str:
+def sequential_section(page: Page) -> str:
     """The sequential design, where each arm stopped, the runs it took against the fixed design; "" without one."""
+    cfg, analysis, figure = page.cfg, page.analysis, page.figures.get("sequential", "")
     if not has_sequential(analysis):
         return ""
     decisions, design = analysis.sequential, cfg.design
@@ -741,8 +753,17 @@ def sequential_section(cfg: Config, analysis: Analysis, figure: str) -> str:
     return section("sequential", "Sequential design", body)
 
 
-def distributions_section(analysis: Analysis, profile_figures: Mapping[str, str]) -> str:
+def benchmarks_section(page: Page) -> str:
+    """The heatmap of every arm's difference on every benchmark."""
+    shown = page.figures.get("benchmarks") or muted(
+        "Per-benchmark comparisons were not computed (analysis.per_benchmark is off)."
+    )
+    return section("benchmarks", "Per-benchmark view", shown)
+
+
+def distributions_section(page: Page) -> str:
     """Per family: the performance profiles of its arms, and the paired probability of improvement."""
+    analysis, profile_figures = page.analysis, page.figures_of_families("profile")
     parts = []
     for family, group in analysis.probability_of_improvement.groupby("family", sort=False):
         parts.append(
@@ -778,8 +799,32 @@ def base_crossing(rows: pd.DataFrame, confidence: float) -> str:
     )
 
 
-def sampling_section(analysis: Analysis, pass_figures: Mapping[str, str]) -> str:
+def training_section(page: Page) -> str:
+    """The training curves of every run with step logs."""
+    return section("training", "Training dynamics", page.figures.get("training") or muted(NO_TRAINING_LOGS))
+
+
+def rankings_section(page: Page) -> str:
+    """The ranking plot, the order of arms under each summary, and the rank correlations between summaries."""
+    analysis = page.analysis
+    shown = analysis.sensitivity.assign(
+        **{c: analysis.sensitivity[c].map(tables.correlation) for c in ("spearman", "kendall")}
+    )
+    sensitivity = html_table(shown) if len(shown) else muted("No ranking set has three or more arms.")
+    return section(
+        "rankings",
+        "Ranking sensitivity",
+        page.figures.get("rankings", "")
+        + html_table(tables.ranking_orders(analysis.rankings))
+        + muted(tables.ranking_note(tables.is_unpaired(analysis.comparisons)))
+        + sensitivity,
+    )
+
+
+def sampling_section(page: Page) -> str:
     """pass@k against the base policy, the variance components, and whether to buy seeds or samples."""
+    analysis = page.analysis
+    pass_figures = {name: html for name, html in page.figures.items() if name.startswith("pass-at-k-")}
     body = ""
     vs_base = analysis.pass_at_k_vs_base
     if len(vs_base):
@@ -839,12 +884,40 @@ def sampling_section(analysis: Analysis, pass_figures: Mapping[str, str]) -> str
     return section("sampling", "Sampled evaluation", body or muted("Evaluated with one answer per item."))
 
 
-def power_section(analysis: Analysis, power_figure: str) -> str:
+def power_section(page: Page) -> str:
     """The power plot, every note of the analysis, and the dropped runs."""
-    body = power_figure + "<h3>Warnings and notes</h3>" + html_list(analysis.manifest.get("notes", []))
+    analysis = page.analysis
+    body = page.figures["power"] + "<h3>Warnings and notes</h3>" + html_list(analysis.manifest.get("notes", []))
     if len(analysis.dropped):
         body += "<h3>Dropped runs</h3>" + html_table(analysis.dropped)
     return section("power", "Power and warnings", body)
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section of the report: the text of its link, and its HTML from the page ("" hides it and its link)."""
+
+    nav: str
+    render: Callable[[Page], str]
+
+
+# the report's sections in their order: a new section is one function of a Page and one entry here
+SECTIONS: Registry[Section] = Registry(
+    "report section",
+    {
+        "run": Section("What was run", what_was_run),
+        "verdicts": Section("Verdicts", verdict_section),
+        "replication": Section("Replication", replication_section),
+        "comparisons": Section("Comparisons", comparison_section),
+        "sequential": Section("Sequential", sequential_section),
+        "benchmarks": Section("Benchmarks", benchmarks_section),
+        "distributions": Section("Distributions", distributions_section),
+        "training": Section("Training", training_section),
+        "rankings": Section("Rankings", rankings_section),
+        "sampling": Section("Sampling", sampling_section),
+        "power": Section("Power", power_section),
+    },
+)
 
 
 def render_figures(
@@ -901,42 +974,10 @@ def render_html(
     config_text: str,
 ) -> str:
     """The whole report as one HTML string."""
-    inline = {name: html_figure(r, title, caption) for name, (title, caption, r) in rendered.items()}
-    families = list(dict.fromkeys(analysis.comparisons["family"]))
-    forest = {family: inline[f"forest-{i}"] for i, family in enumerate(families, start=1)}
-    profile_figures = {c.family: inline.get(f"profile-{i}", "") for i, c in enumerate(cfg.comparisons, start=1)}
-    shown = analysis.sensitivity.assign(
-        **{c: analysis.sensitivity[c].map(tables.correlation) for c in ("spearman", "kendall")}
-    )
-    sensitivity = html_table(shown) if len(shown) else muted("No ranking set has three or more arms.")
-    sections = {  # a section that is empty is neither shown nor linked
-        "run": what_was_run(cfg, analysis, runs, config_text),
-        "verdicts": verdict_section(analysis),
-        "replication": replication_section(analysis),
-        "comparisons": comparison_section(analysis, forest),
-        "sequential": sequential_section(cfg, analysis, inline.get("sequential", "")),
-        "benchmarks": section(
-            "benchmarks",
-            "Per-benchmark view",
-            inline.get("benchmarks")
-            or muted("Per-benchmark comparisons were not computed (analysis.per_benchmark is off)."),
-        ),
-        "distributions": distributions_section(analysis, profile_figures),
-        "training": section("training", "Training dynamics", inline.get("training") or muted(NO_TRAINING_LOGS)),
-        "rankings": section(
-            "rankings",
-            "Ranking sensitivity",
-            inline.get("rankings", "")
-            + html_table(tables.ranking_orders(analysis.rankings))
-            + muted(tables.ranking_note(tables.is_unpaired(analysis.comparisons)))
-            + sensitivity,
-        ),
-        "sampling": sampling_section(
-            analysis, {name: html for name, html in inline.items() if name.startswith("pass-at-k-")}
-        ),
-        "power": power_section(analysis, inline["power"]),
-    }
-    nav = "".join(f'<a href="#{anchor}">{text}</a>' for anchor, text in NAV if sections[anchor])
+    figures = {name: html_figure(r, title, caption) for name, (title, caption, r) in rendered.items()}
+    page = Page(cfg, analysis, runs, figures, config_text)
+    sections = {anchor: found.render(page) for anchor, found in SECTIONS.items()}
+    nav = "".join(f'<a href="#{anchor}">{SECTIONS[anchor].nav}</a>' for anchor, html in sections.items() if html)
     title = esc(f"armlab report: {cfg.experiment}")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
