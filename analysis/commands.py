@@ -177,7 +177,7 @@ def print_verdicts(directory: Path | str) -> None:
     """Print one verdict line per compared arm from an analysis output folder (``armlab summary``)."""
     from armlab import files
     from armlab.analysis import outputs, tables
-    from armlab.analysis.reporting import report
+    from armlab.analysis.reporting import read
 
     directory = Path(directory)
     if not (directory / "comparisons.csv").is_file() and (directory / "analysis" / "comparisons.csv").is_file():
@@ -189,9 +189,9 @@ def print_verdicts(directory: Path | str) -> None:
         )
     outputs.check_format(files.read_json(directory / "manifest.json", "manifest"), directory / "manifest.json")
     sequential_path = directory / "sequential.csv"
-    sequential = report.read_csv(sequential_path, report.SEQUENTIAL_TEXT_COLUMNS) if sequential_path.is_file() else None
+    sequential = read.read_csv(sequential_path, read.SEQUENTIAL_TEXT_COLUMNS) if sequential_path.is_file() else None
     print(f"Verdicts ({path}):")
-    for line in tables.verdict_lines(report.read_csv(path), sequential):
+    for line in tables.verdict_lines(read.read_csv(path), sequential):
         print(f"  {line}")
 
 

@@ -1,5 +1,5 @@
 """What `armlab analyze` computes and writes: :class:`AnalysisResult` in memory, the tables that the writer
-(:func:`armlab.analysis.pipeline.write_outputs`) and the readers (:func:`.reporting.report.read_analysis`,
+(:func:`armlab.analysis.pipeline.write_outputs`) and the readers (:func:`.reporting.read.read_analysis`,
 ``armlab summary``) share, and their format.
 
 ``FORMAT`` goes up whenever a table or a column is added, renamed or removed; the report refuses an analysis of

@@ -35,7 +35,7 @@ from pathlib import Path
 from IPython.display import Markdown, display
 
 from armlab.analysis import api, config, inputs, pipeline, summaries, tables
-from armlab.analysis.reporting import figures, report
+from armlab.analysis.reporting import figures, read, sections
 
 ROOT = next(p for p in (Path.cwd(), *Path.cwd().parents) if (p / "pyproject.toml").exists())
 CONFIG = Path(os.environ.get("ARMLAB_CONFIG", ROOT / "config" / "config.yaml"))
@@ -80,9 +80,9 @@ per_run = summaries.summarize(accuracy, weights)
 
 # %%
 result = pipeline.run_analysis(cfg, scores, source)
-rows = report.primary_rows(result.comparisons)
+rows = sections.primary_rows(result.comparisons)
 for family, group in rows.groupby("family", sort=False):
-    sentences = [*report.family_headline(group, cfg.settings), report.precision_sentence(group, cfg.settings)]
+    sentences = [*sections.family_headline(group, cfg.settings), sections.precision_sentence(group, cfg.settings)]
     display(Markdown(f"**{family}**\n\n" + "\n".join(f"- {s}" for s in sentences)))
 
 # %%
@@ -130,7 +130,7 @@ figures.power_plot(result.comparisons, cfg.settings, styles)
 # Training curves need the runs' step logs, which only our own experiments have.
 
 # %%
-runs = report.read_runs(RUNS) if RUNS and Path(RUNS).is_dir() else None
+runs = read.read_runs(RUNS) if RUNS and Path(RUNS).is_dir() else None
 if runs is None:
     print("No training logs: these results come from elsewhere.")
 else:

@@ -34,7 +34,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from armlab.analysis import config, pipeline, tables
-from armlab.analysis.reporting import figures, report
+from armlab.analysis.reporting import figures, sections
 
 ROOT = next(p for p in (Path.cwd(), *Path.cwd().parents) if (p / "pyproject.toml").exists())
 CONFIG = ROOT / "config" / "experiments" / "dataflex_rl_released.yaml"
@@ -85,9 +85,9 @@ print(f"{len(runs)} arms; seeds per arm: {sorted(set(runs))}")
 # rather than "not significant".
 
 # %%
-rows = report.primary_rows(result.comparisons)
+rows = sections.primary_rows(result.comparisons)
 for family, group in rows.groupby("family", sort=False):
-    sentences = [*report.family_headline(group, cfg.settings), report.precision_sentence(group, cfg.settings)]
+    sentences = [*sections.family_headline(group, cfg.settings), sections.precision_sentence(group, cfg.settings)]
     display(Markdown(f"**{family}**\n\n" + "\n".join(f"- {s}" for s in sentences)))
 
 # %%

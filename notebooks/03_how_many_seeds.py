@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from armlab.analysis import config, inputs, pipeline
-from armlab.analysis.reporting import figures, report
+from armlab.analysis.reporting import figures, sections
 from armlab.analysis.stats import power
 from armlab.analysis.stats.resampling import min_sign_flip_pvalue
 
@@ -52,7 +52,7 @@ EFFECTS = [0.005, 0.01, 0.02, 0.03]  # score units: 0.01 is one point
 cfg = config.load_config(CONFIG)
 settings = cfg.settings
 result = pipeline.run_analysis(cfg, *inputs.load_scores(cfg, SCORES))
-rows = report.primary_rows(result.comparisons)
+rows = sections.primary_rows(result.comparisons)
 k = rows.groupby("family")["arm"].transform("size")
 rows = rows.assign(k=k, first_holm_level=settings.alpha / k, sd_points=(100 * rows["sd_diff"]).round(3))
 rows[["family", "arm", "n_seeds", "k", "first_holm_level", "sd_points"]]
@@ -99,4 +99,4 @@ figures.power_plot(result.comparisons, settings, figures.arm_styles(cfg.compared
 
 # %%
 for family, group in rows.groupby("family", sort=False):
-    print(f"{family}: {report.precision_sentence(group, settings)}")
+    print(f"{family}: {sections.precision_sentence(group, settings)}")

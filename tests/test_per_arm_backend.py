@@ -225,7 +225,7 @@ def test_a_tiny_mixed_run_from_the_repository_root(tmp_path):
 def test_the_report_reads_builtin_and_trl_step_logs_side_by_side(tmp_path):
     """A TRL log lacks some of the builtin's columns; the TRL backend writes its fraction of zero-variance groups
     as frac_zero_var (trl_backend.step_log, from TRL's log history), so the report reads both alike."""
-    from armlab.analysis.reporting.report import read_runs
+    from armlab.analysis.reporting.read import read_runs
     from armlab.files import write_manifest
     from armlab.training.backends.trl_backend import step_log
 

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from armlab import files
-from armlab.analysis.reporting.report import Runs, runs_summary
+from armlab.analysis.reporting.read import Runs
+from armlab.analysis.reporting.sections import runs_summary
 
 
 def _git(repo, *args):

@@ -21,7 +21,8 @@ from conftest import REPO, REPORT_FIXTURE, report_build
 from armlab import cli
 from armlab.analysis import outputs, tables
 from armlab.analysis.config import Settings, load_config
-from armlab.analysis.reporting import report
+from armlab.analysis.reporting import html as report_html
+from armlab.analysis.reporting import read, report, sections
 from armlab.analysis.synthetic import synthetic_scores
 from armlab.files import OUTPUT_MARKER, write_manifest
 from armlab.registry import Registry
@@ -103,16 +104,17 @@ def test_a_new_section_is_one_function_and_one_entry(demo, monkeypatch):
     rendered = {p.stem: (p.stem, "", {"svg": p.read_bytes()}) for p in (results / "figures").glob("*.svg")}
 
     def arms(page):
-        return report.section("arms", "Arms", "".join(f"<p>{report.esc(a)}</p>" for a in page.cfg.compared_arms))
+        shown = "".join(f"<p>{report_html.esc(a)}</p>" for a in page.cfg.compared_arms)
+        return report_html.section("arms", "Arms", shown)
 
-    entries = list(report.SECTIONS.items())
-    added = [*entries[:2], ("arms", report.Section("Arms", arms)), *entries[2:]]
-    added.append(("nothing", report.Section("Nothing", lambda page: "")))
-    monkeypatch.setattr(report, "SECTIONS", Registry("report section", dict(added)))
-    html = report.render_html(cfg, report.read_analysis(results / "analysis", cfg.experiment), None, rendered, "")
-    assert re.findall(r'<section id="([^"]+)"', html) == [*SECTIONS[:2], "arms", *SECTIONS[2:]]
-    assert '<a href="#arms">Arms</a>' in html and "<p>difffilter</p>" in html
-    assert 'href="#nothing"' not in html
+    entries = list(sections.SECTIONS.items())
+    added = [*entries[:2], ("arms", sections.Section("Arms", arms)), *entries[2:]]
+    added.append(("nothing", sections.Section("Nothing", lambda page: "")))
+    monkeypatch.setattr(sections, "SECTIONS", Registry("report section", dict(added)))
+    page = report.render_html(cfg, read.read_analysis(results / "analysis", cfg.experiment), None, rendered, "")
+    assert re.findall(r'<section id="([^"]+)"', page) == [*SECTIONS[:2], "arms", *SECTIONS[2:]]
+    assert '<a href="#arms">Arms</a>' in page and "<p>difffilter</p>" in page
+    assert 'href="#nothing"' not in page
 
 
 def test_every_figure_is_written_as_svg_and_png(demo):
@@ -330,7 +332,7 @@ SETTINGS = Settings(
 
 
 def test_headline_names_winners_losers_and_equivalent_arms_and_the_precision():
-    rows = report.primary_rows(
+    rows = sections.primary_rows(
         _comparisons(
             arm=["up", "down", "same"],
             mean_diff=[0.03, -0.02, 0.001],
@@ -348,13 +350,13 @@ def test_headline_names_winners_losers_and_equivalent_arms_and_the_precision():
         )
     )
     assert list(rows["verdict"]) == ["better", "worse", "equivalent"]
-    assert report.family_headline(rows, SETTINGS) == [
+    assert sections.family_headline(rows, SETTINGS) == [
         "up beats ref by 3.00 points (95% interval at Holm's level: [+2.00, +4.00]; Holm p = 0.0078).",
         "down is worse than ref by 2.00 points (95% interval at Holm's level: [-3.00, -1.00]; Holm p = 0.0156).",
         "same is equivalent to ref within ±1 point(s).",
         "Largest observed difference: up, +3.00 points (95% interval at Holm's level: [+2.00, +4.00]).",
     ]
-    assert report.precision_sentence(rows, SETTINGS) == (
+    assert sections.precision_sentence(rows, SETTINGS) == (
         "The smallest effect detectable with 8 seeds (power 0.8, level α/3) is 1.00–2.00 points at the observed "
         "spread. Detecting 2 point(s) with power 0.8 needs 6–12 matched seeds at the observed spread. Power is the "
         "exact sign-flip test's, for normal differences; over the 95% range of the spread with 8 seeds: detectable "
@@ -483,7 +485,7 @@ def test_the_snakemake_rule_writes_the_report_and_snakemake_report_shows_it(tmp_
 
 def test_two_seeds_give_seeds_needed_as_a_lower_end_not_a_range_of_noise():
     # issue 26: "seeds needed 7–6726" on a 2-seed table; the sd's interval with 1 df spans a factor of ~70
-    rows = report.primary_rows(
+    rows = sections.primary_rows(
         _comparisons(
             arm=["a", "b"],
             mean_diff=[-0.064, 0.01],
@@ -497,7 +499,7 @@ def test_two_seeds_give_seeds_needed_as_a_lower_end_not_a_range_of_noise():
             min_attainable_p=[1.0, 1.0],
         )
     )
-    text = report.precision_sentence(rows, SETTINGS)
+    text = sections.precision_sentence(rows, SETTINGS)
     assert (
         "detectable effect at least 0.90 points (2 seeds cannot estimate the spread well enough for an upper end)"
         in text
@@ -506,7 +508,7 @@ def test_two_seeds_give_seeds_needed_as_a_lower_end_not_a_range_of_noise():
     assert "6726" not in text
     # with enough seeds the range is informative and stays a range
     rows = rows.assign(n_seeds=12, seeds_needed_high=[14.0, 15.0], mde_high=[0.03, 0.04])
-    assert "seeds needed 7–15." in report.precision_sentence(rows, SETTINGS)
+    assert "seeds needed 7–15." in sections.precision_sentence(rows, SETTINGS)
 
 
 def test_the_report_names_every_component_estimated_below_zero():
@@ -518,12 +520,12 @@ def test_the_report_names_every_component_estimated_below_zero():
         "se": 1.3e-4**0.5, "training_negative": True, "items_negative": False, "sampling_method": "paired by sample",
     }  # fmt: skip
     empty = pd.DataFrame()
-    analysis = report.Analysis(
+    analysis = read.Analysis(
         manifest={}, settings=SETTINGS, comparisons=empty, summaries=empty, weights=empty, rankings=empty,
         sensitivity=empty, dropped=empty, probability_of_improvement=empty, performance_profiles=empty,
         pass_at_k_vs_base=empty, allocation=empty, sequential=empty, sequential_looks=empty, replications=empty,
         variance_components=pd.DataFrame([row, {**row, "arm": "b", "training_negative": False}]),
     )  # fmt: skip
-    html = report.sampling_section(report.Page(None, analysis))  # the section reads the analysis only
+    html = sections.sampling_section(sections.Page(None, analysis))  # the section reads the analysis only
     assert "counted as 0 in the shares and the standard error: a vs ref (training)." in html
     assert "b vs ref" not in html.split("Estimated below 0")[1]

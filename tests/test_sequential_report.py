@@ -10,14 +10,14 @@ from matplotlib.colors import to_hex
 
 from armlab.analysis import pipeline, tables, waves
 from armlab.analysis.config import parse_config
-from armlab.analysis.reporting import figures, report
+from armlab.analysis.reporting import figures, read, report, sections
 from armlab.analysis.synthetic import synthetic_scores
 
 BENCHMARKS = {"b0": "math", "b1": "math", "b2": "logic"}
 SEEDS = list(range(1, 13))
 DESIGN = {"initial": 4, "wave": 2, "max": 12, "margin": 0.03}
 SECTIONS_WITHOUT_DESIGN = [
-    key for key in report.SECTIONS if key not in ("sequential", "replication")
+    key for key in sections.SECTIONS if key not in ("sequential", "replication")
 ]  # a fixed design, no predictions
 
 
@@ -187,8 +187,8 @@ def test_the_figure_draws_no_boundary_where_every_boundary_is_infinite():
 
 
 def test_the_section_says_so_when_the_config_has_no_design(sequential):
-    analysis = report.read_analysis(sequential[0], "sequential_report")
-    shown = report.sequential_section(report.Page(parse_config(_config(SEEDS)), analysis))
+    analysis = read.read_analysis(sequential[0], "sequential_report")
+    shown = sections.sequential_section(sections.Page(parse_config(_config(SEEDS)), analysis))
     assert "The config has no sequential design" in shown and "<dt>Looks</dt>" not in shown
     assert "<td>differs (better)</td>" in shown  # the tables are the analysis's, shown all the same
 

@@ -1,0 +1,137 @@
+"""What the report reads: the folder ``armlab analyze`` wrote (:class:`Analysis`, of this armlab's format only) and
+the run folders of our own experiments (:class:`Runs`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from armlab import files, layout
+from armlab.analysis import outputs, predictions
+from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.inputs import reading, tidy
+from armlab.analysis.settings import Settings
+
+if TYPE_CHECKING:
+    pass
+
+
+TEXT_COLUMNS = (
+    "family",
+    "measure",
+    "summary",
+    "arm",
+    "reference",
+    "ci_method",
+    "level",
+    "note",
+    "ranking",
+    "summary_a",
+    "summary_b",
+    "benchmark",
+    "reason",
+)
+# in the sequential tables ``level`` is the Holm level, a number
+SEQUENTIAL_TEXT_COLUMNS = ("family", "arm", "reference", "decision", "direction")
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def read_csv(path: Path | str, text_columns: tuple[str, ...] = TEXT_COLUMNS) -> pd.DataFrame:
+    """A table written by the analysis; text stays text (an arm named ``NA`` is not a missing value)."""
+    frame = reading.read_csv(
+        path,
+        "table of `armlab analyze` (the report reads its output directory)",
+        na_values=[""],
+        dtype=dict.fromkeys(text_columns, str),
+    )
+    text = [c for c in text_columns if c in frame.columns]
+    frame[text] = frame[text].fillna("")
+    return frame
+
+
+def _text_columns(table: str) -> tuple[str, ...]:
+    if table.startswith("sequential"):
+        return SEQUENTIAL_TEXT_COLUMNS
+    return predictions.TEXT_COLUMNS if table == "replications" else TEXT_COLUMNS
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What ``armlab analyze`` wrote (see :func:`armlab.analysis.pipeline.write_outputs`)."""
+
+    manifest: dict
+    settings: Settings
+    comparisons: pd.DataFrame
+    summaries: pd.DataFrame  # long: arm, seed, summary, value
+    weights: pd.DataFrame  # long: summary, benchmark, weight
+    rankings: pd.DataFrame
+    sensitivity: pd.DataFrame
+    dropped: pd.DataFrame
+    probability_of_improvement: pd.DataFrame
+    performance_profiles: pd.DataFrame
+    pass_at_k_vs_base: pd.DataFrame  # a header only where not computed
+    variance_components: pd.DataFrame
+    allocation: pd.DataFrame
+    sequential: pd.DataFrame  # a header only without a sequential design
+    sequential_looks: pd.DataFrame
+    replications: pd.DataFrame  # a header only without predictions
+
+
+def read_analysis(directory: Path | str, experiment: str) -> Analysis:
+    """Read the output directory of `armlab analyze` for ``experiment``, of this armlab's format."""
+    directory = Path(directory)
+    path = directory / "manifest.json"
+    if not path.exists():
+        raise AnalysisInputError(f"{path}: not found; the report reads the output directory of `armlab analyze`")
+    manifest = files.read_json(path, "manifest")
+    if not isinstance(manifest, dict) or manifest.get("experiment") != experiment or "settings" not in manifest:
+        found = manifest.get("experiment") if isinstance(manifest, dict) else None
+        raise AnalysisInputError(
+            f"{path}: experiment {found!r} is not the config's "
+            f"{experiment!r}, or the file was not written by `armlab analyze`"
+        )
+    outputs.check_format(manifest, path)
+    names = [name for name in outputs.TABLES if name != "accuracy"]  # the report reads accuracy from summaries
+    files.verify_manifest(path, [f"{name}.csv" for name in names])
+    try:
+        settings = Settings(**manifest["settings"])
+    except TypeError as exc:
+        raise AnalysisInputError(f"{path}: settings: {exc}; expected the settings `armlab analyze` writes") from None
+    tables_read = {name: read_csv(directory / f"{name}.csv", _text_columns(name)) for name in names}
+    return Analysis(manifest=manifest, settings=settings, **tables_read)
+
+
+@dataclass(frozen=True)
+class Runs:
+    """The training runs of an experiment: all step logs, and one manifest per run."""
+
+    steps: pd.DataFrame  # step logs with arm and seed
+    manifests: list  # dicts, each with arm and seed
+
+
+def read_runs(directory: Path | str) -> Runs | None:
+    """Step logs and manifests under ``directory/<arm>/seed-<seed>/``; ``None`` when there are no step logs."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise AnalysisInputError(f"{directory}: runs directory not found (omit --runs for converted results)")
+    logs, manifests = [], []
+    for path in layout.files_of_runs(directory, "steps.parquet"):
+        arm, written = layout.run_of(path.parent)
+        seed = tidy.as_seed(written)
+        if seed is None:
+            raise AnalysisInputError(f"{path.parent}: expected a directory seed-<integer> (runs/<arm>/seed-<seed>)")
+        manifest = files.verify_manifest(path.with_name("manifest.json"), [path.name])
+        try:
+            log = pd.read_parquet(path).assign(arm=arm, seed=seed)
+        except (OSError, ValueError) as exc:  # pyarrow's errors for a file that is not parquet
+            raise AnalysisInputError(f"{path}: not a parquet step log ({str(exc).splitlines()[0]})") from None
+        logs.append(log)
+        manifests.append({**manifest, "arm": arm, "seed": seed})
+    if not logs:
+        return None
+    return Runs(steps=pd.concat(logs, ignore_index=True), manifests=manifests)
