@@ -48,5 +48,5 @@ def probe(config: dict, probe_steps: int, progress=print) -> dict:
             start = time.perf_counter()
             train(trial, arm, 1, root / "data", root / "base" / "policy.pt", root / "runs" / arm)
             seconds = (time.perf_counter() - start) / probe_steps
-            arms[arm] = {"seconds_per_step": seconds, "steps": resolve_arm(config, arm)["steps"]}
+            arms[arm] = {"seconds_per_step": seconds, "steps": resolve_arm(config, arm).steps}
     return {"probe_steps": probe_steps, "setup_seconds": setup, "eval_seconds": eval_seconds, "arms": arms}

@@ -246,7 +246,8 @@ def test_kept_checkpoints_are_named_by_rollout_batch_not_optimizer_step(tmp_path
         saved.mkdir(parents=True)
         for name in ("model.safetensors", "config.json", "trainer_state.json", "rng_state.pth"):
             (saved / name).write_text(f"{step}")
-    recipe = {"steps": 6, "updates_per_batch": 2, "checkpoint_every": 2}
+    recipe = resolve_arm(load_config([_trl_config(tmp_path, {"grpo": {}})]), "grpo")
+    recipe = recipe.replace(steps=6, updates_per_batch=2, checkpoint_every=2)
     kept = trl_backend.keep_checkpoints(trainer, tmp_path / "checkpoints", recipe, Tokenizer())
     assert kept == ["checkpoints/step-000002", "checkpoints/step-000004"]
     assert sorted(p.name for p in (tmp_path / "checkpoints" / "step-000004").iterdir()) == [
@@ -321,7 +322,7 @@ def test_trl_sees_the_builtin_trainers_prompts_and_mixture(tmp_path):
 def test_adaptive_mixtures_pass_trl_validation(tmp_path):
     arms = {name: {"data_policy": name} for name in ("reward_gap", "dump_ucb", "tscl", "exp3")}
     config = load_config([_trl_config(tmp_path, arms)])
-    assert {arm: resolve_arm(config, arm)["data_policy"]["name"] for arm in arms} == {arm: arm for arm in arms}
+    assert {arm: resolve_arm(config, arm).data_policy["name"] for arm in arms} == {arm: arm for arm in arms}
 
 
 def _sampler_dataset(tmp_path, arms, **recipe):
@@ -349,12 +350,12 @@ def test_sampler_shares_follow_the_policy_fed_known_rewards(tmp_path, policy):
 
     config, dataset = _sampler_dataset(tmp_path, {"arm": {"data_policy": policy}})
     recipe = resolve_arm(config, "arm")
-    P, G = recipe["prompts_per_step"], recipe["group_size"]
+    P, G = recipe.prompts_per_step, recipe.group_size
     sampler = trl_backend.StepSampler(dataset["domain"], recipe, "tiny", 1, ids=dataset["id"])
     domains = sorted(set(dataset["domain"]))
     # known rewards: math rollouts wrong in step 1 and right after, logic wrong, science alternating (learnable)
     known = {"math": [1.0] * G, "logic": [0.0] * G, "science": [1.0, 0.0] * (G // 2)}
-    reference = make_data_policy(recipe["data_policy"], domains)
+    reference = make_data_policy(recipe.data_policy, domains)
     stream = iter(sampler)
     for step in (1, 2, 3):
         block = [next(stream) for _ in range(P * G)]
@@ -426,7 +427,7 @@ def test_tiny_trl_run_adapts_the_reward_gap_mixture(tmp_path):
     assert not np.allclose(shares[1], shares[0])  # step 1's rewards moved step 2's mixture
     # replay: the policy fed the recorded per-domain rewards gives the recorded shares (reward_gap uses only
     # each step's mean reward per domain, so one row per domain present carries it exactly)
-    policy = make_data_policy(resolve_arm(config, "rg")["data_policy"], domains)
+    policy = make_data_policy(resolve_arm(config, "rg").data_policy, domains)
     for step, row in zip(mixture.step, mixture.itertuples()):
         np.testing.assert_allclose(policy.domain_shares(step), shares[step - 1], atol=1e-9)
         present = [d for d in domains if getattr(row, f"share_{d}") > 0]

@@ -1,6 +1,7 @@
 """Every config error is rejected with a message naming the key, before any job runs."""
 
 import copy
+import dataclasses
 
 import fork_server
 import pytest
@@ -8,7 +9,8 @@ import yaml
 from conftest import REPO, TINY
 
 from armlab.configfile import load_mapping
-from armlab.training.config import ConfigError, load_config, resolve_arm, validate_config
+from armlab.training.config import ConfigError, load_config, recipe_keys, resolve_arm, validate_config
+from armlab.training.recipe import Recipe
 
 
 @pytest.fixture
@@ -58,11 +60,45 @@ def test_schema_defaults_are_those_snakemake_fills_in(path):
     assert properties["benchmarks"]["additionalProperties"]["properties"]["params"]["default"] == {}
 
 
+def test_the_recipe_is_typed_frozen_and_has_exactly_the_schemas_keys(tiny_config):
+    keys = recipe_keys()
+    assert {field.name for field in dataclasses.fields(Recipe)} == {key["name"] for key in keys}
+    assert all(key["description"] for key in keys)  # each key documented, once: in the schema
+    # the keys without a schema default are the optional fields, None when a config leaves them out
+    optional = {field.name for field in dataclasses.fields(Recipe) if field.default is None}
+    assert optional == {key["name"] for key in keys if key["default"] is None} == {"policy_loss", "length_bonus"}
+    recipe = resolve_arm(tiny_config, "difffilter")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        recipe.steps = 1  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        recipe.data_policy["name"] = "uniform"  # type: ignore[index]
+    # what manifests record is the dict the recipe was before it had a type (so hashes of it do not move): the
+    # common recipe with the arm's overrides, methods as {"name": ...}, the optional keys absent
+    common, overrides = tiny_config["recipe"], tiny_config["arms"]["difffilter"]
+    expected = {
+        **common,
+        **overrides,
+        "estimator": {"name": common["estimator"]},
+        "data_policy": {"name": "difffilter"},
+    }
+    assert recipe.as_dict() == expected and "policy_loss" not in expected and "length_bonus" not in expected
+    assert recipe.replace(policy_loss="clip_higher").policy_loss == {"name": "clip_higher"}
+
+
+def test_the_docs_recipe_table_is_the_schemas():
+    """docs/methods.md, "Recipe knobs", is a copy of the schema's keys, defaults and meanings; kept equal here."""
+    defaults = {key["name"]: "none" if key["default"] is None else f"`{key['default']}`" for key in recipe_keys()}
+    rows = [f"| `{key['name']}` | {defaults[key['name']]} | {key['description']} |" for key in recipe_keys()]
+    docs = (REPO / "docs" / "methods.md").read_text().split("## Recipe knobs")[1].split("\n\n")
+    table = next(block for block in docs if block.startswith("| key |")).splitlines()[2:]
+    assert table == rows, "docs/methods.md, Recipe knobs: rewrite the table from the schema:\n" + "\n".join(rows)
+
+
 def test_arms_resolve_as_overrides_of_the_recipe(tiny_config):
     recipe = resolve_arm(tiny_config, "difffilter")
-    assert recipe["data_policy"] == {"name": "difffilter"}
-    assert recipe["estimator"] == {"name": "grpo"}
-    assert recipe["steps"] == tiny_config["recipe"]["steps"]
+    assert recipe.data_policy == {"name": "difffilter"}
+    assert recipe.estimator == {"name": "grpo"}
+    assert recipe.steps == tiny_config["recipe"]["steps"]
 
 
 def test_unknown_estimator(raw):
@@ -165,12 +201,14 @@ def test_armlab_arms_lists_exactly_what_configs_accept(capsys, raw):
     from armlab.training.losses import POLICY_LOSSES, REQUIRED_AGGREGATION
 
     assert main(["arms"]) == 0
-    out = capsys.readouterr().out
+    methods, recipe = capsys.readouterr().out.split("recipe keys (")
     listed = {
         line.split()[0]
-        for line in out.splitlines()
+        for line in methods.splitlines()
         if line.startswith("  ") and not line.strip().startswith("parameters")
     }
+    keys = {line.split()[0]: line.split(maxsplit=2)[2] for line in recipe.splitlines() if "  default " in line}
+    assert keys == {k["name"]: "none" if k["default"] is None else repr(k["default"]) for k in recipe_keys()}
     assert listed == set(ESTIMATORS) | set(DATA_POLICIES) | set(POLICY_LOSSES)
     for name in listed:  # every listed name validates as an arm; an unlisted one does not
         field = "estimator" if name in ESTIMATORS else "policy_loss" if name in POLICY_LOSSES else "data_policy"

@@ -190,13 +190,15 @@ def test_every_loss_is_listed_with_a_one_line_source():
     assert listing["sapo"]["params"] == {"tau_pos": 1.0, "tau_neg": 1.05}
 
 
-def test_the_default_loss_is_todays_clip_bit_for_bit():
+def test_the_default_loss_is_todays_clip_bit_for_bit(tiny_config):
     torch.manual_seed(0)
     logp, old, base = torch.randn(3, 2, 4).unbind(0)
     adv, weights, mask = torch.randn(2), torch.tensor([1.0, 0.5]), torch.tensor([[1, 1, 1, 0], [1, 1, 0, 0]]).bool()
-    recipe = {"ratio_level": "token", "clip": 0.2, "kl_coef": 0.1, "loss_agg": "token-mean", "max_new_tokens": 4}
+    recipe = resolve_arm(tiny_config, "grpo").replace(
+        ratio_level="token", clip=0.2, kl_coef=0.1, loss_agg="token-mean", max_new_tokens=4
+    )
     default = policy_loss(logp, old, base, adv, weights, mask, recipe)
-    named = policy_loss(logp, old, base, adv, weights, mask, {**recipe, "policy_loss": {"name": "ppo_clip"}})
+    named = policy_loss(logp, old, base, adv, weights, mask, recipe.replace(policy_loss={"name": "ppo_clip"}))
     ratio = torch.exp(logp - old)
     pg = -torch.min(ratio * adv[:, None], ratio.clamp(0.8, 1.2) * adv[:, None])
     kl = torch.exp(base - logp) - (base - logp) - 1
@@ -266,9 +268,9 @@ def test_a_common_recipe_loss_is_named_as_recipe_key(tiny_config):
 
 def test_policy_loss_is_resolved_to_dict_form_and_absent_by_default(tiny_config):
     config = validate_config(_config(tiny_config, grpo={}, ch={"policy_loss": "clip_higher"}))
-    assert "policy_loss" not in resolve_arm(config, "grpo")  # the default recipe records no new key
+    assert "policy_loss" not in resolve_arm(config, "grpo").as_dict()  # the default recipe records no new key
     assert loss_spec(resolve_arm(config, "grpo")) == {"name": "ppo_clip"}
-    assert resolve_arm(config, "ch")["policy_loss"] == {"name": "clip_higher"}
+    assert resolve_arm(config, "ch").policy_loss == {"name": "clip_higher"}
 
 
 SMOKE = {
@@ -299,13 +301,14 @@ def test_every_new_loss_trains_on_the_builtin_trainer(arm, tiny_config, tiny_exp
 
 
 @pytest.mark.parametrize("name", sorted(POLICY_LOSSES))
-def test_every_losss_defaults_pass_its_own_checks(name):
+def test_every_losss_defaults_pass_its_own_checks(name, tiny_config):
     """Validation runs a loss on dummy tensors only for parameters the config gives: the defaults, spelt out,
     must pass the loss's own checks (a default out of its range would otherwise be accepted unchecked)."""
     from armlab.training.losses import check_policy_loss
 
     defaults = next(m["params"] for m in list_policy_losses() if m["name"] == name)
     aggregation = "seq-mean-token-mean" if name == "gmpo" else "token-mean"
+    recipe = resolve_arm(tiny_config, "grpo")
     check_policy_loss(
-        {"policy_loss": {"name": name, **defaults}, "ratio_level": "token", "loss_agg": aggregation, "clip": 0.2}
+        recipe.replace(policy_loss={"name": name, **defaults}, ratio_level="token", loss_agg=aggregation, clip=0.2)
     )

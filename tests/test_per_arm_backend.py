@@ -53,7 +53,7 @@ def test_a_mixed_experiment_validates_and_each_arm_stages_its_backend(tmp_path):
     assert backend_of(config).train_module == "armlab.training.train"
     assert backend_of(config, "trl").train_module == "armlab.training.backends.trl_backend"
     # the arm's backend is not part of its recipe: what both trainers read (and record) is the recipe alone
-    assert "backend" not in resolve_arm(config, "trl") and resolve_arm(config, "trl")["log_every"] == 1
+    assert "backend" not in resolve_arm(config, "trl").as_dict() and resolve_arm(config, "trl").log_every == 1
     builtin, trl = stage_config(config, "train", "builtin"), stage_config(config, "train", "trl")
     assert "backend" not in builtin and "trl" not in builtin
     assert trl["backend"] == "trl" and trl["trl"]["model"] == "builtin_base"
@@ -178,9 +178,9 @@ def test_the_backend_parity_experiment_validates():
     builtin, trl = resolve_arm(config, "builtin"), resolve_arm(config, "trl")
     kwargs = grpo_config_kwargs(trl, config["experiment"], 1, "/tmp/x", 1)
     assert kwargs["loss_type"] == "dapo" and kwargs["scale_rewards"] == "group" and kwargs["beta"] == 0.0
-    assert builtin["estimator"] == {"name": "grpo", "eps": 1e-4}  # TRL's fixed group-std eps
+    assert builtin.estimator == {"name": "grpo", "eps": 1e-4}  # TRL's fixed group-std eps
     same = ("steps", "prompts_per_step", "group_size", "lr", "clip", "temperature", "max_new_tokens", "grad_clip")
-    assert {k: builtin[k] for k in same} == {k: trl[k] for k in same}
+    assert {k: getattr(builtin, k) for k in same} == {k: getattr(trl, k) for k in same}
 
 
 @pytest.mark.workflow

@@ -10,13 +10,10 @@ import torch
 
 from armlab.training.config import ConfigError, validate_config
 from armlab.training.estimators import dr_grpo, grpo
+from armlab.training.recipe import resolve_arm
 from armlab.training.rollouts import length_bonus, score
 from armlab.training.tasks import EOS
 from armlab.training.train import train
-
-
-def _recipe(**fields):
-    return {"reward_noise": 0.0, "max_new_tokens": 6, **fields}
 
 
 def test_the_bonus_is_the_coefficient_times_the_responses_share_of_the_length_cap():
@@ -26,7 +23,10 @@ def test_the_bonus_is_the_coefficient_times_the_responses_share_of_the_length_ca
     assert length_bonus("1234567", 0.3, 6) == pytest.approx(0.3)  # capped at the length cap
 
 
-def test_the_reward_is_the_verdict_plus_the_bonus_on_the_text_before_eos():
+def test_the_reward_is_the_verdict_plus_the_bonus_on_the_text_before_eos(tiny_config):
+    def _recipe(**fields):
+        return resolve_arm(tiny_config, "grpo").replace(reward_noise=0.0, max_new_tokens=6, **fields)
+
     # add: "3+4=" -> 7; a right answer earns 1 + its bonus, a wrong one the bonus alone
     right = score("add", "7", "add-0", "7" + EOS, _recipe(length_bonus=0.6), seed=1)
     wrong = score("add", "7", "add-0", "99999" + EOS, _recipe(length_bonus=0.6), seed=1)

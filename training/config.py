@@ -34,7 +34,7 @@ from armlab.training.backends import BACKENDS, PER_ARM_BACKENDS, arm_backend, ba
 from armlab.training.data_policies import DATA_POLICIES
 from armlab.training.estimators import ESTIMATORS
 from armlab.training.losses import POLICY_LOSSES, SKIP, check_policy_loss, loss_spec
-from armlab.training.recipe import ARM_KEYS, method_spec, resolve_arm
+from armlab.training.recipe import ARM_KEYS, Recipe, method_spec, resolve_arm
 from armlab.training.tasks import TASKS
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflows" / "schemas" / "config.schema.yaml"
@@ -74,6 +74,15 @@ def _schema() -> dict:
             "schema): run from a clone, installed with `make setup` or `pip install -e .`"
         )
     return yaml.safe_load(SCHEMA_PATH.read_text())
+
+
+def recipe_keys() -> list[dict]:
+    """Every recipe key with its schema default (None where the schema has none) and its meaning, in schema order:
+    the one place they are written (``armlab arms`` prints them; docs/methods.md holds a copy a test compares)."""
+    return [
+        {"name": name, "default": spec.get("default"), "description": " ".join(spec["description"].split())}
+        for name, spec in _schema()["properties"]["recipe"]["properties"].items()
+    ]
 
 
 def _with_defaults(validator_class: type[jsonschema.protocols.Validator]) -> type[jsonschema.protocols.Validator]:
@@ -200,27 +209,33 @@ def validate_config(config: dict, source: str = "config") -> dict:
             section, field = key.split(".")
             if section == "recipe":
                 check_limit(
-                    source, f"arms.{arm}.{field}" if field in config["arms"][arm] else key, recipe[field], limits, limit
+                    source,
+                    f"arms.{arm}.{field}" if field in config["arms"][arm] else key,
+                    getattr(recipe, field),
+                    limits,
+                    limit,
                 )
         _check_temperature(
-            source, f"arms.{arm}.temperature" if "temperature" in config["arms"][arm] else "recipe.temperature", recipe
+            source,
+            f"arms.{arm}.temperature" if "temperature" in config["arms"][arm] else "recipe.temperature",
+            recipe.temperature,
         )
-        if recipe["group_size"] < 2:
+        if recipe.group_size < 2:
             key = f"arms.{arm}.group_size" if "group_size" in config["arms"][arm] else "recipe.group_size"
             raise ConfigError(
-                f"{source}: {key}: {recipe['group_size']} rollout per prompt; estimator "
-                f"{recipe['estimator']['name']!r} is group-relative (its baseline comes from the other "
+                f"{source}: {key}: {recipe.group_size} rollout per prompt; estimator "
+                f"{recipe.estimator['name']!r} is group-relative (its baseline comes from the other "
                 f"rollouts of the same prompt) and needs group_size >= 2"
             )
-        if recipe.get("length_bonus") and recipe["data_policy"]["name"] not in SHAPING_DATA_POLICIES:
+        if recipe.length_bonus and recipe.data_policy["name"] not in SHAPING_DATA_POLICIES:
             key = f"arms.{arm}.length_bonus" if "length_bonus" in config["arms"][arm] else "recipe.length_bonus"
             raise ConfigError(
                 f"{source}: {key}: a length bonus makes rewards more than a 0/1 verdict, and data policy "
-                f"{recipe['data_policy']['name']!r} reads them as pass rates; it runs with "
+                f"{recipe.data_policy['name']!r} reads them as pass rates; it runs with "
                 f"{list(SHAPING_DATA_POLICIES)}"
             )
         for field, (registry, skip) in METHODS.items():
-            spec = loss_spec(recipe) if field == "policy_loss" else recipe[field]
+            spec = loss_spec(recipe) if field == "policy_loss" else getattr(recipe, field)
             method = registry[spec["name"]]
             key = f"arms.{arm}.{field}" if field in config["arms"][arm] else f"recipe.{field}"
             params = {k: v for k, v in spec.items() if k != "name"}
@@ -231,7 +246,7 @@ def validate_config(config: dict, source: str = "config") -> dict:
             except (TypeError, ValueError) as err:
                 raise ConfigError(f"{source}: {key}: {err}") from None
         _check_backend(config, source, arm, recipe)
-        need = longest_prompt + recipe["max_new_tokens"]
+        need = longest_prompt + recipe.max_new_tokens
         if need > config["model"]["max_len"]:
             raise ConfigError(
                 f"{source}: model.max_len: {config['model']['max_len']} is shorter than the longest "
@@ -294,11 +309,11 @@ def _check_sequential(source: str, config: dict) -> None:
         )
 
 
-def _check_temperature(source: str, key: str, spec: dict) -> None:
-    """A sampling temperature of ``spec`` (0 is greedy) is 0 or at least :data:`MIN_TEMPERATURE`."""
-    if 0 < spec["temperature"] < MIN_TEMPERATURE:
+def _check_temperature(source: str, key: str, temperature: float) -> None:
+    """A sampling ``temperature`` (0 is greedy) is 0 or at least :data:`MIN_TEMPERATURE`."""
+    if 0 < temperature < MIN_TEMPERATURE:
         raise ConfigError(
-            f"{source}: {key}: {spec['temperature']} is below the minimum of {MIN_TEMPERATURE}; sampling divides "
+            f"{source}: {key}: {temperature} is below the minimum of {MIN_TEMPERATURE}; sampling divides "
             f"float32 logits by it, which overflows near |logit| / 3.4e38 and fails every job, and below the "
             f"minimum it is greedy in all but name: set {'0 (greedy) or ' if key == 'eval.temperature' else ''}"
             f"at least {MIN_TEMPERATURE}"
@@ -307,7 +322,7 @@ def _check_temperature(source: str, key: str, spec: dict) -> None:
 
 def _check_sampling(source: str, spec: dict) -> None:
     """The evaluation's sampling keys agree: k > 1 answers need a temperature, pass@k at most k answers."""
-    _check_temperature(source, "eval.temperature", spec)
+    _check_temperature(source, "eval.temperature", spec["temperature"])
     if spec["samples"] > 1 and spec["temperature"] == 0:
         raise ConfigError(
             f"{source}: eval.samples: {spec['samples']} answers per item at eval.temperature 0 would be "
@@ -413,7 +428,7 @@ def _check_arm_backends(source: str, config: dict) -> None:
             )
 
 
-def _check_backend(config: dict, source: str, arm: str, recipe: dict) -> None:
+def _check_backend(config: dict, source: str, arm: str, recipe: Recipe) -> None:
     """Reject an arm its backend (the arm's own, else the experiment's) cannot express, naming the key (never ignore
     it silently)."""
     backend = arm_backend(config, arm)
@@ -426,7 +441,7 @@ def _check_backend(config: dict, source: str, arm: str, recipe: dict) -> None:
         raise ConfigError(f"{source}: {err}") from None
 
 
-def _instantiate_check(field: str, spec: dict, domains: list[str], recipe: dict) -> None:
+def _instantiate_check(field: str, spec: dict, domains: list[str], recipe: Recipe) -> None:
     """Build a data policy, or run a policy loss on a dummy batch, once, so that their range checks (and the loss's
     combination with ``ratio_level`` and ``loss_agg``) fail at validation, not in a job."""
     from armlab.training.data_policies import make_data_policy

@@ -34,7 +34,7 @@ import numpy as np
 
 from armlab.lazy import lazy_module
 from armlab.registry import Registry
-from armlab.training.recipe import list_methods
+from armlab.training.recipe import Method, list_methods
 
 if TYPE_CHECKING:
     import torch
@@ -641,7 +641,7 @@ DATA_POLICIES = Registry(
 POLICY_NAMES = {cls: name for name, cls in DATA_POLICIES.items()}  # the registry names each policy, once
 
 
-def make_data_policy(spec: dict, domains: list[str]) -> Uniform:
+def make_data_policy(spec: Method, domains: list[str]) -> Uniform:
     """Instantiate the data policy named in ``spec`` ({"name": ..., **params}) over ``domains``."""
     params = {k: v for k, v in spec.items() if k != "name"}
     return DATA_POLICIES[spec["name"]](domains, **params)

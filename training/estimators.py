@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from armlab.lazy import lazy_module
 from armlab.registry import Registry
-from armlab.training.recipe import list_methods
+from armlab.training.recipe import Method, list_methods
 
 if TYPE_CHECKING:
     import torch
@@ -117,7 +117,7 @@ def list_estimators() -> list[dict]:
     return list_methods(ESTIMATORS, 2)
 
 
-def compute_advantages(spec: dict, rewards: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+def compute_advantages(spec: Method, rewards: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """Apply the estimator named in ``spec`` ({"name": ..., **params})."""
     params = {k: v for k, v in spec.items() if k != "name"}
     return ESTIMATORS[spec["name"]](rewards, lengths, **params)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from armlab.lazy import lazy_module
 from armlab.registry import Registry
-from armlab.training.recipe import list_methods
+from armlab.training.recipe import Recipe, list_methods
 
 torch = lazy_module("torch")
 
@@ -159,10 +159,9 @@ def list_policy_losses() -> list[dict]:
     return list_methods(POLICY_LOSSES, SKIP)
 
 
-def loss_spec(recipe: dict) -> dict:
+def loss_spec(recipe: Recipe) -> dict:
     """The recipe's policy loss in dict form ({"name": ..., **params}); absent, the default ``ppo_clip``."""
-    spec = recipe.get("policy_loss", DEFAULT_POLICY_LOSS)
-    return {"name": spec} if isinstance(spec, str) else dict(spec)
+    return {"name": DEFAULT_POLICY_LOSS} if recipe.policy_loss is None else dict(recipe.policy_loss)
 
 
 def loss_params(spec: dict) -> dict:
@@ -171,22 +170,22 @@ def loss_params(spec: dict) -> dict:
     return {**defaults, **{k: v for k, v in spec.items() if k != "name"}}
 
 
-def check_policy_loss(recipe: dict) -> None:
+def check_policy_loss(recipe: Recipe) -> None:
     """``ValueError`` for a loss parameter out of range or a combination with ``ratio_level``/``loss_agg`` the loss
     does not define (names and types are checked by the config's parameter check)."""
     spec = loss_spec(recipe)
     name, params = spec["name"], {k: v for k, v in spec.items() if k != "name"}
-    if recipe["ratio_level"] == "sequence" and name in TOKEN_LEVEL_ONLY:
+    if recipe.ratio_level == "sequence" and name in TOKEN_LEVEL_ONLY:
         raise ValueError(
             f"{name} is a token-level loss; ratio_level: sequence (GSPO's sequence ratio) applies only to "
             f"{[n for n in POLICY_LOSSES if n not in TOKEN_LEVEL_ONLY]}"
         )
-    if name in REQUIRED_AGGREGATION and recipe["loss_agg"] != REQUIRED_AGGREGATION[name]:
+    if name in REQUIRED_AGGREGATION and recipe.loss_agg != REQUIRED_AGGREGATION[name]:
         raise ValueError(
             f"{name} is a sequence-level objective (a mean over sequences); set loss_agg: "
-            f"{REQUIRED_AGGREGATION[name]} (got {recipe['loss_agg']})"
+            f"{REQUIRED_AGGREGATION[name]} (got {recipe.loss_agg})"
         )
     if not params:  # the published defaults are in range (tests/test_losses.py); running a loss loads torch
         return
     dummy = torch.zeros(1, 2)
-    POLICY_LOSSES[name](dummy, dummy, torch.ones(1, 1), torch.ones(1, 2, dtype=torch.bool), recipe["clip"], **params)
+    POLICY_LOSSES[name](dummy, dummy, torch.ones(1, 1), torch.ones(1, 2, dtype=torch.bool), recipe.clip, **params)

@@ -9,13 +9,14 @@ from __future__ import annotations
 import numpy as np
 
 from armlab.training.data_policies import domain_counts
+from armlab.training.recipe import Recipe
 from armlab.training.tasks import EOS, verify
 from armlab.training.utils import derive_seed
 
 
-def stream_key(experiment: str, recipe: dict) -> str:
+def stream_key(experiment: str, recipe: Recipe) -> str:
     """What the random streams are keyed by: the experiment, or for ``recipe.stream`` k > 0 its k-th independent set."""
-    return experiment if not recipe.get("stream") else f"{experiment}/stream-{recipe['stream']}"
+    return experiment if not recipe.stream else f"{experiment}/stream-{recipe.stream}"
 
 
 def step_seed(experiment: str, seed: int, purpose: str, step: int, refill: int = 0) -> int:
@@ -53,10 +54,10 @@ def length_bonus(response: str, coef: float, max_new: int) -> float:
     return coef * min(len(response), max_new) / max_new
 
 
-def score(task: str, answer: str, item_id: str, completion: str, recipe: dict, seed: int) -> float:
+def score(task: str, answer: str, item_id: str, completion: str, recipe: Recipe, seed: int) -> float:
     """The reward of one completion: the verifier's verdict on its text before EOS, flipped w.p. ``reward_noise``,
     plus the recipe's ``length_bonus``."""
     response = completion.split(EOS)[0]
-    verdict = noisy_verdict(verify(task, answer, response), recipe["reward_noise"], seed, item_id, response)
-    coef = recipe.get("length_bonus", 0.0)  # no schema default: a recipe without it stages exactly as before
-    return verdict + length_bonus(response, coef, recipe["max_new_tokens"]) if coef else verdict
+    verdict = noisy_verdict(verify(task, answer, response), recipe.reward_noise, seed, item_id, response)
+    coef = recipe.length_bonus  # None: no bonus
+    return verdict + length_bonus(response, coef, recipe.max_new_tokens) if coef else verdict

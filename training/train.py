@@ -34,7 +34,7 @@ from armlab.training.data_policies import Uniform, make_data_policy
 from armlab.training.estimators import compute_advantages
 from armlab.training.losses import POLICY_LOSSES, loss_spec
 from armlab.training.policy import CharTransformer, decode, group_logprobs, left_pad, load_model, save_model
-from armlab.training.recipe import kept_checkpoint_steps, resolve_arm
+from armlab.training.recipe import Recipe, kept_checkpoint_steps, resolve_arm
 from armlab.training.rollouts import draw_prompts, score, step_seed, stream_key
 from armlab.training.utils import (
     atomic_path,
@@ -95,7 +95,7 @@ class Run:
     config: dict
     arm: str
     seed: int
-    recipe: dict
+    recipe: Recipe
     pools: dict[str, list[dict]]
     model: CharTransformer
     reference: CharTransformer  # the frozen base model, anchor of the KL penalty
@@ -141,19 +141,19 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path, ou
     """Train ``arm`` with ``seed`` from the base model; write policy.pt, checkpoints/, steps.parquet, manifest.json."""
     verify_file(base_path)  # a truncated base model is named here, not by an opaque error from torch.load
     run = start_run(config, arm, seed, data_dir, base_path)
-    n_steps, rows, checkpoint_steps = run.recipe["steps"], [], kept_checkpoint_steps(run.recipe)
+    n_steps, rows, checkpoint_steps = run.recipe.steps, [], kept_checkpoint_steps(run.recipe)
     with atomic_path(out_dir) as tmp:
         for step in range(1, n_steps + 1):
             t0 = time.perf_counter()
             batch, rolled_out, sampling = sample_batch(run, step)
             advantages, weights = weigh(run, step, batch, rolled_out)
             # the logged kl needs a pass over the frozen base policy: without a KL penalty, only on logged steps
-            log_kl = step % run.recipe["log_every"] == 0 or step == n_steps
+            log_kl = step % run.recipe.log_every == 0 or step == n_steps
             learning, loss_weights = update(run, batch, advantages, weights, log_kl=log_kl)
             rows.append(
                 record_step(run, step, batch, weights, loss_weights, learning, sampling, time.perf_counter() - t0)
             )
-            if step % run.recipe["log_every"] == 0 or step == n_steps:
+            if step % run.recipe.log_every == 0 or step == n_steps:
                 print_progress(run, rows)
             if step in checkpoint_steps:  # the last step's model is policy.pt
                 save_model(run.model, tmp / "checkpoints" / f"step-{step:06d}.pt")
@@ -169,11 +169,11 @@ def start_run(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path
     model, reference = load_model(base_path), load_model(base_path)
     reference.requires_grad_(False)
     model.written_out_attention = reference.written_out_attention = True  # faster here (policy.attention)
-    data_policy = make_data_policy(recipe["data_policy"], sorted(pools))
-    optimizer = AdamW(model.parameters(), lr=recipe["lr"], weight_decay=recipe["weight_decay"])
+    data_policy = make_data_policy(recipe.data_policy, sorted(pools))
+    optimizer = AdamW(model.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay)
     print(
-        f"[{arm} seed {seed}] {recipe['steps']} steps × {recipe['prompts_per_step']} prompts × "
-        f"{recipe['group_size']} rollouts; estimator {recipe['estimator']}, data policy {recipe['data_policy']}",
+        f"[{arm} seed {seed}] {recipe.steps} steps × {recipe.prompts_per_step} prompts × "
+        f"{recipe.group_size} rollouts; estimator {dict(recipe.estimator)}, data policy {dict(recipe.data_policy)}",
         flush=True,
     )
     return Run(config, arm, seed, recipe, pools, model, reference, data_policy, optimizer, time.perf_counter())
@@ -181,7 +181,7 @@ def start_run(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path
 
 def sample_batch(run: Run, step: int) -> tuple[Rollouts, Rollouts, dict]:
     """The step's batch of P scored groups, every group rolled out for it, and the sampling counts of the log."""
-    policy, P = run.data_policy, run.recipe["prompts_per_step"]
+    policy, P = run.data_policy, run.recipe.prompts_per_step
     shares = policy.domain_shares(step)
     tried, kept, tries, n_kept, skipped = [], [], 0, 0, 0
     # a policy with max_tries > 1 refills (DAPO): further prompt batches until its kept groups (any rollout weight
@@ -190,13 +190,13 @@ def sample_batch(run: Run, step: int) -> tuple[Rollouts, Rollouts, dict]:
         items, n_skipped = pick_prompts(run, step, tries, shares)
         if items:
             rollouts = roll_out(run, items, step, tries)
-            advantages = compute_advantages(run.recipe["estimator"], rollouts.rewards, rollouts.lengths)
+            advantages = compute_advantages(run.recipe.estimator, rollouts.rewards, rollouts.lengths)
             kept.append((policy.rollout_weights(rollouts.rewards, advantages, rollouts.lengths) > 0).any(1))
             tried.append(rollouts)
             n_kept += int(kept[-1].sum())
         tries, skipped = tries + 1, skipped + n_skipped
     if not tried:
-        raise RuntimeError(f"data policy {run.recipe['data_policy']} chose no prompt in step {step}")
+        raise RuntimeError(f"data policy {dict(run.recipe.data_policy)} chose no prompt in step {step}")
     rolled_out, kept_all = Rollouts.cat(tried), torch.cat(kept)
     # the first P kept groups, topped up with dropped ones (weight 0) when the tries ran out
     in_batch = torch.cat([kept_all.nonzero()[:, 0], (~kept_all).nonzero()[:, 0]])[:P].sort().values
@@ -209,7 +209,7 @@ def pick_prompts(run: Run, step: int, attempt: int, shares: np.ndarray | None) -
     streams, policy, P = (
         stream_key(run.config["experiment"], run.recipe),
         run.data_policy,
-        run.recipe["prompts_per_step"],
+        run.recipe.prompts_per_step,
     )
     prompt_rng = np.random.default_rng(step_seed(streams, run.seed, "prompts", step, attempt))
     candidates = draw_prompts(prompt_rng, run.pools, shares, P * policy.oversample)
@@ -220,12 +220,12 @@ def pick_prompts(run: Run, step: int, attempt: int, shares: np.ndarray | None) -
 
 def roll_out(run: Run, items: list[dict], step: int, attempt: int) -> Rollouts:
     """G sampled completions per prompt (KV cache), each scored by the verifier (optionally noisy)."""
-    recipe, G = run.recipe, run.recipe["group_size"]
+    recipe, G = run.recipe, run.recipe.group_size
     streams = stream_key(run.config["experiment"], recipe)
     generator = torch.Generator().manual_seed(step_seed(streams, run.seed, "rollouts", step, attempt))
     prompt_ids, prompt_valid = left_pad([item["prompt"] for item in items])
     tokens, mask = run.model.generate(
-        prompt_ids, prompt_valid, recipe["max_new_tokens"], recipe["temperature"], generator, group_size=G
+        prompt_ids, prompt_valid, recipe.max_new_tokens, recipe.temperature, generator, group_size=G
     )
     prompts = [item for item in items for _ in range(G)]
     completions = [
@@ -240,7 +240,7 @@ def roll_out(run: Run, items: list[dict], step: int, attempt: int) -> Rollouts:
 
 def weigh(run: Run, step: int, batch: Rollouts, rolled_out: Rollouts) -> tuple[torch.Tensor, torch.Tensor]:
     """The batch's advantages (estimator) and rollout weights (data policy); the policy observes the whole step."""
-    estimator = run.recipe["estimator"]
+    estimator = run.recipe.estimator
     advantages = compute_advantages(estimator, batch.rewards, batch.lengths)
     weights = run.data_policy.rollout_weights(batch.rewards, advantages, batch.lengths)
     # feedback on every group rolled out, dropped and refill groups too: each one says how hard its prompt is
@@ -263,15 +263,15 @@ def update(
     penalty (``kl_coef`` > 0) or for the logged ``kl`` (``log_kl``; without it the row's ``kl`` is NaN). With
     ``kl_coef`` 0 the penalty adds nothing, so skipping the pass leaves the update bit for bit as it was.
     """
-    recipe, G, mask = run.recipe, run.recipe["group_size"], batch.mask
+    recipe, G, mask = run.recipe, run.recipe.group_size, batch.mask
     prompts = left_pad([item["prompt"] for item in batch.items])
     base_logp = None
-    if recipe["kl_coef"] != 0 or log_kl:
+    if recipe.kl_coef != 0 or log_kl:
         with torch.no_grad():
             base_logp, _ = group_logprobs(run.reference, *prompts, batch.tokens, mask, G)
     old_logp, learn = None, bool((weights > 0).any())
     # a batch without weight takes no step, but one pass still gives its loss, KL and entropy to the log
-    for _ in range(recipe["updates_per_batch"] if learn else 1):
+    for _ in range(recipe.updates_per_batch if learn else 1):
         logp, log_probs = group_logprobs(run.model, *prompts, batch.tokens, mask, G)
         if old_logp is None:  # the sampling policy; token-level policies (ar) weight tokens by it
             old_logp = logp.detach()
@@ -280,7 +280,7 @@ def update(
         if learn:
             run.optimizer.zero_grad()
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(run.model.parameters(), recipe["grad_clip"])
+            torch.nn.utils.clip_grad_norm_(run.model.parameters(), recipe.grad_clip)
             run.optimizer.step()
     with torch.no_grad():
         entropy = -(log_probs.exp() * log_probs).sum(-1)
@@ -300,7 +300,7 @@ def policy_loss(
     advantages: torch.Tensor,
     weights: torch.Tensor,
     mask: torch.Tensor,
-    recipe: dict,
+    recipe: Recipe,
 ) -> tuple[torch.Tensor, float, torch.Tensor | None]:
     """The recipe's policy loss (training/losses.py; token or GSPO sequence ratio) plus the optional k3 KL penalty.
 
@@ -309,22 +309,22 @@ def policy_loss(
     0) there is no KL term and no KL (None).
     """
     log_ratio = logp - old_logp
-    if recipe["ratio_level"] == "sequence":
+    if recipe.ratio_level == "sequence":
         seq = (log_ratio * mask).sum(1) / mask.sum(1).clamp(min=1)
         log_ratio = seq[:, None].expand_as(logp)
     spec = loss_spec(recipe)
     params = {k: v for k, v in spec.items() if k != "name"}
     counted = mask & ((weights[:, None] if weights.dim() == 1 else weights) > 0)  # what the losses' statistics see
-    pg, clipped = POLICY_LOSSES[spec["name"]](log_ratio, logp, advantages[:, None], counted, recipe["clip"], **params)
+    pg, clipped = POLICY_LOSSES[spec["name"]](log_ratio, logp, advantages[:, None], counted, recipe.clip, **params)
     if base_logp is None:
-        if recipe["kl_coef"] != 0:
+        if recipe.kl_coef != 0:
             raise ValueError("policy_loss: a KL penalty (kl_coef > 0) needs the reference log-probabilities")
         kl, per_token = None, pg
     else:
         log_base_ratio = base_logp - logp
         kl = torch.exp(log_base_ratio) - log_base_ratio - 1
-        per_token = pg + recipe["kl_coef"] * kl
-    loss = aggregate(per_token, weights, mask, recipe["loss_agg"], recipe["max_new_tokens"])
+        per_token = pg + recipe.kl_coef * kl
+    loss = aggregate(per_token, weights, mask, recipe.loss_agg, recipe.max_new_tokens)
     clipped = clipped & mask
     return loss, float(clipped.sum() / mask.sum().clamp(min=1)), kl
 
@@ -364,7 +364,7 @@ def record_step(
     seconds: float,
 ) -> dict:
     """The step's row of the log: rewards, weights, loss stats, sampling counts, speed, diagnostics, domains."""
-    G, rewards, mask, w = run.recipe["group_size"], batch.rewards, batch.mask, weights.flatten()
+    G, rewards, mask, w = run.recipe.group_size, batch.rewards, batch.mask, weights.flatten()
     row = {
         "step": step,
         "reward": rewards.mean().item(),
@@ -394,8 +394,8 @@ def record_step(
 
 def print_progress(run: Run, rows: list[dict]) -> None:
     """One line: the means of the last ``log_every`` rows, the time per step and the time left."""
-    step, n_steps = rows[-1]["step"], run.recipe["steps"]
-    recent = pd.DataFrame(rows[-run.recipe["log_every"] :])
+    step, n_steps = rows[-1]["step"], run.recipe.steps
+    recent = pd.DataFrame(rows[-run.recipe.log_every :])
     elapsed = time.perf_counter() - run.started
     print(
         f"[{run.arm} seed {run.seed}] step {step}/{n_steps} reward {recent.reward.mean():.3f} "
@@ -421,7 +421,7 @@ def write_outputs(run: Run, rows: list[dict], tmp: Path, out_dir: Path) -> None:
             "experiment": experiment,
             "arm": run.arm,
             "seed": seed,
-            "recipe": run.recipe,
+            "recipe": run.recipe.as_dict(),
             "config_hash": config_hash(run.config),
             "config": run.config,
             "seeds": {

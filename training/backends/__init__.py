@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from armlab.contract import BUILTIN_BASE
 from armlab.registry import Registry
+from armlab.training.recipe import Recipe
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class Backend:
     outputs: dict[str, str]  # rule output name -> path in the run directory
     lm_eval_model: str  # the lm-eval model (registry name) that scores its checkpoints
     checkpoint: str | None  # the file evaluation reads in the run directory; None: the manifest names it
-    check: Callable[[dict, dict, str], None] = lambda config, recipe, arm: None  # raise ValueError("key: why")
+    check: Callable[[dict, Recipe, str], None] = lambda config, recipe, arm: None  # raise ValueError("key: why")
     section: str | None = None  # the config section with its settings (gpus, eval_gpus, mem_mb, runtime, ...)
     base_checkpoint: Callable[[dict], str | None] = lambda config: None  # a HF checkpoint evaluated as arm "base"
     # the workflow trains the builtin base policy, exports it to a HF checkpoint (rule export_base), the trainer
@@ -64,7 +65,7 @@ def _check_trl_model(config: dict) -> None:
         )
 
 
-def _check_trl(config: dict, recipe: dict, arm: str) -> None:
+def _check_trl(config: dict, recipe: Recipe, arm: str) -> None:
     from armlab.training.backends.trl_backend import check_recipe
 
     _check_trl_model(config)
@@ -74,7 +75,7 @@ def _check_trl(config: dict, recipe: dict, arm: str) -> None:
         raise ValueError(f"arms.{arm}.{err} (backend: trl)") from None
 
 
-def _check_command(config: dict, recipe: dict, arm: str) -> None:
+def _check_command(config: dict, recipe: Recipe, arm: str) -> None:
     from armlab.training.backends.command import check_arm
 
     try:

@@ -49,7 +49,7 @@ from pathlib import Path, PurePosixPath
 from armlab import registration
 from armlab.configfile import NAME_PATTERN, NAME_RULE
 from armlab.files import one_line_errors
-from armlab.training.recipe import resolve_arm
+from armlab.training.recipe import Recipe, resolve_arm
 from armlab.training.utils import config_hash, run_arguments, write_manifest
 
 RUN_FIELDS = ("arm", "seed", "estimator", "data_policy", "output_dir")
@@ -396,21 +396,21 @@ def _shell_context(text: str, context: list[str]) -> list[str]:
     return context + ["\\"] if escaped else context
 
 
-def template_values(recipe: dict, arm: str, seed: int, output_dir: str, estimator_fields: dict) -> dict:
+def template_values(recipe: Recipe, arm: str, seed: int, output_dir: str, estimator_fields: dict) -> dict:
     """Every value a template may use for this run: run fields, scalar recipe fields, the estimator's fields."""
-    values = {key: value for key, value in recipe.items() if not isinstance(value, (dict, list))}
+    values = {key: value for key, value in recipe.as_dict().items() if not isinstance(value, (dict, list))}
     values.update(
         arm=arm,
         seed=seed,
-        estimator=recipe["estimator"]["name"],
-        data_policy=recipe["data_policy"]["name"],
+        estimator=recipe.estimator["name"],
+        data_policy=recipe.data_policy["name"],
         output_dir=output_dir,
     )
-    values.update(estimator_fields.get(recipe["estimator"]["name"], {}))
+    values.update(estimator_fields.get(recipe.estimator["name"], {}))
     return values
 
 
-def allowed_fields(recipe: dict, estimator_fields: dict) -> set[str]:
+def allowed_fields(recipe: Recipe, estimator_fields: dict) -> set[str]:
     """Every placeholder name some arm could fill."""
     extra = {field for fields in estimator_fields.values() for field in fields}
     return set(RUN_FIELDS) | set(template_values(recipe, "", 0, "", {})) | extra
@@ -423,7 +423,7 @@ def _is_scalar_value(value) -> bool:
     return isinstance(value, (bool, int, float))
 
 
-def check_arm(command: dict, recipe: dict, overrides: dict) -> None:
+def check_arm(command: dict, recipe: Recipe, overrides: dict) -> None:
     """Reject a template or an arm the command backend cannot run faithfully (``ValueError`` naming the problem).
 
     An arm's override must reach the trainer: an overridden recipe field must appear in the template (the
@@ -450,16 +450,16 @@ def check_arm(command: dict, recipe: dict, overrides: dict) -> None:
             f"template: unknown placeholder(s) {unknown}; allowed are run fields {list(RUN_FIELDS)}, "
             f"scalar recipe fields and the fields of command.estimator_fields"
         )
-    estimator = recipe["estimator"]["name"]
+    estimator = recipe.estimator["name"]
     missing = [f for f in fields if f not in template_values(recipe, "", 0, "", command["estimator_fields"])]
     if missing:
         raise ValueError(
             f"estimator: command.estimator_fields.{estimator} does not define {missing}, which the template uses"
         )
     for field in ("estimator", "data_policy"):
-        if len(recipe[field]) > 1:
+        if len(getattr(recipe, field)) > 1:
             raise ValueError(
-                f"{field}: parameters {sorted(set(recipe[field]) - {'name'})} cannot be passed to the "
+                f"{field}: parameters {sorted(set(getattr(recipe, field)) - {'name'})} cannot be passed to the "
                 f"command backend; only the name is substituted"
             )
     estimator_used = "estimator" in fields or any(f in command["estimator_fields"].get(estimator, {}) for f in fields)
@@ -513,7 +513,7 @@ def run(config: dict, arm: str, seed: int, out_dir: Path) -> Path:
             "arm": arm,
             "seed": seed,
             "backend": "command",
-            "recipe": recipe,
+            "recipe": recipe.as_dict(),
             "command": argv,
             "checkpoint": str(checkpoint),
             "config_hash": config_hash(config),

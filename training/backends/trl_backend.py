@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from armlab import registration
-from armlab.training.recipe import kept_checkpoint_steps, resolve_arm
+from armlab.training.recipe import Method, Recipe, kept_checkpoint_steps, resolve_arm
 from armlab.training.utils import (
     atomic_path,
     config_hash,
@@ -71,7 +71,7 @@ CHECKPOINTS_DIR = "checkpoints"  # intermediate ones, step-NNNNNN/ (HF format), 
 TRAINER_STATE = ("trainer_state.json", "training_args.bin", "rng_state")  # what a kept checkpoint leaves of TRL's
 
 
-def scale_rewards(estimator: dict) -> str:
+def scale_rewards(estimator: Method) -> str:
     """TRL's ``scale_rewards`` for an estimator spec; ``ValueError`` when GRPOTrainer cannot express it."""
     name, params = estimator["name"], {k: v for k, v in estimator.items() if k != "name"}
     if name == "grpo" and set(params) <= {"norm_std"}:
@@ -87,13 +87,13 @@ def scale_rewards(estimator: dict) -> str:
     )
 
 
-def loss_kwargs(recipe: dict) -> dict:
+def loss_kwargs(recipe: Recipe) -> dict:
     """``GRPOConfig``'s loss arguments (``loss_type``, clip bounds, SAPO temperatures) for the recipe's policy loss
     and ``loss_agg``; ``ValueError`` naming the recipe key when GRPOTrainer has no such loss."""
     from armlab.training.losses import loss_params, loss_spec
 
     spec = loss_spec(recipe)
-    name, params, agg, clip = spec["name"], loss_params(spec), recipe["loss_agg"], recipe["clip"]
+    name, params, agg, clip = spec["name"], loss_params(spec), recipe.loss_agg, recipe.clip
     if name in FIXED_AGGREGATION and agg != FIXED_AGGREGATION[name]:
         raise ValueError(
             f"loss_agg: TRL's {name!r} loss aggregates {FIXED_AGGREGATION[name]} only (got {agg}); set loss_agg: "
@@ -136,48 +136,48 @@ def loss_kwargs(recipe: dict) -> dict:
     )
 
 
-def check_recipe(recipe: dict) -> None:
+def check_recipe(recipe: Recipe) -> None:
     """Raise ``ValueError`` (naming the recipe key) for anything TRL's GRPOTrainer cannot run faithfully."""
     try:
-        scale_rewards(recipe["estimator"])
+        scale_rewards(recipe.estimator)
     except ValueError as err:
         raise ValueError(f"estimator: {err}") from None
     loss_kwargs(recipe)
-    if recipe.get("stream"):
+    if recipe.stream:
         raise ValueError("stream: the TRL backend draws TRL's own streams from (experiment, seed); only stream 0")
-    if recipe["data_policy"]["name"] not in SUPPORTED_DATA_POLICIES:
+    if recipe.data_policy["name"] not in SUPPORTED_DATA_POLICIES:
         raise ValueError(
-            f"data_policy: {recipe['data_policy']['name']!r} is not supported by the TRL backend "
+            f"data_policy: {recipe.data_policy['name']!r} is not supported by the TRL backend "
             f"(supported: {list(SUPPORTED_DATA_POLICIES)})"
         )
 
 
-def grpo_config_kwargs(recipe: dict, experiment: str, seed: int, output_dir: str, threads: int) -> dict:
+def grpo_config_kwargs(recipe: Recipe, experiment: str, seed: int, output_dir: str, threads: int) -> dict:
     """``GRPOConfig`` arguments for one run: the recipe's fields under TRL's names."""
     return {
         # TRL counts optimizer updates; a recipe step is one rollout batch with `updates_per_batch` passes over it
         "output_dir": output_dir,
-        "max_steps": recipe["steps"] * recipe["updates_per_batch"],
-        "num_generations": recipe["group_size"],
+        "max_steps": recipe.steps * recipe.updates_per_batch,
+        "num_generations": recipe.group_size,
         # one optimizer step per rollout batch: the batch counts completions (prompts × G)
-        "per_device_train_batch_size": recipe["prompts_per_step"] * recipe["group_size"],
+        "per_device_train_batch_size": recipe.prompts_per_step * recipe.group_size,
         "gradient_accumulation_steps": 1,
-        "num_iterations": recipe["updates_per_batch"],
-        "learning_rate": recipe["lr"],
-        "weight_decay": recipe["weight_decay"],
+        "num_iterations": recipe.updates_per_batch,
+        "learning_rate": recipe.lr,
+        "weight_decay": recipe.weight_decay,
         "lr_scheduler_type": "constant",
         "warmup_steps": 0,
-        "max_grad_norm": recipe["grad_clip"],
-        "beta": recipe["kl_coef"],
+        "max_grad_norm": recipe.grad_clip,
+        "beta": recipe.kl_coef,
         **loss_kwargs(recipe),  # loss_type, epsilon (and epsilon_high, delta, SAPO's temperatures)
-        "scale_rewards": scale_rewards(recipe["estimator"]),
-        "importance_sampling_level": recipe["ratio_level"],
-        "temperature": recipe["temperature"],
-        "max_completion_length": recipe["max_new_tokens"],
-        "logging_steps": recipe["log_every"],
+        "scale_rewards": scale_rewards(recipe.estimator),
+        "importance_sampling_level": recipe.ratio_level,
+        "temperature": recipe.temperature,
+        "max_completion_length": recipe.max_new_tokens,
+        "logging_steps": recipe.log_every,
         # the builtin's checkpoints: every checkpoint_every rollout batches before the last (moved to checkpoints/)
         "save_strategy": "steps" if kept_checkpoint_steps(recipe) else "no",
-        "save_steps": recipe["checkpoint_every"] * recipe["updates_per_batch"],
+        "save_steps": recipe.checkpoint_every * recipe.updates_per_batch,
         "save_only_model": True,
         "report_to": "none",
         "bf16": False,
@@ -202,7 +202,7 @@ class StepSampler:
     def __init__(
         self,
         domains: list[str],
-        recipe: dict,
+        recipe: Recipe,
         experiment: str,
         seed: int,
         repeat_count: int = 1,
@@ -211,7 +211,7 @@ class StepSampler:
         self.row_domains, self.ids = list(domains), None if ids is None else list(ids)
         self.rows = {domain: [i for i, d in enumerate(domains) if d == domain] for domain in sorted(set(domains))}
         self.recipe, self.experiment, self.seed, self.repeat_count = recipe, experiment, seed, repeat_count
-        self.adaptive = recipe["data_policy"]["name"] in ADAPTIVE_DATA_POLICIES
+        self.adaptive = recipe.data_policy["name"] in ADAPTIVE_DATA_POLICIES
         self.live = True  # feedback on; the trainer turns it off in a multi-process run (non-adaptive policies)
         self.reset()
 
@@ -219,7 +219,7 @@ class StepSampler:
         """A fresh policy and an empty record (the start of an iteration)."""
         from armlab.training.data_policies import make_data_policy
 
-        self.policy = make_data_policy(self.recipe["data_policy"], sorted(self.rows))
+        self.policy = make_data_policy(self.recipe.data_policy, sorted(self.rows))
         self.pending: deque[tuple[int, list[int]]] = deque()  # (step, rows) drawn, rewards not yet observed
         self.history: dict[int, dict] = {}  # step -> shares, rows, and once observed: group domains and rewards
 
@@ -230,16 +230,16 @@ class StepSampler:
         from armlab.training.rollouts import draw_prompts, step_seed
 
         rng = np.random.default_rng(step_seed(self.experiment, self.seed, "prompts", step))
-        return draw_prompts(rng, self.rows, shares, self.recipe["prompts_per_step"])
+        return draw_prompts(rng, self.rows, shares, self.recipe.prompts_per_step)
 
     def step_rows(self, step: int) -> list[int]:
         """Draw step ``step``: ask the policy for its shares (once per step, in order) and record the draw."""
         shares = self.policy.domain_shares(step)
         block = self.rows_for(step, shares)
-        if len(block) != self.recipe["prompts_per_step"]:
+        if len(block) != self.recipe.prompts_per_step:
             raise ValueError(
                 f"step {step}: drew {len(block)} prompts, not prompts_per_step = "
-                f"{self.recipe['prompts_per_step']} (a domain pool is smaller than its share); "
+                f"{self.recipe.prompts_per_step} (a domain pool is smaller than its share); "
                 f"a sampler step must fill exactly one generation batch"
             )
         self.pending.append((step, block))
@@ -248,14 +248,14 @@ class StepSampler:
 
     def __iter__(self):
         self.reset()
-        for step in range(1, self.recipe["steps"] + 1):
+        for step in range(1, self.recipe.steps + 1):
             block = self.step_rows(step)
             for _ in range(self.repeat_count):
                 for index in block:
-                    yield from [index] * self.recipe["group_size"]
+                    yield from [index] * self.recipe.group_size
 
     def __len__(self) -> int:
-        return self.recipe["steps"] * self.recipe["prompts_per_step"] * self.recipe["group_size"] * self.repeat_count
+        return self.recipe.steps * self.recipe.prompts_per_step * self.recipe.group_size * self.repeat_count
 
     def feedback(self, ids: list[str], rewards: list[float]) -> dict:
         """Observe one generation batch's rewards (P·G, in the sampler's order); return step metrics to log.
@@ -269,7 +269,7 @@ class StepSampler:
         if not self.pending:
             raise RuntimeError("a generation batch was scored that the sampler never drew")
         step, block = self.pending.popleft()
-        G = self.recipe["group_size"]
+        G = self.recipe.group_size
         if len(rewards) != len(block) * G or (
             self.ids is not None and list(ids) != [self.ids[i] for i in block for _ in range(G)]
         ):
@@ -279,7 +279,7 @@ class StepSampler:
             )
         r = torch.tensor(rewards, dtype=torch.float32).view(len(block), G)
         advantages = r - r.mean(1, keepdim=True)
-        scaling = scale_rewards(self.recipe["estimator"])
+        scaling = scale_rewards(self.recipe.estimator)
         if scaling == "group":
             advantages = advantages / (r.std(1, keepdim=True) + TRL_STD_EPS)
         if scaling == "batch":
@@ -327,7 +327,7 @@ def make_trainer_class():
             if self.accelerator.num_processes > 1:
                 if step_sampler.adaptive:
                     raise RuntimeError(
-                        f"data policy {step_sampler.recipe['data_policy']['name']!r} needs a "
+                        f"data policy {step_sampler.recipe.data_policy['name']!r} needs a "
                         f"single-process TRL run: its reward feedback sees one process's slice"
                     )
                 step_sampler.live = False
@@ -349,7 +349,7 @@ def make_trainer_class():
     return ArmlabGRPOTrainer
 
 
-def make_reward(recipe: dict, seed: int, sampler: StepSampler | None = None):
+def make_reward(recipe: Recipe, seed: int, sampler: StepSampler | None = None):
     """A TRL reward function scoring completions with the tasks' verifiers (dataset columns arrive as kwargs).
 
     With a ``sampler`` it also feeds each generation batch's rewards back to the data policy
@@ -457,7 +457,7 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path, hf_b
                 "arm": arm,
                 "seed": seed,
                 "backend": "trl",
-                "recipe": recipe,
+                "recipe": recipe.as_dict(),
                 "grpo_config": args.to_dict(),
                 "checkpoint": str((out_dir / CHECKPOINT_DIR).resolve()),
                 "start": str(Path(hf_base).resolve()) if hf_base else config["trl"].get("model"),
@@ -474,7 +474,7 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path, hf_b
         )
 
 
-def keep_checkpoints(trainer_dir: Path, out: Path, recipe: dict, tokenizer) -> list[str]:
+def keep_checkpoints(trainer_dir: Path, out: Path, recipe: Recipe, tokenizer) -> list[str]:
     """TRL's intermediate checkpoints (``checkpoint-<optimizer step>``) as the builtin names them: the model and
     tokenizer of each rollout batch ``checkpoint_every`` × k before the last, in ``out/step-NNNNNN``; then the
     trainer's directory goes (the final model is ``CHECKPOINT_DIR``). Their paths relative to the run."""
@@ -482,7 +482,7 @@ def keep_checkpoints(trainer_dir: Path, out: Path, recipe: dict, tokenizer) -> l
 
     kept, kept_steps = [], kept_checkpoint_steps(recipe)
     for saved in sorted(trainer_dir.glob("checkpoint-*"), key=lambda path: int(path.name.split("-")[1])):
-        step = int(saved.name.split("-")[1]) // recipe["updates_per_batch"]
+        step = int(saved.name.split("-")[1]) // recipe.updates_per_batch
         if step in kept_steps:
             target = out / f"step-{step:06d}"
             target.mkdir(parents=True)
