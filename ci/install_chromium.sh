@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install headless Chromium, its WebDriver and a font (Debian packages chromium, chromium-driver,
-# fonts-dejavu-core) for the browser test of the HTML report (tests/test_report_browser.py).
+# fonts-dejavu-core) for the browser test of the HTML report (tests/analysis/reporting/test_report_browser.py).
 # Idempotent: does nothing when all three are already there. Needs root (or sudo) and the Debian
 # package mirror.
 set -euo pipefail

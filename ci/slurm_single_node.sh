@@ -21,7 +21,7 @@
 #
 # No accounting daemon: the Snakemake SLURM executor must poll with `--slurm-status-command squeue`,
 # which it trusts only when MinJobAge is long. Here 3600 s: a finished job stays in squeue for as long as a test
-# run may take (RUN_TIMEOUT_S, tests/conftest.py), so tests/test_slurm.py still sees every job of a run that another
+# run may take (RUN_TIMEOUT_S, tests/conftest.py), so tests/workflows/test_slurm.py still sees every job of a run that another
 # checkout's suite slowed past 600 s. No cgroups: proctrack/linuxproc and
 # task/affinity. Node CPUs and memory come from `slurmd -C`. Requires root (not for `env`).
 set -euo pipefail

@@ -14,6 +14,9 @@ import fork_server
 import pytest
 from filelock import FileLock
 
+# the hostile-input fixtures (pristine, work, tiny_pipeline, tiny), shared by the two hostile suites in two folders
+pytest_plugins = ["hostile"]
+
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -39,12 +42,12 @@ RUN_TIMEOUT_S = 3600
 # hands out whole modules, in collection order. The SLURM module's worker makes the sequential run while its
 # cluster runs the same design, so the sequential module comes after two others instead of waiting for it.
 LONGEST_FIRST = [
-    "tests/test_slurm.py",
-    "tests/test_per_arm_backend.py",
-    "tests/test_pipeline_e2e.py",
-    "tests/test_sequential_workflow.py",
-    "tests/test_configured_is_what_runs.py",
-    "tests/test_notebooks.py",
+    "tests/workflows/test_slurm.py",
+    "tests/training/backends/test_per_arm_backend.py",
+    "tests/workflows/test_pipeline_e2e.py",
+    "tests/workflows/test_sequential_workflow.py",
+    "tests/experiment/test_configured_is_what_runs.py",
+    "tests/notebooks/test_notebooks.py",
 ]
 
 
@@ -71,6 +74,33 @@ def heap_frozen():
     modules cannot make such a test 60 times slower. Nothing is unfrozen: that would undo the freeze above too."""
     gc.collect()
     gc.freeze()
+
+
+def job_counts(output: str) -> dict[str, int]:
+    """The "Job stats" table of a Snakemake dry run, as {rule: count}."""
+    table = output.split("Job stats:")[1].splitlines()[3:]
+    counts = {}
+    for line in table:
+        fields = line.split()
+        if len(fields) != 2 or not fields[1].isdigit():
+            break
+        counts[fields[0]] = int(fields[1])
+    counts.pop("total", None)
+    return counts
+
+
+def rewrite_with_a_backdated_time(root):
+    """Change the locked prediction, recompute the lock's hash and put locked_at back: the lock file alone cannot
+    tell (tests/test_registration.py; tests/workflows/test_sequential_workflow.py does it to a finished workflow)."""
+    from armlab import registration
+    from armlab.analysis import predictions
+
+    path = root / registration.PREDICTIONS_LOCK
+    lock = json.loads(path.read_text())
+    lock["predictions"][0]["direction"] = "worse"
+    lock["hash"] = predictions.predictions_hash([predictions.Prediction(**p) for p in lock["predictions"]])
+    lock["locked_at"] = "2020-01-01T00:00:00Z"
+    path.write_text(json.dumps(lock))
 
 
 def session_folder(tmp_path_factory) -> Path:
@@ -158,8 +188,8 @@ def sequential_readme_run(
 @pytest.fixture(scope="session")
 def sequential_run(tmp_path_factory):
     """tests/fixtures/tiny_sequential.yaml run to its end once per test session, with the dry run before it
-    (tests/test_sequential_workflow.py reads it; the SLURM test compares its cluster's run with it). Tests that
-    change it copy it.
+    (tests/workflows/test_sequential_workflow.py reads it; the SLURM test compares its cluster's run with it).
+    Tests that change it copy it.
 
     Returns the checkout, the dry run, whether the dry run locked the design, and the run's console output.
     """

@@ -21,8 +21,9 @@ seed, and the values of environment variables that a library reads when it is im
 job (the shim then execs the real interpreter) whose environment differs from the server's in those variables.
 Runs killed midway start in fresh interpreters (tests/conftest.py ``start_and_kill_when``), and the killed
 training run is resumed in fresh ones too: its policies, scores and tables must equal the session's forked run byte
-for byte, so a result that depended on the hash seed or on being forked would fail it. On SLURM (tests/test_slurm.py)
-the jobs go through sbatch, the job step and srun as ever; the interpreter they start is the shim.
+for byte, so a result that depended on the hash seed or on being forked would fail it. On SLURM
+(tests/workflows/test_slurm.py) the jobs go through sbatch, the job step and srun as ever; the interpreter they start
+is the shim.
 """
 
 from __future__ import annotations

@@ -234,3 +234,31 @@ def test_a_lazy_module_loads_at_first_use_and_is_the_module_itself():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True).stdout
     assert out.split() == ["True", "True", "True", "True", "1.0"]
+
+
+# a folder of tests/ -> the folder of the code it tests (the experiment lives in armlab/experiment/)
+MIRRORED = {"experiment": "armlab/experiment"}
+TEST_HELPERS = {"conftest", "hostile", "fork_server", "fork_shim"}
+
+
+def test_the_tests_mirror_the_code_and_share_helpers_only_through_the_helper_modules():
+    folders = [
+        p.relative_to(REPO / "tests")
+        for p in (REPO / "tests").rglob("*")
+        if p.is_dir() and not {"fixtures", "__pycache__"} & set(p.parts)
+    ]
+    assert folders, "tests/ has no folders"
+    for folder in folders:
+        code = REPO / MIRRORED.get(str(folder), str(folder))
+        assert code.is_dir(), f"tests/{folder}: no code folder {code.relative_to(REPO)} to mirror"
+    modules = list((REPO / "tests").rglob("test_*.py"))
+    names = [p.stem for p in modules]
+    assert len(names) == len(set(names)), "two test modules share a name (they are imported by name)"
+    for (
+        path
+    ) in modules:  # a test module imports helpers, never another test module (whose folder may not be on sys.path)
+        for node in ast.walk(ast.parse(path.read_text())):
+            imported = [node.module] if isinstance(node, ast.ImportFrom) else []
+            imported += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            stray = [name for name in imported if name and name.split(".")[0] in names]
+            assert not stray, f"{path.relative_to(REPO)} imports the test module {stray[0]}: move the helper out"

@@ -1,7 +1,8 @@
 """What jobs ran under (armlab/registration.py): every run and evaluation records the sha256 of the predictions and
 design locks and the looks recorded when it wrote its manifest, so a lock deleted or rewritten afterwards (even with
 a recomputed hash and a backdated ``locked_at``), a record of looks cut short, and a lock that does not predate the
-outputs are found from what remains. The workflow cases run from the repository root: tests/test_sequential_workflow.py.
+outputs are found from what remains. The workflow cases run from the repository root:
+tests/workflows/test_sequential_workflow.py.
 """
 
 import json
@@ -11,6 +12,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import rewrite_with_a_backdated_time
 
 from armlab import files, registration
 from armlab.analysis import pipeline, predictions, waves
@@ -71,17 +73,6 @@ def test_a_job_records_the_locks_it_ran_under(tmp_path):
     }
     assert registration.record(tmp_path / "elsewhere") == {registration.KEY: None}  # a job run by hand
     assert registration.against_locks(tmp_path) == []
-
-
-def rewrite_with_a_backdated_time(root):
-    """Change the locked prediction, recompute the lock's hash and put locked_at back: the lock file alone cannot
-    tell (tests/test_sequential_workflow.py does it to a finished workflow)."""
-    path = root / registration.PREDICTIONS_LOCK
-    lock = json.loads(path.read_text())
-    lock["predictions"][0]["direction"] = "worse"
-    lock["hash"] = predictions.predictions_hash([predictions.Prediction(**p) for p in lock["predictions"]])
-    lock["locked_at"] = "2020-01-01T00:00:00Z"
-    path.write_text(json.dumps(lock))
 
 
 def _cut_ledger(root):

@@ -185,7 +185,7 @@ def check_policy_loss(recipe: Recipe) -> None:
             f"{name} is a sequence-level objective (a mean over sequences); set loss_agg: "
             f"{REQUIRED_AGGREGATION[name]} (got {recipe.loss_agg})"
         )
-    if not params:  # the published defaults are in range (tests/test_losses.py); running a loss loads torch
+    if not params:  # the published defaults are in range (tests/training/test_losses.py); running a loss loads torch
         return
     dummy = torch.zeros(1, 2)
     POLICY_LOSSES[name](dummy, dummy, torch.ones(1, 1), torch.ones(1, 2, dtype=torch.bool), recipe.clip, **params)

@@ -234,8 +234,8 @@ def group_logprobs(model: CharTransformer, prompt_ids, prompt_valid, tokens, tok
     :meth:`CharTransformer.generate` gives them), the prompts' positions computed once per prompt, not per row.
 
     The same function as :func:`completion_logprobs` over the prompts repeated ``group_size`` times, up to float
-    rounding (tests/test_trainer.py), at 1/G of the prompt positions' cost, forward and backward: a shared prefix
-    whose gradient is summed over its group.
+    rounding (tests/training/test_trainer.py), at 1/G of the prompt positions' cost, forward and backward: a shared
+    prefix whose gradient is summed over its group.
     """
     hidden, caches = model.prefill(prompt_ids, prompt_valid)
     (last, prompt_valid), caches = _for_groups(group_size, [hidden[:, -1:], prompt_valid], caches)

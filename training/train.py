@@ -53,7 +53,7 @@ class AdamW:
     (``add_param_group``), ``zero_grad`` and ``step`` (``_use_grad_for_differentiable``), whatever its foreach/fused
     flags. This is the arithmetic of torch's default CPU path (``torch.optim.adam._single_tensor_adam``: foreach and
     fused off, amsgrad, maximize, capturable and differentiable off, float lr and betas, decoupled weight decay);
-    tests/test_trainer.py checks it against ``torch.optim.AdamW`` parameter for parameter, bit for bit.
+    tests/training/test_trainer.py checks it against ``torch.optim.AdamW`` parameter for parameter, bit for bit.
     """
 
     def __init__(self, params, lr: float, weight_decay: float, betas=(0.9, 0.999), eps: float = 1e-8):

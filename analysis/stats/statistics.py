@@ -16,7 +16,7 @@ rliable aggregates all runs x tasks at once, armlab one run's benchmarks, so
 that each seed gives one value to pair with the reference's.
 
 Adding a statistic: one function here, one entry in :data:`STATISTICS`, one
-test (tests/test_stats_statistics.py).
+test (tests/analysis/stats/test_stats_statistics.py).
 """
 
 from __future__ import annotations

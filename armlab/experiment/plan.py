@@ -40,7 +40,7 @@ class RunPlan:
         # the base policy is evaluated once, as arm "base" with seed 0. The builtin backend trains it; the others
         # have one only when their section names a Hugging Face checkpoint (trl.model, ...). With arms of both
         # builtin and trl (trl.model: builtin_base) it is the builtin base, scored by armlab-builtin: the TRL arms
-        # start from its export, whose greedy scores are the same (tests/test_hf_export.py)
+        # start from its export, whose greedy scores are the same (tests/training/backends/test_hf_export.py)
         self.base_backend_name = "builtin" if "builtin" in self.used_backends else self.used_backends[0]
         self.base_backend = BACKENDS[self.base_backend_name]
         self.hf_base = self.base_backend.base_checkpoint(config)

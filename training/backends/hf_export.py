@@ -7,8 +7,8 @@ initialised ``Qwen2ForCausalLM`` sized by the experiment's ``model`` section (d_
 
 :func:`export_policy` converts a trained builtin policy (``policy.pt``) to a Hugging Face checkpoint of the
 registered ``armlab_char`` model (training/backends/hf_char.py, GPT-2's architecture with the builtin's
-positions) with this tokenizer: its logits equal the builtin's (tests/test_hf_export.py). The workflow runs it on
-the base policy when ``trl.model: builtin_base`` (rule export_base):
+positions) with this tokenizer: its logits equal the builtin's (tests/training/backends/test_hf_export.py). The
+workflow runs it on the base policy when ``trl.model: builtin_base`` (rule export_base):
 
     python -m armlab.training.backends.hf_export --policy results/<exp>/base/policy.pt --out results/<exp>/base_hf
 """

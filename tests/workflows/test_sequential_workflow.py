@@ -8,8 +8,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPO, SEQUENTIAL, sequential_readme_run, snakemake_command, start_and_kill_when
-from test_registration import rewrite_with_a_backdated_time
+from conftest import (
+    REPO,
+    SEQUENTIAL,
+    rewrite_with_a_backdated_time,
+    sequential_readme_run,
+    snakemake_command,
+    start_and_kill_when,
+)
 
 from armlab import registration
 

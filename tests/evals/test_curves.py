@@ -1,9 +1,10 @@
 """Accuracy over training (evals/curves.py, analysis/curves.py, workflows/rules/curves.smk): which models a run
-kept, what is refused. The real workflow run of both backends is in tests/test_per_arm_backend.py."""
+kept, what is refused. The real workflow run of both backends is in tests/training/backends/test_per_arm_backend.py."""
 
 import pandas as pd
 import pytest
-from conftest import REPO, snakemake_dry_run
+import yaml
+from conftest import REPO, TINY, snakemake_dry_run
 
 from armlab.analysis.curves import curve_summaries, read_curves
 from armlab.evals.curves import run_models
@@ -95,9 +96,12 @@ def test_curve_summaries_by_hand():
 
 
 def test_an_arm_of_a_backend_without_checkpoints_has_no_curve(tmp_path):
-    from test_backends_command import _tiny_command_config
-
+    config = yaml.safe_load(TINY.read_text())
+    template = ["trainer", "{output_dir}", "{arm}", "{seed}", "{data_policy}"]  # never run: a dry run
+    config.update(backend="command", command={"template": template, "checkpoint": "model", "gpus": 0, "eval_gpus": 0})
+    path = tmp_path / "command.yaml"
+    path.write_text(yaml.safe_dump(config))
     refusal = r"arms\.\w+: backend command keeps no intermediate checkpoints, so it has no curve"
     with pytest.raises(AssertionError, match=refusal):
-        snakemake_dry_run(tmp_path, _tiny_command_config(tmp_path), "learning_curves")
-    snakemake_dry_run(tmp_path, _tiny_command_config(tmp_path))  # its default target is fine
+        snakemake_dry_run(tmp_path, path, "learning_curves")
+    snakemake_dry_run(tmp_path, path)  # its default target is fine

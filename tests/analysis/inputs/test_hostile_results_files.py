@@ -4,7 +4,7 @@ Readers: tidy scores (parquet, CSV, with or without sample counts), wide CSVs, l
 samples JSONL (found by pattern or by a manifest CSV), verl validation dumps, the analysis directory and
 run directories the report reads, and the files the evaluation job reads. The harness (one error line or
 a row listing, no traceback, before the expensive step, the temporary folder unchanged) is the one of
-tests/test_hostile_outputs.py.
+tests/workflows/test_hostile_outputs.py.
 """
 
 import json
@@ -15,11 +15,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO
-from test_hostile_outputs import BUILD, FAST, FIXTURE, assert_refused, pristine, tiny, tiny_pipeline, work  # noqa: F401
+from conftest import REPO, report_build
+from hostile import FAST, FIXTURE, assert_refused
 
 from armlab import cli, files
 
+BUILD = report_build()
 DATAFLEX_CONFIG = REPO / "config" / "experiments" / "dataflex_rl_released.yaml"
 STAMP = "2026-01-02T03-04-05.678901"  # tests/fixtures/report/build.py's lm-eval timestamp
 

@@ -9,8 +9,7 @@ import fork_server
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, TINY
-from test_pipeline_e2e import _job_counts
+from conftest import REPO, TINY, job_counts
 
 from armlab.training.config import ConfigError, load_config, resolve_arm
 
@@ -273,7 +272,7 @@ def test_snakemake_dag_of_the_trl_backend(tmp_path):
     )
     assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]
     # no builtin base policy; without trl.model there is no base arm to evaluate
-    counts = _job_counts(dry.stdout + dry.stderr)
+    counts = job_counts(dry.stdout + dry.stderr)
     assert "base_policy" not in counts
     assert (counts["train"], counts["evaluate"]) == (4, 4)
 

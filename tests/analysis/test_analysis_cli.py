@@ -3,13 +3,12 @@
 import csv
 import json
 from importlib import metadata
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import require_dataflex_table
+from conftest import REPO, require_dataflex_table
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
@@ -17,8 +16,7 @@ from armlab import cli
 from armlab.analysis import tables
 from armlab.analysis.synthetic import synthetic_scores
 
-ROOT = Path(__file__).resolve().parents[1]
-DATAFLEX_CONFIG = ROOT / "config/experiments/dataflex_rl_released.yaml"
+DATAFLEX_CONFIG = REPO / "config/experiments/dataflex_rl_released.yaml"
 MATH = ["math500", "aime24", "olympiadbench", "minerva_math", "gsm8k"]
 LOGIC = ["kk_hard", "bbh_logical_deduction", "bbh_tracking", "zebra_logic_mc"]
 SCIENCE = ["gpqa_diamond", "mmlu_pro_chemistry", "mmlu_pro_physics"]
@@ -135,7 +133,7 @@ def test_dataflex_gfpo_row_against_hand_differences_scipy_and_holm(dataflex):
 
 def test_dataflex_default_path_is_the_shared_copy(tmp_path, monkeypatch):
     require_dataflex_table()
-    monkeypatch.chdir(ROOT)
+    monkeypatch.chdir(REPO)
     assert (
         cli.main(
             [

@@ -118,7 +118,8 @@ def test_sign_flip_rows_are_independent_of_each_other():
     assert [resampling.sign_flip_pvalue(row)[0] for row in d] == together.tolist()
 
 
-# the Monte-Carlo sign-flip test (beyond exact_max_seeds) is checked against enumeration in test_stats_sign_flip.py
+# the Monte-Carlo sign-flip test (beyond exact_max_seeds) is checked against enumeration in
+# tests/analysis/stats/test_stats_sign_flip.py
 
 
 def test_min_sign_flip_pvalue():

@@ -13,8 +13,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "fixtures" / "report"
 BUILD = runpy.run_path(str(FIXTURE / "build.py"))
 ARTIFACTS = REPO / "test-artifacts"

@@ -84,4 +84,4 @@ def test_t_power_matches_statsmodels(effect, n, level):
 
 
 # The minimum detectable effect and the seeds needed come from the sign-flip test's own power now:
-# tests/test_stats_power.py checks them against closed forms, an independent simulation and statsmodels.
+# tests/analysis/stats/test_stats_power.py checks them against closed forms, an independent simulation and statsmodels.

@@ -1,15 +1,14 @@
 """The measured validity table: in step with analysis/README.md, keeping every promise, the source of the wording."""
 
 import runpy
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import REPO
 
 from armlab.analysis import validity, validity_measured
 from armlab.analysis.stats import resampling
 
-REPO = Path(__file__).resolve().parents[1]
 SIM = runpy.run_path(str(REPO / "benchmarks" / "coverage_sim.py"))
 SEEDS, NOISES = SIM["SEEDS"], SIM["NOISES"]
 

@@ -8,30 +8,17 @@ import shutil
 
 import pandas as pd
 import pytest
-from conftest import TINY, readme_run, snakemake_command, start_and_kill_when
+from conftest import TINY, job_counts, readme_run, snakemake_command, start_and_kill_when
 
 from armlab.contract import COLUMNS
 
 pytestmark = pytest.mark.workflow
 
 
-def _job_counts(output: str) -> dict[str, int]:
-    """The "Job stats" table of a Snakemake dry run, as {rule: count}."""
-    table = output.split("Job stats:")[1].splitlines()[3:]
-    counts = {}
-    for line in table:
-        fields = line.split()
-        if len(fields) != 2 or not fields[1].isdigit():
-            break
-        counts[fields[0]] = int(fields[1])
-    counts.pop("total", None)
-    return counts
-
-
 def test_dry_run_lists_the_whole_dag(tiny_run):
     _, dry = tiny_run
     assert dry["returncode"] == 0
-    counts = _job_counts(dry["stdout"] + dry["stderr"])
+    counts = job_counts(dry["stdout"] + dry["stderr"])
     assert {rule: counts.get(rule) for rule in ("train", "evaluate", "base_policy", "merge_scores", "analyze")} == {
         "train": 4,
         "evaluate": 5,
@@ -140,7 +127,7 @@ def test_editing_the_analysis_section_reruns_only_the_analysis(tiny_run, tmp_pat
     path.write_text(yaml.safe_dump(edited))
     dry = readme_run(workdir, "-n", configfile=path)
     assert dry.returncode == 0
-    assert _job_counts(dry.stdout + dry.stderr) == {"stage_config": 1, "analyze": 1, "report": 1, "all": 1}
+    assert job_counts(dry.stdout + dry.stderr) == {"stage_config": 1, "analyze": 1, "report": 1, "all": 1}
 
 
 # hidden files a finished run keeps on purpose: armlab's output marker and Snakemake's directory timestamps

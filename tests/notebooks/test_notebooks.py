@@ -9,12 +9,11 @@ import os
 import runpy
 import subprocess
 import sys
-from pathlib import Path
 
 import jupytext
 import pytest
+from conftest import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "fixtures" / "report"
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 

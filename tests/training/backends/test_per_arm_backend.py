@@ -9,8 +9,7 @@ import re
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, TINY, copy_of_the_repository, readme_run, snakemake_dry_run
-from test_pipeline_e2e import _job_counts
+from conftest import REPO, TINY, copy_of_the_repository, job_counts, readme_run, snakemake_dry_run
 
 from armlab.training.backends import arm_backend, backend_of, backends_used, job_resources
 from armlab.training.config import ConfigError, load_config, resolve_arm, stage_config
@@ -129,7 +128,7 @@ def _dry_run(workdir, configfile):
 
 def test_snakemake_dag_of_a_mixed_experiment(tmp_path):
     out = _dry_run(tmp_path, _mixed(tmp_path))
-    counts = _job_counts(out)
+    counts = job_counts(out)
     assert (counts["base_policy"], counts["export_base"], counts["train"], counts["train_trl"]) == (1, 1, 2, 2)
     assert counts["evaluate"] == 5  # base (once), 2 builtin, 2 TRL runs
     for seed in (1, 2):
@@ -160,13 +159,13 @@ def test_an_arm_name_that_is_a_regex_trains_with_its_own_backend_only(tmp_path):
     arms = {"a.b": {}, "axb": {"backend": "trl"}, "a.bc": {"backend": "trl"}}
     path = _mixed(tmp_path, arms=arms, comparisons=[{"family": "f", "reference": "a.b", "arms": ["axb", "a.bc"]}])
     out = _dry_run(tmp_path, path)
-    assert _job_counts(out)["train"] == 2 and _job_counts(out)["train_trl"] == 4
+    assert job_counts(out)["train"] == 2 and job_counts(out)["train_trl"] == 4
     assert len(re.findall(r"training\.train .*--arm a\.b ", out)) == 2
     assert len(re.findall(r"trl_backend .*--arm (axb|a\.bc) ", out)) == 4
 
 
 def test_configs_without_per_arm_backends_keep_their_dag(tmp_path):
-    counts = _job_counts(_dry_run(tmp_path, TINY))
+    counts = job_counts(_dry_run(tmp_path, TINY))
     assert "train_trl" not in counts and counts["train"] == 4 and counts["evaluate"] == 5
 
 

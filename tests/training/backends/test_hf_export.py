@@ -10,7 +10,7 @@ import re
 import pytest
 import torch
 import yaml
-from conftest import TINY, snakemake_dry_run
+from conftest import TINY, job_counts, snakemake_dry_run
 
 from armlab.training.config import ConfigError, load_config
 
@@ -225,11 +225,10 @@ def test_the_trl_model_switch(tmp_path, exported):
 
 
 def test_snakemake_dag_of_trl_from_the_builtin_base(tmp_path):
-    from test_pipeline_e2e import _job_counts
 
     config = _trl_config(tmp_path, model=BUILTIN_BASE)
     dry = snakemake_dry_run(tmp_path, config, "results/tiny/scores.parquet")
-    counts = _job_counts(dry.stdout + dry.stderr)
+    counts = job_counts(dry.stdout + dry.stderr)
     assert (counts["base_policy"], counts["export_base"], counts["train"], counts["evaluate"]) == (1, 1, 4, 5)
     assert "--policy results/tiny/base/policy.pt --out results/tiny/base_hf" in dry.stdout
     starts = re.findall(r"trl_backend .*--data results/tiny/data --hf_base results/tiny/base_hf/model", dry.stdout)

@@ -5,10 +5,10 @@ import math
 import runpy
 from dataclasses import replace
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import REPO
 from scipy.special import comb
 
 from armlab.analysis.stats import normal_theory, sampling
@@ -317,7 +317,7 @@ def test_training_is_negative_and_flagged_when_sampling_exceeds_the_seed_term():
     assert est.items[0, 0] > 0 and not est.items_negative[0, 0]
 
 
-BIAS = runpy.run_path(str(Path(__file__).resolve().parents[1] / "benchmarks" / "components_bias.py"))
+BIAS = runpy.run_path(str(REPO / "benchmarks" / "components_bias.py"))
 
 
 @pytest.mark.parametrize("regime", BIAS["REGIMES"], ids=lambda r: r.name.split(":")[0])
