@@ -12,6 +12,7 @@ itself: its traceback and status 3 (:data:`INTERNAL_FAILURE`).
 """
 
 import argparse
+import os
 import sys
 import traceback
 from importlib import metadata
@@ -25,7 +26,11 @@ from armlab.training import commands as training_commands
 
 BAD_INPUT = 2  # the input was refused: fix the config, the file or the argument named in the message
 INTERNAL_FAILURE = 3  # armlab itself failed: a bug to report, with the traceback printed above
-EPILOG = f"exit status: 0 done; {BAD_INPUT} bad input (one line names what); {INTERNAL_FAILURE} internal failure"
+CLOSED_OUTPUT = 141  # the reader of the output went away (`armlab arms | head`): 128 + SIGPIPE, as a shell's tools
+EPILOG = (
+    f"exit status: 0 done; {BAD_INPUT} bad input (one line names what); {INTERNAL_FAILURE} internal failure; "
+    f"{CLOSED_OUTPUT} the output's reader stopped early"
+)
 _SUBCOMMANDS = [*analysis_commands.SUBCOMMANDS, *training_commands.SUBCOMMANDS, *evals_commands.SUBCOMMANDS]
 
 
@@ -58,6 +63,10 @@ def main(argv=None):
     except (AnalysisInputError, BadFile, ConfigError) as exc:
         print(f"armlab {args.command}: error: {exc}", file=sys.stderr)
         return BAD_INPUT
+    except BrokenPipeError:
+        # quietly, as `seq | head` does; what is still buffered goes nowhere instead of failing again at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return CLOSED_OUTPUT
     except Exception:
         traceback.print_exc()
         print(f"armlab {args.command}: internal failure (a bug in armlab; the traceback is above)", file=sys.stderr)
