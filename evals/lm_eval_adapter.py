@@ -9,19 +9,28 @@ keyed by (``stream``, benchmark, item, j), where ``stream`` names the experiment
 the arm. So arms sharing a seed share their evaluation noise as they share their training noise, the same
 checkpoint evaluated twice gives the same answers, and neither depends on batching or request order.
 A user with a Hugging Face model uses lm-eval's own ``hf`` model on the same task configs instead.
+
+lm-eval's own command line, with this model registered (lm-eval finds models only among the modules imported)::
+
+    python -m armlab.evals.lm_eval_adapter run --model armlab-builtin --model_args checkpoint=policy.pt \
+        --tasks armlab_add --include_path results/<exp>/lm_eval_tasks --output_path out --log_samples
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 
 import numpy as np
 import torch
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
-from armlab.evals.lm_eval_tasks import TASK_PREFIX
+from armlab.contract import TASK_PREFIX
 from armlab.training.policy import greedy_answers, load_model, sampled_answers
+
+DEFAULT_BATCH_SIZE = 512  # prompts per forward pass
+log = logging.getLogger("lm_eval")  # lm-eval's logger: its command line shows what it logs
 
 
 def cut_at(text: str, until: list[str]) -> str:
@@ -50,12 +59,24 @@ def request_key(request) -> tuple[str, str]:
 @register_model("armlab-builtin")
 class BuiltinPolicyLM(LM):
     def __init__(
-        self, checkpoint: str, batch_size: int = 512, max_gen_toks: int = 6, threads: int = 1, stream: str = ""
+        self,
+        checkpoint: str,
+        batch_size: int | str = DEFAULT_BATCH_SIZE,
+        max_gen_toks: int = 6,
+        threads: int = 1,
+        stream: str = "",
+        device: str | None = None,
+        max_batch_size: int | None = None,
     ):
+        """``device`` and ``max_batch_size`` are what lm-eval hands every model (its command line: ``cuda:0``, and
+        ``batch_size`` 1 or ``auto``); the tiny policy runs on the CPU, and ``auto`` is its default batch."""
         super().__init__()
+        if device not in (None, "cpu"):
+            log.warning("armlab-builtin runs on the CPU; device %s is not used", device)
         torch.set_num_threads(int(threads))
         self.model = load_model(checkpoint).eval()
-        self.batch_size, self.max_gen_toks, self.stream = int(batch_size), int(max_gen_toks), str(stream)
+        self.batch_size = DEFAULT_BATCH_SIZE if str(batch_size).startswith("auto") else int(batch_size)
+        self.max_gen_toks, self.stream = int(max_gen_toks), str(stream)
 
     def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
         outputs: dict[int, str] = {}  # by request index; every index is in one group of by_kwargs
@@ -90,3 +111,9 @@ class BuiltinPolicyLM(LM):
 
     def loglikelihood_rolling(self, requests, disable_tqdm: bool = False):
         raise NotImplementedError("armlab-builtin supports generate_until tasks only")
+
+
+if __name__ == "__main__":  # lm-eval's command line, with armlab-builtin registered above
+    from lm_eval.__main__ import cli_evaluate
+
+    cli_evaluate()

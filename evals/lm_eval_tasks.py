@@ -12,9 +12,9 @@ from pathlib import Path
 
 import yaml
 
+from armlab.contract import TASK_PREFIX
 from armlab.training.tasks import EOS, verify
 
-TASK_PREFIX = "armlab_"
 VERIFIER_MODULE = "armlab_verify"
 
 

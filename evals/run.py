@@ -27,8 +27,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import pandas as pd  # noqa: E402
 
 from armlab import registration  # noqa: E402
-from armlab.contract import COLUMNS  # noqa: E402
-from armlab.evals.lm_eval_tasks import TASK_PREFIX, task_name  # noqa: E402
+from armlab.contract import COLUMNS, TASK_PREFIX  # noqa: E402
+from armlab.evals.lm_eval_tasks import task_name  # noqa: E402
 from armlab.files import (  # noqa: E402
     BadFile,
     atomic_path,

@@ -1,4 +1,5 @@
-"""``input.kind: lmeval``: lm-evaluation-harness output (``results_*.json`` and ``samples_<task>_*.jsonl``)."""
+"""``input.kind: lmeval``: lm-evaluation-harness output (``results_*.json`` and ``samples_<task>_*.jsonl``), and
+armlab's own evaluation folders (``results.json`` and ``samples_armlab_<benchmark>.jsonl``, evals/run.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.inputs.reading import json_file, json_lines, single_path
 from armlab.analysis.inputs.runs import locate
 from armlab.analysis.inputs.tidy import COUNT_TOLERANCE, FLOAT_EXACT_INTEGERS, rows_frame
+from armlab.contract import TASK_PREFIX
 from armlab.files import json_number
 from armlab.limits import DEFAULT_LIMITS
 
@@ -33,10 +35,15 @@ def lmeval_to_tidy(
 
     ``runs`` is a list of ``(arm, seed, directory)``; each directory holds
     (possibly below a model-named folder) one ``results_*.json`` and, per task,
-    one ``samples_<task>_<timestamp>.jsonl``. ``metric`` is lm-eval's
-    ``"metric,filter"`` key, or a mapping benchmark -> key. The item id is
-    lm-eval's ``doc_id``. Each task's mean item score is checked against the
-    aggregate in the results JSON, which catches a wrong metric or filter; a
+    one ``samples_<task>_<timestamp>.jsonl``, as lm-eval writes them, or one
+    ``results.json`` and per task one ``samples_<task>.jsonl``, as armlab's
+    evaluation job does. ``metric`` is lm-eval's ``"metric,filter"`` key, or a
+    mapping benchmark -> key. The item id is lm-eval's ``doc_id``. A benchmark
+    ``b`` with no task of its own name is read from armlab's task
+    ``armlab_<b>`` when there is one, with armlab's item ids (the doc's
+    ``id``): so an evaluation folder of the workflow gives the workflow's table.
+    Each task's mean item score is checked against the aggregate in the
+    results JSON, which catches a wrong metric or filter; a
     results JSON without that aggregate is an error, as is any sample that is
     not a JSON object with a ``doc_id`` and a numeric metric.
 
@@ -62,7 +69,8 @@ def lmeval_to_tidy(
     rows = []
     for arm, seed, directory in runs:
         directory = Path(directory)
-        results = single_path(directory.rglob("results_*.json"), directory, "results_*.json")
+        found = [*directory.rglob("results_*.json"), *directory.rglob("results.json")]
+        results = single_path(found, directory, "results_*.json (or an armlab evaluation's results.json)")
         report = json_file(results, "lm-eval results JSON", limits)
         if not (isinstance(report, dict) and isinstance(report.get("results"), dict)):
             raise AnalysisInputError(
@@ -72,11 +80,11 @@ def lmeval_to_tidy(
         for task, domain in benchmarks.items():
             key = metric[task] if isinstance(metric, dict) else metric
             name, _, filt = key.partition(",")
-            pattern = re.compile(rf"samples_{re.escape(task)}_\d{{4}}-\d\d-\d\dT[\d.:-]+\.jsonl")
-            matches = [p for p in directory.rglob("samples_*.jsonl") if pattern.fullmatch(p.name)]
+            logged, matches = _samples_files(directory, task)
             if not matches:
                 continue  # a missing benchmark is reported by validation, for all runs at once
-            samples = single_path(matches, directory, f"samples_{task}_*.jsonl")
+            samples = single_path(matches, directory, f"samples_{logged}_*.jsonl")
+            armlab_items = logged != task  # armlab's own task: its docs carry armlab's item ids
             scores, seen_filters = [], set()
             for line_no, where, record in json_lines(samples, "lm-eval samples", "one lm-eval sample", limits):
                 seen_filters.add(str(record.get("filter", "none")))
@@ -89,6 +97,12 @@ def lmeval_to_tidy(
                     raise AnalysisInputError(f"{where}: metric {name!r} is {record[name]!r}; expected a finite number")
                 if "doc_id" not in record:
                     raise AnalysisInputError(f"{where}: no 'doc_id', the item id lm-eval writes with --log_samples")
+                item = record["doc_id"]
+                if armlab_items:
+                    doc = record.get("doc")
+                    if not (isinstance(doc, dict) and "id" in doc):
+                        raise AnalysisInputError(f"{where}: no doc.id, the item id armlab's task {logged} logs")
+                    item = doc["id"]
                 n_samples, n_correct = _lmeval_counts(record, name, score, filt or "none", where)
                 scores.append(score)
                 rows.append(
@@ -99,7 +113,7 @@ def lmeval_to_tidy(
                         int(seed),
                         task,
                         domain,
-                        str(record["doc_id"]),
+                        str(item),
                         score,
                         n_samples,
                         n_correct,
@@ -110,27 +124,40 @@ def lmeval_to_tidy(
                     f"{samples}: no sample with filter {filt or 'none'!r} for metric {key!r}; "
                     f"filters in the file: {sorted(seen_filters)}"
                 )
-            task_results = aggregates.get(task)
+            task_results = aggregates.get(logged)
             if not isinstance(task_results, dict) or key not in task_results:
                 keys = sorted(task_results) if isinstance(task_results, dict) else "no entry for the task"
                 raise AnalysisInputError(
-                    f"{results}: results.{task}: no {key!r} (found {keys}); expected the "
+                    f"{results}: results.{logged}: no {key!r} (found {keys}); expected the "
                     f"aggregate that the item scores of {samples.name} are checked against"
                 )
             reported = json_number(task_results[key])
             if reported is None:
                 raise AnalysisInputError(
-                    f"{results}: results.{task}.{key!r} is {task_results[key]!r}; expected a finite number"
+                    f"{results}: results.{logged}.{key!r} is {task_results[key]!r}; expected a finite number"
                 )
             if abs(np.mean(scores) - reported) > 1e-9:
                 raise AnalysisInputError(
-                    f"{results}: results.{task}.{key!r} = {reported} but the mean item score in {samples.name} "
+                    f"{results}: results.{logged}.{key!r} = {reported} but the mean item score in {samples.name} "
                     f"is {np.mean(scores)}; the metric must be the mean of per-item scores"
                 )
-            _check_doc_count(report, task, len(scores), results, samples)
+            _check_doc_count(report, logged, len(scores), results, samples)
     if not rows:
         raise AnalysisInputError(f"lm-eval input: no samples for benchmarks {list(benchmarks)} in {len(runs)} run(s)")
     return rows_frame(rows)
+
+
+def _samples_files(directory: Path, benchmark: str) -> tuple[str, list[Path]]:
+    """``(task, its samples files)`` of a benchmark in a run's folder: the task of the benchmark's own name, else
+    armlab's task ``armlab_<benchmark>``; lm-eval names the file ``samples_<task>_<timestamp>.jsonl``, armlab's
+    evaluation job ``samples_<task>.jsonl``."""
+    found = list(directory.rglob("samples_*.jsonl"))
+    for task in (benchmark, f"{TASK_PREFIX}{benchmark}"):
+        pattern = re.compile(rf"samples_{re.escape(task)}(_\d{{4}}-\d\d-\d\dT[\d.:-]+)?\.jsonl")
+        matches = [p for p in found if pattern.fullmatch(p.name)]
+        if matches:
+            return task, matches
+    return benchmark, []
 
 
 def _lmeval_counts(record: dict, name: str, score: float, filt: str, where: str) -> tuple[int, float]:

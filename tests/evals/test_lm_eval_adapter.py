@@ -1,12 +1,15 @@
 """The lm-eval adapter and task configs, against a direct greedy evaluation of the same checkpoint."""
 
 import json
+import subprocess
+import sys
 from importlib import metadata
 from types import SimpleNamespace
 
 import lm_eval.evaluator
 import numpy as np
 import pandas as pd
+import pytest
 import torch
 from lm_eval.loggers.utils import add_env_info
 
@@ -140,3 +143,61 @@ def test_a_uniform_just_below_one_picks_inside_the_nucleus():
     logits = torch.tensor([[5.0, 4.0, -20.0, -30.0]])
     token = pick_tokens(logits, 1.0, 0.9, torch.tensor([1 - 2**-26], dtype=torch.float64))
     assert token.item() in (0, 1)
+
+
+@pytest.mark.workflow  # an evaluation job for real, through lm-eval's command line in a process of its own
+def test_lm_evals_own_command_line_evaluates_the_builtin_policy(tiny_config, tiny_experiment, tmp_path):
+    """`lm_eval run --model armlab-builtin` failed: lm-eval hands every model `device` and `batch_size` (its command
+    line defaults: cuda:0, 1), and the adapter took neither (TypeError: unexpected keyword argument 'device');
+    lm-eval's own command line cannot know the model either, so armlab's module runs it with the model registered."""
+    greedy = {**tiny_config, "eval": {**tiny_config["eval"], "samples": 1, "temperature": 0.0, "pass_k": []}}
+    tasks = tmp_path / "tasks"
+    write_task_configs(greedy, tiny_experiment / "data", tasks)
+    checkpoint = tiny_experiment / "base" / "policy.pt"
+    direct = evaluate(greedy, tasks, checkpoint, "base", 0, tmp_path / "direct")
+    argv = ["run", "--model", "armlab-builtin", "--model_args", f"checkpoint={checkpoint}", "--tasks", "armlab_add"]
+    argv += ["--include_path", str(tasks), "--output_path", str(tmp_path / "cli"), "--log_samples"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "armlab.evals.lm_eval_adapter", *argv], capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (results,) = (tmp_path / "cli").rglob("results_*.json")
+    accuracy = json.loads(results.read_text())["results"]["armlab_add"]["acc,none"]
+    assert accuracy == direct[direct.benchmark == "add"].score.mean()
+    assert "runs on the CPU" in proc.stderr  # the device lm-eval passed (cuda:0) is not used, and it says so
+
+
+@pytest.mark.parametrize("samples", [1, 3])
+def test_armlabs_own_evaluation_folders_read_back_through_the_lmeval_import(
+    tiny_config, tiny_experiment, tmp_path, samples
+):
+    """An evaluation job's folder (results.json, samples_armlab_<benchmark>.jsonl) gives the workflow's own table
+    through `input.kind: lmeval`, named as the workflow names them; before, it was refused (no results_*.json)."""
+    from armlab.analysis.errors import AnalysisInputError
+    from armlab.analysis.inputs.lmeval import lmeval_to_tidy
+
+    sampling = {"samples": samples, "temperature": 0.0 if samples == 1 else 1.0, "pass_k": []}
+    config = {**tiny_config, "eval": {**tiny_config["eval"], **sampling}}
+    tasks = tmp_path / "tasks"
+    write_task_configs(config, tiny_experiment / "data", tasks)
+    checkpoint = tiny_experiment / "base" / "policy.pt"
+    runs = [("grpo", seed, tmp_path / f"seed-{seed}") for seed in (1, 2)]
+    workflow = pd.concat([evaluate(config, tasks, checkpoint, arm, seed, out) for arm, seed, out in runs])
+    benchmarks = {name: spec["domain"] for name, spec in config["benchmarks"].items()}
+    metric = "acc,none" if samples == 1 else "acc,samples"
+    read = lmeval_to_tidy(runs, experiment=config["experiment"], benchmarks=benchmarks, metric=metric)
+    key = ["seed", "benchmark", "item"]
+    pd.testing.assert_frame_equal(
+        read.sort_values(key).reset_index(drop=True),
+        workflow.sort_values(key).reset_index(drop=True),
+        check_dtype=False,
+    )
+    assert workflow.n_samples.eq(samples).all()
+    # a sample of armlab's task without armlab's item id is named, file and line
+    log = tmp_path / "seed-2" / "samples_armlab_add.jsonl"
+    lines = log.read_text().splitlines()
+    first = json.loads(lines[0])
+    del first["doc"]["id"]
+    log.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    with pytest.raises(AnalysisInputError, match=r"samples_armlab_add\.jsonl line 1: no doc\.id"):
+        lmeval_to_tidy(runs, experiment=config["experiment"], benchmarks=benchmarks, metric=metric)
