@@ -1,5 +1,5 @@
-"""The analysis's subcommands of the ``armlab`` command line: ``armlab analyze``, ``report``, ``curves``, ``plan``
-and ``summary``.
+"""The analysis's subcommands of the ``armlab`` command line: ``armlab analyze``, ``report``, ``curves``, ``plan``,
+``summary`` and ``steps``.
 
 Each is one function ``register(subparsers)`` that adds its parser and sets ``run`` (parsed arguments ->
 exit status); :data:`SUBCOMMANDS` lists them for :mod:`armlab.cli`.
@@ -212,4 +212,46 @@ def summary(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-SUBCOMMANDS = [analyze, report, curves, plan, summary]
+def steps(subparsers: argparse._SubParsersAction) -> None:
+    """``armlab steps KIND --pattern P --experiment E --out DIR``: step logs from elsewhere as armlab's."""
+    from armlab.analysis.inputs.steps import STEP_LOGS
+
+    parser = subparsers.add_parser(
+        "steps",
+        help="training step logs from elsewhere (TRL, W&B, metrics.jsonl) as run folders the report reads",
+        description="Write OUT/<arm>/seed-<seed>/steps.parquet and its manifest from each run's step log, so that "
+        "`armlab report --runs OUT` draws the training curves (analysis/inputs/steps.py). Kinds: "
+        + "; ".join(f"{name}: {log.file}" for name, log in STEP_LOGS.items()),
+    )
+    parser.add_argument("kind", help=f"what the logs are: one of {sorted(STEP_LOGS)}")
+    parser.add_argument("--pattern", required=True, help="the log files, with {arm} and {seed}: logs/{arm}/{seed}.csv")
+    parser.add_argument("--experiment", required=True, help="the experiment the runs belong to")
+    parser.add_argument(
+        "--field",
+        action="append",
+        default=[],
+        metavar="NAME=SOURCE",
+        help="take armlab's NAME from the log's SOURCE field (repeatable): step=global_step, reward=train/reward",
+    )
+    add_out_argument(parser, "steps", "runs directory")
+
+    def run(args: argparse.Namespace) -> int:
+        from armlab.analysis.inputs.runs import runs_from_pattern
+        from armlab.analysis.inputs.steps import import_steps
+
+        check_output_directory(args.out, "steps")
+        STEP_LOGS.entry(args.kind, "armlab steps: kind", AnalysisInputError)
+        malformed = [f for f in args.field if f.count("=") != 1 or not all(f.split("="))]
+        if malformed:
+            raise AnalysisInputError(f"--field {malformed[0]!r}: expected NAME=SOURCE, e.g. reward=train/reward")
+        fields = dict(f.split("=") for f in args.field)
+        runs = runs_from_pattern(args.pattern, args.experiment, files=True, key="--pattern")
+        for line in import_steps(args.kind, runs, args.experiment, fields, args.out):
+            print(f"armlab steps: {line}")
+        print(f"armlab steps: wrote {args.out}; `armlab report --runs {args.out}` draws the training curves")
+        return 0
+
+    parser.set_defaults(run=run)
+
+
+SUBCOMMANDS = [analyze, report, curves, plan, summary, steps]

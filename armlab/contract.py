@@ -22,6 +22,14 @@ RUN = ["arm", "seed"]  # one training run (within an experiment)
 BASE_ARM = "base"  # the untrained base policy's arm (seed 0): reserved, no config arm may take the name
 BUILTIN_BASE = "builtin_base"  # trl.model: TRL arms start from the builtin base policy, exported (hf_export.py)
 PER_BENCHMARK_ITEM = "*"  # the item of a row that holds a whole benchmark's accuracy (results from elsewhere)
+# TRL's names of the quantities the builtin trainer's step log (steps.parquet, docs/contracts.md) also records: every
+# steps.parquet, the TRL backend's and one imported from elsewhere (armlab steps), names them as the builtin does
+TRL_STEP_NAMES = {
+    "frac_reward_zero_std": "frac_zero_var",
+    "clip_ratio/region_mean": "clip_frac",
+    "completions/mean_length": "response_len",
+    "step_time": "seconds",
+}
 TASK_PREFIX = "armlab_"  # an armlab benchmark's lm-eval task is armlab_<benchmark> (evals/lm_eval_tasks.py)
 PROBE = "probe.json"  # armlab probe's job times in an experiment's results folder (evals/probe.py)
 

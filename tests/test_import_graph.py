@@ -68,6 +68,7 @@ ALLOWED = {
     "armlab.analysis.commands": {
         "armlab",
         "armlab.analysis.errors",
+        "armlab.analysis.inputs",  # armlab steps: step logs from elsewhere into run folders
         "armlab.analysis",
         "armlab.analysis.reporting",
     },

@@ -18,11 +18,14 @@ if TYPE_CHECKING:
     from armlab.analysis.config import Config
 
 
-def runs_from_pattern(pattern: str, experiment: str) -> list[tuple[str, int, Path]]:
-    """Find ``(arm, seed, directory)`` for every directory matching a template with ``{arm}`` and ``{seed}``."""
+def runs_from_pattern(
+    pattern: str, experiment: str, *, files: bool = False, key: str = "input.pattern"
+) -> list[tuple[str, int, Path]]:
+    """Find ``(arm, seed, directory)`` for every directory (every file, with ``files``) matching a template with
+    ``{arm}`` and ``{seed}``; errors name the setting ``key``."""
     pattern = pattern.replace("{experiment}", experiment)
     if "{arm}" not in pattern or "{seed}" not in pattern:
-        raise AnalysisInputError(f"input.pattern {pattern!r}: expected the placeholders {{arm}} and {{seed}}")
+        raise AnalysisInputError(f"{key} {pattern!r}: expected the placeholders {{arm}} and {{seed}}")
     regex = re.compile(
         re.escape(pattern).replace(r"\{arm\}", r"(?P<arm>[^/]+)").replace(r"\{seed\}", r"(?P<seed>-?\d+)")
     )
@@ -31,13 +34,13 @@ def runs_from_pattern(pattern: str, experiment: str) -> list[tuple[str, int, Pat
     runs = []
     for path in sorted(root.glob(glob.lstrip("/"))):
         match = regex.fullmatch(str(path if glob.startswith("/") else path.as_posix()))
-        if match and path.is_dir():
+        if match and (path.is_file() if files else path.is_dir()):
             seed = as_seed(match["seed"])
             if seed is None:
-                raise AnalysisInputError(f"{path}: seed {match['seed']} (from input.pattern) is outside int64")
+                raise AnalysisInputError(f"{path}: seed {match['seed']} (from {key}) is outside int64")
             runs.append((match["arm"], seed, path))
     if not runs:
-        raise AnalysisInputError(f"input.pattern {pattern!r}: no directory matches")
+        raise AnalysisInputError(f"{key} {pattern!r}: no {'file' if files else 'directory'} matches")
     return runs
 
 

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from armlab import registration
+from armlab.contract import TRL_STEP_NAMES
 from armlab.training.recipe import Method, Recipe, kept_checkpoint_steps, resolve_arm
 from armlab.training.utils import (
     atomic_path,
@@ -390,22 +391,12 @@ def load_start(config: dict, seed_for_init: int, hf_base: Path | None = None):
     return tiny_model(config["model"], seed_for_init), char_tokenizer()
 
 
-# TRL's names of the quantities the builtin trainer's step log (docs/contracts.md) also records, written under the
-# builtin names so that every backend's steps.parquet reads alike; TRL's other keys keep their names
-STEP_COLUMNS = {
-    "frac_reward_zero_std": "frac_zero_var",
-    "clip_ratio/region_mean": "clip_frac",
-    "completions/mean_length": "response_len",
-    "step_time": "seconds",
-}
-
-
 def step_log(log_history: list[dict], experiment: str, arm: str, seed: int) -> pandas.DataFrame:
     """The steps.parquet of a TRL run: its log history's training rows (those with a reward), identity first."""
     import pandas as pd
 
     rows = [row for row in log_history if "reward" in row]  # none when the run is shorter than TRL's logging_steps
-    steps = pd.DataFrame(rows, columns=None if rows else ["step"]).rename(columns=STEP_COLUMNS)
+    steps = pd.DataFrame(rows, columns=None if rows else ["step"]).rename(columns=TRL_STEP_NAMES)
     identity = {"experiment": experiment, "arm": arm, "seed": seed, "step": steps.pop("step")}
     return pd.concat([pd.DataFrame(identity), steps], axis=1)
 

@@ -11,6 +11,7 @@ import pytest
 import yaml
 from conftest import REPO, TINY, job_counts
 
+from armlab.contract import TRL_STEP_NAMES
 from armlab.training.config import ConfigError, load_config, resolve_arm
 
 # found, not imported: importing trl's GRPOConfig loads transformers and torch (2.4 s), which only the tests that
@@ -185,7 +186,7 @@ def test_tiny_trl_run_is_evaluated_by_lm_eval_hf(tmp_path):
     # the builtin trainer's columns under the builtin names (docs/contracts.md), identity first
     assert list(steps.columns[:4]) == ["experiment", "arm", "seed", "step"]
     assert {"reward", "frac_zero_var", "loss", "clip_frac", "entropy", "response_len", "seconds"} <= set(steps.columns)
-    assert not set(trl_backend.STEP_COLUMNS) & set(steps.columns) and steps.frac_zero_var.between(0, 1).all()
+    assert not set(TRL_STEP_NAMES) & set(steps.columns) and steps.frac_zero_var.between(0, 1).all()
     view = stage_config(config, "eval")
     write_task_configs(view, tmp_path / "data", tmp_path / "tasks")
     scores = evaluate(view, tmp_path / "tasks", tmp_path / "run" / "model", "grpo", 1, tmp_path / "eval", model="hf")
