@@ -241,7 +241,7 @@ def test_a_short_trl_run_from_the_exported_base_learns(tmp_path):
     """GRPOTrainer from the exported base on one-digit addition: the expected reward rises well past noise."""
     from armlab.training import base, data
     from armlab.training.backends import trl_backend
-    from armlab.training.config import stage_config
+    from armlab.training.config import resolve_arm, stage_config
     from armlab.training.data import load_pools
     from armlab.training.rollouts import score
 
@@ -255,7 +255,7 @@ def test_a_short_trl_run_from_the_exported_base_learns(tmp_path):
     start = export_policy(tmp_path / "base" / "policy.pt", tmp_path / "base_hf")
     trl_backend.train(stage_config(config, "train", "grpo"), "grpo", 1, tmp_path / "data", tmp_path / "run", start)
     items = [item for pool in load_pools(tmp_path / "data").values() for item in pool]
-    samples = 8
+    samples, recipe = 8, resolve_arm(config, "grpo")  # the verifier's plain verdict: no noise, no length bonus
 
     def expected_reward(path) -> float:
         """Mean verifier reward of 8 answers per training prompt, sampled at temperature 1 (fixed seed)."""
@@ -270,7 +270,7 @@ def test_a_short_trl_run_from_the_exported_base_learns(tmp_path):
             )
         texts = tokenizer.batch_decode(out[:, encoded.input_ids.shape[1] :], skip_special_tokens=True)
         rewards = [
-            score(items[k // samples]["task"], items[k // samples]["answer"], "", text, {"reward_noise": 0.0}, 1)
+            score(items[k // samples]["task"], items[k // samples]["answer"], "", text, recipe, 1)
             for k, text in enumerate(texts)
         ]
         return sum(rewards) / len(rewards)
