@@ -78,6 +78,15 @@ def test_a_wandb_history_and_a_metrics_log_name_their_quantities_as_armlab_does(
     grpo = steps[steps.arm == "grpo"].set_index(["seed", "step"]).reward
     np.testing.assert_allclose(rloo - grpo, 0.2)
 
+    # the same history saved as JSON lines (run.history().to_json(orient="records", lines=True)) reads alike
+    for path in (tmp_path / "logs").rglob("history.csv"):
+        frame = pd.read_csv(path)
+        frame.to_json(path.with_suffix(".jsonl"), orient="records", lines=True)
+    lines_pattern = pattern.replace("history.csv", "history.jsonl")
+    argv = ["steps", "wandb", "--pattern", lines_pattern, "--experiment", "ext", "--out", str(tmp_path / "runs_jl")]
+    assert cli.main(argv) == 0
+    pd.testing.assert_frame_equal(read_runs(tmp_path / "runs_jl").steps, steps, check_dtype=False)
+
     name = _write_runs(tmp_path / "jsonl", "jsonl")
     pattern = str(tmp_path / "jsonl" / "logs" / "{arm}" / "seed-{seed}" / name)
     fields = ["--field", "step=global_step", "--field", "reward=rew"]
