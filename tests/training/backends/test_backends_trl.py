@@ -3,6 +3,7 @@ randomly initialised Qwen2 with a locally built tokenizer, and its evaluation th
 
 import importlib.util
 import os
+import shutil
 from pathlib import Path
 
 import fork_server
@@ -194,12 +195,13 @@ def test_tiny_trl_run_is_evaluated_by_lm_eval_hf(tmp_path):
     assert scores.score.between(0, 1).all()
 
 
-def test_trl_keeps_intermediate_checkpoints_as_the_builtin_does(tmp_path):
+def test_trl_keeps_intermediate_checkpoints_as_the_builtin_does(tmp_path, monkeypatch):
     """checkpoint_every: 2 of 4 steps keeps the step-2 model (checkpoints/step-000002, HF format): the model a
     2-step run of the same seed ends with, not the 4-step one."""
     import torch
     from transformers import AutoModelForCausalLM
 
+    from armlab.analysis.inputs.steps import import_steps
     from armlab.training import data
     from armlab.training.config import stage_config
 
@@ -208,9 +210,25 @@ def test_trl_keeps_intermediate_checkpoints_as_the_builtin_does(tmp_path):
         steps: load_config([_trl_config(tmp_path, {"grpo": {"reward_noise": 0.3}}, steps=steps)]) for steps in (4, 2)
     }
     data.write(configs[4], tmp_path / "data")
+    keep = trl_backend.keep_checkpoints
+
+    def keep_and_copy_the_trainer_state(trainer_dir, out, recipe, tokenizer):
+        """TRL's own trainer_state.json of the step-2 checkpoint, kept for `armlab steps trl` below."""
+        for state in trainer_dir.glob("checkpoint-*/trainer_state.json"):
+            shutil.copy(state, tmp_path / f"trainer_state_{recipe.steps}_{state.parent.name}.json")
+        return keep(trainer_dir, out, recipe, tokenizer)
+
+    monkeypatch.setattr(trl_backend, "keep_checkpoints", keep_and_copy_the_trainer_state)
     for steps, config in configs.items():
         trl_backend.train(stage_config(config, "train", "grpo"), "grpo", 1, tmp_path / "data", tmp_path / f"run{steps}")
     run = tmp_path / "run4"
+    # a real TRL trainer state through `armlab steps trl`: the first two rows of the step log the backend wrote
+    state = tmp_path / "trainer_state_4_checkpoint-2.json"
+    import_steps("trl", [("grpo", 1, state)], "tiny", {}, tmp_path / "imported")
+    imported = pd.read_parquet(tmp_path / "imported" / "grpo" / "seed-1" / "steps.parquet")
+    written = pd.read_parquet(run / "steps.parquet")
+    assert {"reward", "frac_zero_var", "clip_frac", "loss"} <= set(imported) and len(imported) >= 1
+    pd.testing.assert_frame_equal(imported, written[written.step <= 2][imported.columns], check_dtype=False)
     assert sorted(p.name for p in run.iterdir()) == [
         "checkpoints",
         "manifest.json",
