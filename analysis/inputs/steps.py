@@ -57,6 +57,8 @@ def wandb_history(path: Path, limits: Mapping[str, int]) -> tuple[list[Record], 
     step in ``_step``; names lose the ``train/`` section TRL logs under, then TRL's become armlab's."""
     if path.suffix == ".csv":
         frame = read_csv(path, "W&B run history", limits=limits)
+        # the row numbers pandas writes first unless told index=False (run.history().to_csv(path)): not a quantity
+        frame = frame.drop(columns=[c for c in frame.columns if c == "" or c.startswith("Unnamed: ")])
         rows = frame.to_dict("records")
         records: list[Record] = [(f"{path} line {i + 2}", _csv_cells(row)) for i, row in enumerate(rows)]
     else:

@@ -48,7 +48,7 @@ def _write_runs(tmp_path, kind, arms=("grpo", "rloo"), seeds=(1, 2)):
                 (folder / "trainer_state.json").write_text(json.dumps({"global_step": 3, "log_history": history}))
             elif kind == "wandb":  # TRL's keys under W&B's train/ section, step in _step, a text column
                 frame = pd.DataFrame([{"_step": r["step"], **{f"train/{k}": v for k, v in r.items()}} for r in train])
-                frame.assign(_runtime=1.5, media="table.json").to_csv(folder / "history.csv", index=False)
+                frame.assign(_runtime=1.5, media="table.json").to_csv(folder / "history.csv")  # with pandas' index
             else:
                 text = [json.dumps({"global_step": r["step"], "rew": r["reward"], "loss": r["loss"]}) for r in train]
                 (folder / "metrics.jsonl").write_text("\n".join(text) + "\n")
@@ -74,13 +74,14 @@ def test_a_wandb_history_and_a_metrics_log_name_their_quantities_as_armlab_does(
     steps = read_runs(tmp_path / "runs").steps
     assert {"reward", "frac_zero_var", "clip_frac", "response_len", "seconds", "loss", "_runtime"} <= set(steps)
     assert "media" not in steps and "left out (not numbers): ['media']" in capsys.readouterr().out
+    assert not [column for column in steps if column.startswith("Unnamed")]  # pandas' row numbers are no quantity
     rloo = steps[steps.arm == "rloo"].set_index(["seed", "step"]).reward
     grpo = steps[steps.arm == "grpo"].set_index(["seed", "step"]).reward
     np.testing.assert_allclose(rloo - grpo, 0.2)
 
     # the same history saved as JSON lines (run.history().to_json(orient="records", lines=True)) reads alike
     for path in (tmp_path / "logs").rglob("history.csv"):
-        frame = pd.read_csv(path)
+        frame = pd.read_csv(path, index_col=0)
         frame.to_json(path.with_suffix(".jsonl"), orient="records", lines=True)
     lines_pattern = pattern.replace("history.csv", "history.jsonl")
     argv = ["steps", "wandb", "--pattern", lines_pattern, "--experiment", "ext", "--out", str(tmp_path / "runs_jl")]
