@@ -18,8 +18,6 @@ from pathlib import Path
 import pytest
 from conftest import REPORT_FIXTURE, TINY, report_build
 
-from armlab import cli
-
 FIXTURE = REPORT_FIXTURE
 EXPERIMENT = "demo_synthetic"  # tests/fixtures/report/experiment.yaml
 FAST = ["--set", "analysis.resamples=200", "--set", "analysis.per_benchmark=false"]
@@ -67,6 +65,8 @@ EXPENSIVE = {
 
 def run_entry(entry, argv):
     """Run a command line in-process; its exit status."""
+    from armlab import cli
+
     if entry == "armlab":
         return cli.main(argv)
     module = __import__(entry, fromlist=["main"])
@@ -107,6 +107,8 @@ def assert_refused(root, monkeypatch, capsys, entry, argv, *expected, one_line=T
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory):
     """An experiment as the pipeline leaves it: scores, runs with manifests, an analysis, a report, a home."""
+    from armlab import cli
+
     root = tmp_path_factory.mktemp("pristine")
     results = report_build()["write_experiment"](root)
     config = FIXTURE / "experiment.yaml"
@@ -184,6 +186,24 @@ def report(results, out, *extra):
             out,
             *extra,
         ]
+    ]
+
+
+def eval_argv(results, *which):
+    """``python -m armlab.evals.run`` of grpo seed 1 of the tiny experiment (:func:`tiny`), as words; ``which``
+    names the model (``--checkpoint`` or ``--run-manifest`` and its path)."""
+    return [
+        "--config",
+        results.parent.parent / "config.json",
+        "--tasks",
+        results / "lm_eval_tasks",
+        *which,
+        "--arm",
+        "grpo",
+        "--seed",
+        "1",
+        "--out",
+        results / "evals" / "grpo" / "seed-1",
     ]
 
 

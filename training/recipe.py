@@ -15,6 +15,7 @@ ARM_KEYS = ("backend",)
 
 # a method (estimator, data policy, policy loss) in its dict form, read-only: {"name": ..., **params}
 Method = Mapping[str, Any]
+METHOD_FIELDS = ("estimator", "data_policy", "policy_loss")  # the recipe's fields that hold one
 
 
 @dataclass(frozen=True)
@@ -68,9 +69,6 @@ class Recipe:
     def replace(self, **changes: Any) -> Recipe:
         """A copy with ``changes`` (methods may be given as a name or in dict form)."""
         return Recipe.from_dict({**self.as_dict(), **changes})
-
-
-METHOD_FIELDS = ("estimator", "data_policy", "policy_loss")
 
 
 def method_spec(value: str | Mapping[str, Any]) -> Method:

@@ -69,7 +69,9 @@ def lmeval_to_tidy(
     rows = []
     for arm, seed, directory in runs:
         directory = Path(directory)
-        found = [*directory.rglob("results_*.json"), *directory.rglob("results.json")]
+        found = [
+            p for p in directory.rglob("results*.json") if p.name == "results.json" or p.name.startswith("results_")
+        ]
         results = single_path(found, directory, "results_*.json (or an armlab evaluation's results.json)")
         report = json_file(results, "lm-eval results JSON", limits)
         if not (isinstance(report, dict) and isinstance(report.get("results"), dict)):

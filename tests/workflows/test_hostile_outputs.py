@@ -24,6 +24,7 @@ from conftest import TINY, readme_run
 from hostile import (
     analyze,
     assert_refused,
+    eval_argv,
     report,
     tree,
 )
@@ -357,22 +358,6 @@ def _fake_run(out, checkpoint_files, **manifest):
     return out / "manifest.json"
 
 
-def _eval_argv(results, *which):
-    return [
-        "--config",
-        results.parent.parent / "config.json",
-        "--tasks",
-        results / "lm_eval_tasks",
-        *which,
-        "--arm",
-        "grpo",
-        "--seed",
-        "1",
-        "--out",
-        results / "evals" / "grpo" / "seed-1",
-    ]
-
-
 def _train_argv(results, base_policy):
     return [
         "--config",
@@ -436,22 +421,22 @@ def _not_parquet_but_recorded(path):
 CORRUPT_JOB_CASES = {
     "evaluation of a truncated policy.pt": (
         "armlab.evals.run",
-        lambda r: _eval_argv(r, "--checkpoint", _truncate(r / "base" / "policy.pt")),
+        lambda r: eval_argv(r, "--checkpoint", _truncate(r / "base" / "policy.pt")),
         ["base/policy.pt: sha256", "does not match", "base/manifest.json"],
     ),
     "evaluation of a policy.pt without manifest": (
         "armlab.evals.run",
-        lambda r: _eval_argv(r, "--checkpoint", (r / "base" / "manifest.json").unlink() or r / "base" / "policy.pt"),
+        lambda r: eval_argv(r, "--checkpoint", (r / "base" / "manifest.json").unlink() or r / "base" / "policy.pt"),
         ["base/policy.pt: no manifest.json next to it"],
     ),
     "evaluation of a run whose checkpoint lies outside it": (
         "armlab.evals.run",
-        lambda r: _eval_argv(r, "--run-manifest", _run_manifest_outside(r)),
+        lambda r: eval_argv(r, "--run-manifest", _run_manifest_outside(r)),
         ["runs/grpo/seed-1/manifest.json: checkpoint: expected the path of a checkpoint inside"],
     ),
     "evaluation of a run with a truncated checkpoint file": (
         "armlab.evals.run",
-        lambda r: _eval_argv(r, "--run-manifest", _run_manifest_truncated_weights(r)),
+        lambda r: eval_argv(r, "--run-manifest", _run_manifest_truncated_weights(r)),
         ["trainer/model/model.safetensors: sha256"],
     ),
     "training from a truncated base policy": (

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import REPO, report_build
-from hostile import FAST, FIXTURE, assert_refused
+from hostile import FAST, FIXTURE, assert_refused, eval_argv, report
 
 from armlab import cli, files
 
@@ -663,21 +663,11 @@ REPORT_CASES = {
 
 
 @pytest.mark.parametrize("case", REPORT_CASES)
-def test_the_report_names_a_bad_results_file(case, work, monkeypatch, capsys):  # noqa: F811
+def test_the_report_names_a_bad_results_file(case, work, monkeypatch, capsys):
     root, results = work
     corrupt, expected = REPORT_CASES[case]
     corrupt(results)
-    argv = [
-        "report",
-        FIXTURE / "experiment.yaml",
-        "--analysis",
-        results / "analysis",
-        "--runs",
-        results / "runs",
-        "--out",
-        root / "new-report",
-    ]
-    assert_refused(root, monkeypatch, capsys, "armlab", argv, *expected)
+    assert_refused(root, monkeypatch, capsys, "armlab", report(results, root / "new-report"), *expected)
 
 
 def _run_manifest(results, text):
@@ -710,24 +700,10 @@ EVAL_CASES = {
 
 
 @pytest.mark.parametrize("case", EVAL_CASES)
-def test_the_evaluation_names_a_bad_input(case, tiny, monkeypatch, capsys):  # noqa: F811
+def test_the_evaluation_names_a_bad_input(case, tiny, monkeypatch, capsys):
     root, results = tiny
     make, expected = EVAL_CASES[case]
-    which = make(results)
-    argv = [
-        "--config",
-        root / "config.json",
-        "--tasks",
-        results / "lm_eval_tasks",
-        *which,
-        "--arm",
-        "grpo",
-        "--seed",
-        "1",
-        "--out",
-        results / "evals" / "grpo" / "seed-1",
-    ]
-    assert_refused(root, monkeypatch, capsys, "armlab.evals.run", argv, *expected)
+    assert_refused(root, monkeypatch, capsys, "armlab.evals.run", eval_argv(results, *make(results)), *expected)
 
 
 def test_a_sample_without_its_metric_names_the_task_and_sample():
