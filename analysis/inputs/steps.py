@@ -181,5 +181,9 @@ def import_steps(
             }
             write_manifest(folder, record, STEPS_FILE)
             skipped = f"; left out (not numbers): {left_out}" if left_out else ""
-            lines.append(f"{arm} seed {seed}: {len(frame)} steps, {frame.shape[1] - 4} quantities from {path}{skipped}")
+            quantities = frame.shape[1] - 4  # after experiment, arm, seed, step
+            lines.append(
+                f"{arm} seed {seed}: {len(frame)} steps, {quantities} quantit{'y' if quantities == 1 else 'ies'} "
+                f"from {path}{skipped}"
+            )
     return lines
