@@ -17,6 +17,8 @@ from armlab.files import check_output_directory
 if TYPE_CHECKING:
     import argparse
 
+    from armlab.analysis.curves import CurveInference
+
 
 def add_out_argument(parser: argparse.ArgumentParser, command: str, what: str = "output directory") -> None:
     """``--out``: a directory the subcommand replaces as a whole (armlab.files.check_output_directory)."""
@@ -94,12 +96,17 @@ def report(subparsers: argparse._SubParsersAction) -> None:
 
 
 def curves(subparsers: argparse._SubParsersAction) -> None:
-    """``armlab curves --curves DIR [--scores FILE] --out DIR``: accuracy over training, table and figure."""
+    """``armlab curves --curves DIR [--scores FILE] [--config CONFIG] --out DIR``: accuracy over training, table and
+    figure; with the config, paired inference over the curves."""
     parser = subparsers.add_parser(
         "curves",
-        help="accuracy over training from checkpoint evaluations (evals/curves.py)",
+        help="accuracy over training from checkpoint evaluations (evals/curves.py), and its paired inference",
         description="Write OUT/curves.csv (arm, seed, step, summary, value) and OUT/accuracy_curves.svg/.png from "
-        "the checkpoint evaluations --curves names; the base policy's rows of --scores are every run's step 0.",
+        "the checkpoint evaluations --curves names; the base policy's rows of --scores are every run's step 0. "
+        "With --config, also each comparison's paired difference per step with a simultaneous band and a p adjusted "
+        "for all steps (OUT/curve_band.csv, OUT/curve_differences.svg/.png), and the curve measures (final, "
+        "area_under_curve, steps_to_threshold, best_checkpoint) per run (OUT/curve_measures.csv) compared seed by "
+        "seed with the final value as the primary of a gatekept Holm (OUT/curve_comparisons.csv).",
     )
     parser.add_argument(
         "--curves",
@@ -108,25 +115,51 @@ def curves(subparsers: argparse._SubParsersAction) -> None:
         help="checkpoint evaluations: their manifest.json files, or a directory of <arm>/seed-<seed>/ ones",
     )
     parser.add_argument("--scores", help="the experiment's scores.parquet (its arm base is step 0)")
+    parser.add_argument("--config", help="experiment config (its comparisons and analysis settings): paired inference")
     add_out_argument(parser, "curves")
 
     def run(args: argparse.Namespace) -> int:
         from armlab.analysis import curves as accuracy_curves
-        from armlab.analysis.reporting.figures import accuracy_curves as plot
-        from armlab.analysis.reporting.figures import render, save
+        from armlab.analysis.reporting import figures
         from armlab.files import output_directory, write_csv
 
         check_output_directory(args.out, "curves")
+        config = load_config(args.config) if args.config else None  # a bad config fails before any file is read
         table = accuracy_curves.curve_summaries(
             accuracy_curves.read_curves(args.curves), accuracy_curves.base_rows(args.scores)
         )
+        inference = accuracy_curves.compare_curves(table, config) if config else None
         with output_directory(args.out, "curves") as tmp:
             write_csv(table, tmp / "curves.csv")
-            save(render(plot(table)), tmp, "accuracy_curves")
+            figures.save(figures.render(figures.accuracy_curves(table)), tmp, "accuracy_curves")
+            if inference is not None:
+                write_csv(inference.band, tmp / "curve_band.csv")
+                write_csv(inference.measures, tmp / "curve_measures.csv")
+                write_csv(inference.comparisons, tmp / "curve_comparisons.csv")
+                figures.save(figures.render(figures.curve_differences(inference.band)), tmp, "curve_differences")
         print(f"armlab curves: wrote {args.out} ({table.step.nunique()} steps, {len(table)} rows)")
+        if inference is not None:
+            print_curve_verdicts(inference)
         return 0
 
     parser.set_defaults(run=run)
+
+
+def print_curve_verdicts(inference: CurveInference) -> None:
+    """One line per comparison: the steps where an arm is ahead after adjusting for all steps, and each curve
+    measure's gatekept verdict; then the notes."""
+    for (family, arm, reference), rows in inference.band.groupby(["family", "arm", "reference"], sort=False):
+        ahead = rows[rows["ahead"] != "neither"]
+        where = ", ".join(f"{step} ({who})" for step, who in zip(ahead["step"], ahead["ahead"])) or "none"
+        first = inference.comparisons.drop_duplicates(["family", "measure", "arm"])
+        cells = first[(first["family"] == family) & (first["arm"] == arm)]
+        verdicts = ", ".join(
+            f"{m} {d:+.4f} (p_holm {p:.3g}{', decided' if r else ''})"
+            for m, d, p, r in zip(cells["measure"], cells["mean_diff"], cells["p_holm"], cells["reject"])
+        )
+        print(f"{family}: {arm} vs {reference}: steps where one is ahead (simultaneous): {where}; {verdicts}")
+    for note in inference.notes:
+        print(f"note: {note}")
 
 
 def plan(subparsers: argparse._SubParsersAction) -> None:

@@ -76,6 +76,10 @@ pass_k                 eval.pass_k   k of the unbiased pass@k (Chen et al. 2021)
                                      a measure ``pass@k`` compared like a summary
                                      (secondary cells); needs per-item sample counts
                                      with at least k answers per item
+curve_threshold        null          accuracy whose first crossing ``armlab curves``
+                                     times (steps_to_threshold); null: halfway from
+                                     the family's mean at its first evaluated step
+                                     to its mean at the last (:mod:`armlab.analysis.curves`)
 =====================  ============  ===============================================
 """
 
@@ -434,6 +438,7 @@ def _parse_settings(section: dict, source: str) -> Settings:
         pass_k=_parse_pass_k(s["pass_k"], source),
         pairing=s["pairing"],
         common_seeds_only=flag("common_seeds_only"),
+        curve_threshold=None if s["curve_threshold"] is None else number("curve_threshold", 0, 1),
     )
 
 

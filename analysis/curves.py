@@ -7,15 +7,25 @@ accuracy and the primary summary (the analysis's own summaries,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 
 from armlab import layout
+from armlab.analysis import paired
 from armlab.analysis.errors import AnalysisInputError
-from armlab.analysis.summaries import domain_summaries
+from armlab.analysis.stats import bands
+from armlab.analysis.summaries import PRIMARY, domain_summaries
 from armlab.contract import BASE_ARM
 from armlab.files import MANIFEST, verify_manifest
+
+if TYPE_CHECKING:
+    from armlab.analysis.config import Comparison, Config
+    from armlab.analysis.settings import Settings
 
 CURVE_COLUMNS = ["arm", "seed", "step", "summary", "value"]
 
@@ -55,3 +65,186 @@ def base_rows(scores_path: Path | str | None) -> pd.DataFrame | None:
         return None
     scores = pd.read_parquet(scores_path)
     return scores[scores["arm"] == BASE_ARM]
+
+
+# The per-run measures of a curve that the comparisons test (:func:`curve_measures`), the primary first: the final
+# checkpoint is the run's evaluation, so it gates the others as the primary summary does in the analysis.
+FINAL, AREA, TO_THRESHOLD, BEST = "final", "area_under_curve", "steps_to_threshold", "best_checkpoint"
+BAND_COLUMNS = [
+    "family",
+    "arm",
+    "reference",
+    "summary",
+    "step",
+    "n_seeds",
+    "mean_diff",
+    "band_low",
+    "band_high",
+    "band_confidence",
+    "p_simultaneous",
+    "ahead",
+]
+
+
+def curve_matrix(summaries: pd.DataFrame, summary: str) -> pd.DataFrame:
+    """Runs (index arm, seed) x evaluated steps of one summary, from :func:`curve_summaries`' long table."""
+    rows = summaries[summaries["summary"] == summary]
+    return rows.pivot_table(index=["arm", "seed"], columns="step", values="value", aggfunc="first").sort_index()
+
+
+def family_threshold(matrix: pd.DataFrame, threshold: float | None) -> float:
+    """The level whose first crossing :func:`curve_measures` times: ``threshold``, or halfway from the first
+    evaluated step's mean to the last step's mean over all the family's runs (arms treated alike, so swapping an arm
+    with its reference at a seed leaves it unchanged, as the sign-flip test needs)."""
+    if threshold is not None:
+        return threshold
+    return float((matrix.iloc[:, 0].mean() + matrix.iloc[:, -1].mean()) / 2)
+
+
+def curve_measures(matrix: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    """Per run (index arm, seed): the value at the last step (``final``); the mean over training, the trapezoid
+    area under the curve divided by the step range (``area_under_curve``); the first step at which the curve reaches
+    ``threshold``, interpolated linearly between checkpoints and the last step for a run that never reaches it
+    (``steps_to_threshold``, censored: reported by :func:`censored_runs`); the best checkpoint's value
+    (``best_checkpoint``, step 0 excluded: the base policy is no run's checkpoint)."""
+    steps = matrix.columns.to_numpy(dtype=float)
+    values = matrix.to_numpy(dtype=float)
+    trained = steps > 0
+    return pd.DataFrame(
+        {
+            FINAL: values[:, -1],
+            AREA: np.trapezoid(values, steps, axis=1) / (steps[-1] - steps[0]) if len(steps) > 1 else values[:, 0],
+            TO_THRESHOLD: [_first_crossing(steps, row, threshold) for row in values],
+            BEST: values[:, trained].max(axis=1) if trained.any() else values[:, -1],
+        },
+        index=matrix.index,
+    )
+
+
+def _first_crossing(steps: np.ndarray, values: np.ndarray, threshold: float) -> float:
+    """The first step the piecewise-linear curve reaches ``threshold``; the last step if it never does."""
+    reached = np.flatnonzero(values >= threshold)
+    if not len(reached):
+        return float(steps[-1])
+    i = reached[0]
+    if i == 0:
+        return float(steps[0])
+    before, after = values[i - 1], values[i]
+    return float(steps[i - 1] + (steps[i] - steps[i - 1]) * (threshold - before) / (after - before))
+
+
+def censored_runs(matrix: pd.DataFrame, threshold: float) -> list[tuple[str, int]]:
+    """The runs whose curve never reaches ``threshold`` (their steps_to_threshold is the last step)."""
+    return [run for run, row in matrix.iterrows() if not (row.to_numpy() >= threshold).any()]
+
+
+def simultaneous_band(
+    matrix: pd.DataFrame, comparisons: Sequence[Comparison], settings: Settings, summary: str
+) -> pd.DataFrame:
+    """Per comparison and trained step: the mean paired difference, its band and its adjusted p, simultaneous over
+    every trained step of every arm of the family (:func:`armlab.analysis.stats.bands.t_band` at
+    ``settings.confidence``, :func:`armlab.analysis.stats.bands.max_t_sign_flip` over the arms' differences side
+    by side, so a sign pattern flips a seed in every arm at once); ``ahead`` names the arm whose curve is higher at a
+    step where that p is <= alpha, else ``neither``. Seeds are matched as the paired analysis matches them, on the steps
+    both curves were evaluated at; step 0 (the base policy, the same for both) is left out. Arms of one family that
+    ran different seeds are tested one by one, Bonferroni over the arms."""
+    trained = matrix.loc[:, matrix.columns > 0]
+    rows = []
+    for comparison in comparisons:
+        pairs = paired.paired_differences(trained, [comparison])
+        diffs = [pair.diffs.dropna(axis=1) for pair in pairs]
+        if all(d.index.equals(diffs[0].index) for d in diffs):
+            groups, factor = [list(range(len(pairs)))], 1
+        else:
+            groups, factor = [[i] for i in range(len(pairs))], len(pairs)
+        for members in groups:
+            d = np.hstack([diffs[i].to_numpy(dtype=float) for i in members])
+            low, high = bands.t_band(d, 1 - (1 - settings.confidence) / factor)
+            p = np.minimum(
+                1.0,
+                factor
+                * bands.max_t_sign_flip(
+                    d,
+                    max_exact=settings.exact_max_seeds,
+                    resamples=settings.sign_flip_resamples,
+                    rng=np.random.default_rng(settings.bootstrap_seed),
+                ),
+            )
+            mean, start = d.mean(axis=0), 0
+            for i in members:
+                pair, steps = pairs[i], diffs[i].columns.astype(int)
+                part = slice(start, start + len(steps))
+                start += len(steps)
+                rows.append(
+                    pd.DataFrame(
+                        {
+                            "family": pair.family,
+                            "arm": pair.arm,
+                            "reference": pair.reference,
+                            "summary": summary,
+                            "step": steps,
+                            "n_seeds": len(d),
+                            "mean_diff": mean[part],
+                            "band_low": low[part],
+                            "band_high": high[part],
+                            "band_confidence": settings.confidence,
+                            "p_simultaneous": p[part],
+                            "ahead": np.where(
+                                p[part] <= settings.alpha, np.where(mean[part] > 0, pair.arm, pair.reference), "neither"
+                            ),
+                        }
+                    )
+                )
+    return pd.concat(rows, ignore_index=True)[BAND_COLUMNS]
+
+
+@dataclass(frozen=True)
+class CurveInference:
+    """Paired inference over learning curves (:func:`compare_curves`)."""
+
+    band: pd.DataFrame  # BAND_COLUMNS: one row per comparison and trained step
+    measures: pd.DataFrame  # arm, seed, family, measure, value, threshold
+    comparisons: pd.DataFrame  # armlab.analysis.paired.COLUMNS over the curve measures, per family
+    notes: list[str]
+
+
+def compare_curves(summaries: pd.DataFrame, config: Config, summary: str = PRIMARY) -> CurveInference:
+    """Every comparison family of ``config`` on the curves of ``summary``: the simultaneous band over steps, and the
+    curve measures compared seed by seed as the analysis compares its measures (:func:`armlab.analysis.paired.compare`:
+    exact sign-flip p, intervals, gatekept Holm with ``final`` as the primary and the other measures as secondary
+    cells). ``steps_to_threshold`` is better when lower."""
+    matrix = curve_matrix(summaries, summary)
+    missing = sorted(set(config.compared_arms) - set(matrix.index.get_level_values("arm")))
+    if missing:
+        raise AnalysisInputError(f"{config.source}: compared arm(s) {missing} have no checkpoint evaluations")
+    incomplete = matrix.index[matrix.isna().any(axis=1)].tolist()
+    if incomplete:
+        notes = [f"runs {incomplete} lack some steps; each comparison uses the steps both curves have"]
+    else:
+        notes = []
+    band = simultaneous_band(matrix, config.comparisons, config.settings, summary)
+    measures, tables = [], []
+    for comparison in config.comparisons:
+        arms = [comparison.reference, *comparison.arms]
+        runs = matrix.loc[arms].dropna(axis=1)
+        threshold = family_threshold(runs, config.settings.curve_threshold)
+        values = curve_measures(runs, threshold)
+        censored = censored_runs(runs, threshold)
+        if censored:
+            notes.append(
+                f"Family {comparison.family}: {len(censored)} run(s) never reach {threshold:.4g} ({censored}); "
+                f"their {TO_THRESHOLD} is the last step, which shrinks differences in speed toward 0."
+            )
+        table, family_notes = paired.compare(
+            values,
+            [comparison],
+            config.settings,
+            levels=dict.fromkeys(values.columns, "summary"),
+            higher_is_better={TO_THRESHOLD: False},
+        )
+        tables.append(table)
+        notes += family_notes
+        long = values.rename_axis(columns="measure").stack().rename("value").reset_index()
+        measures.append(long.assign(family=comparison.family, threshold=threshold))
+    comparisons = pd.concat(tables, ignore_index=True)
+    return CurveInference(band, pd.concat(measures, ignore_index=True), comparisons, list(dict.fromkeys(notes)))

@@ -27,4 +27,5 @@ DEFAULTS: dict[str, Any] = {
     "pass_k": None,
     "pairing": "paired",
     "common_seeds_only": False,
+    "curve_threshold": None,
 }

@@ -43,6 +43,7 @@ class Settings:
     pass_k: tuple  # k of each pass@k measure
     pairing: str  # or "unpaired": runs not matched by seed, compared as independent samples
     common_seeds_only: bool  # paired runs of different seed sets: keep the seeds every compared arm ran
+    curve_threshold: float | None = None  # armlab curves' steps_to_threshold level; None: the family's midpoint
 
     def exact_test(self) -> ExactTest:
         """The options of the exact sign-flip and permutation tests."""

@@ -13,6 +13,7 @@ without pyplot, so nothing is kept in a global figure registry.
 - :func:`power_plot` -- seeds against the minimum detectable effect at the observed spread;
 - :func:`profile_plot` -- performance profiles of one family's arms, band over seeds;
 - :func:`pass_at_k_plot` -- one family's pass@k curves against k, the base policy's, and the paired differences;
+- :func:`curve_differences` -- each arm's paired difference over training with its simultaneous band;
 - :func:`sequential_plot` -- a sequential design: each arm's statistic at each look against its boundary, and its stop.
 
 Colours are the Okabe-Ito palette (Okabe & Ito 2008), distinguishable with
@@ -315,6 +316,38 @@ def accuracy_curves(summaries: pd.DataFrame, styles: Mapping[str, Mapping[str, s
         ax.set_xlabel("training step")
     axes[0].set_ylabel("accuracy (%)")
     seed_legend(fig, axes, summaries, "Accuracy over training (every kept checkpoint; step 0 = the base policy)")
+    return fig
+
+
+@styled
+def curve_differences(band: pd.DataFrame, styles: Mapping[str, Mapping[str, str]] | None = None) -> Figure:
+    """Each compared arm's paired difference from its reference over training, one panel per (family, arm): the mean
+    over seeds and its simultaneous band over the steps; filled markers where the step's adjusted p is <= alpha.
+
+    ``band`` has :data:`armlab.analysis.curves.BAND_COLUMNS`, as :func:`armlab.analysis.curves.simultaneous_band`
+    gives it.
+    """
+    panels = list(band.groupby(["family", "arm"], sort=False))
+    styles = styles or arm_styles(pd.unique(band["arm"]))
+    fig = Figure(figsize=(3.4 * len(panels), 3.0), layout="constrained")
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    for ax, ((family, arm), rows) in zip(axes, panels):
+        colour = styles[arm]["color"]
+        steps = rows["step"].to_numpy()
+        ax.fill_between(steps, 100 * rows["band_low"], 100 * rows["band_high"], color=colour, alpha=0.2, lw=0)
+        ax.plot(steps, 100 * rows["mean_diff"], color=colour, marker="o", markersize=3, markerfacecolor="white")
+        decided = rows[rows["ahead"] != "neither"]
+        ax.plot(decided["step"], 100 * decided["mean_diff"], ls="none", marker="o", markersize=4, color=colour)
+        ax.axhline(0, color=REFERENCE_COLOR, lw=0.8)
+        ax.set_title(f"{family}: {arm} - {rows['reference'].iloc[0]}")
+        ax.set_xlabel("training step")
+    axes[0].set_ylabel("paired difference (points)")
+    level = band["band_confidence"].iloc[0]
+    fig.suptitle(
+        f"Paired differences over training: mean over seeds, {level:.0%} simultaneous band; filled where the step "
+        "differs after adjusting for all steps",
+        fontsize="medium",
+    )
     return fig
 
 

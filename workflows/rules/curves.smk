@@ -1,7 +1,8 @@
 # Accuracy over training, not part of `all`: `snakemake --configfile <exp>.yaml --cores 2 learning_curves`
 # evaluates every model each run kept (recipe.checkpoint_every, and the final one) as the run's evaluation scores
 # its final model (evals/curves.py), then tabulates and plots each domain and the primary summary per step
-# (analysis/curves.py), the base policy at step 0.
+# (analysis/curves.py), the base policy at step 0, and compares the curves of each family seed by seed: the paired
+# difference per step with a band and a p simultaneous over the steps, and the curve measures under gatekept Holm.
 
 
 rule evaluate_checkpoints:
@@ -35,9 +36,12 @@ rule learning_curves:
     input:
         curves=curve_inputs,
         scores=f"{OUT}/scores.parquet",
+        config=f"{OUT}/config/analysis.json",
     output:
         table=f"{OUT}/curves_summary/curves.csv",
         figure=f"{OUT}/curves_summary/accuracy_curves.png",
+        band=f"{OUT}/curves_summary/curve_band.csv",
+        comparisons=f"{OUT}/curves_summary/curve_comparisons.csv",
     log:
         f"{OUT}/logs/learning_curves.log",
     params:
@@ -49,4 +53,5 @@ rule learning_curves:
     conda:
         "../../environment.yml"
     shell:
-        "python -m armlab curves --curves {input.curves} --scores {input.scores} --out {params.out} > {log} 2>&1"
+        "python -m armlab curves --curves {input.curves} --scores {input.scores} --config {input.config}"
+        " --out {params.out} > {log} 2>&1"

@@ -219,6 +219,15 @@ def test_a_tiny_mixed_run_from_the_repository_root(tmp_path):
     base = expected[expected.arm == "base"].set_index("summary").value
     start = curves[curves.step == 0]
     assert len(start) == 16 and (start.value - start.summary.map(base)).abs().max() < 1e-12
+    # the paired inference over the curves: trl vs builtin at steps 2 and 4 (2 seeds: nothing can be decided), and
+    # the final checkpoint's comparison is the analysis's own primary comparison
+    band = pd.read_csv(results / "curves_summary" / "curve_band.csv")
+    assert band[["arm", "reference"]].drop_duplicates().values.tolist() == [["trl", "builtin"]]
+    assert band.step.tolist() == [2, 4] and (band.ahead == "neither").all()
+    curve_cells = pd.read_csv(results / "curves_summary" / "curve_comparisons.csv").drop_duplicates("measure")
+    final = curve_cells.set_index("measure").loc["final"]
+    primary = comparisons[comparisons.measure == "domain_balanced"].iloc[0]
+    assert final.mean_diff == pytest.approx(primary.mean_diff, abs=1e-12) and final.p_value == primary.p_value
 
 
 def test_the_report_reads_builtin_and_trl_step_logs_side_by_side(tmp_path):
