@@ -20,7 +20,7 @@ from armlab.analysis import paired
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.stats import bands
 from armlab.analysis.summaries import PRIMARY, domain_summaries
-from armlab.contract import BASE_ARM
+from armlab.contract import BASE_ARM, LEDGER
 from armlab.files import MANIFEST, verify_manifest
 
 if TYPE_CHECKING:
@@ -47,7 +47,8 @@ def read_curves(paths: list[Path | str]) -> pd.DataFrame:
 
 def curve_summaries(curves: pd.DataFrame, base_scores: pd.DataFrame | None = None) -> pd.DataFrame:
     """Long (arm, seed, step, summary, value): each domain's accuracy and the primary summary per run and step;
-    ``base_scores`` (the base policy's evaluation) is every run's step 0."""
+    ``base_scores`` (the base policy's evaluation) is every run's step 0. Where the checkpoint evaluations carry
+    their runs' compute ledger (:data:`armlab.contract.LEDGER`), its columns follow (NaN for runs without one)."""
     per_step = [domain_summaries(group).assign(step=step) for step, group in curves.groupby("step", sort=True)]
     if base_scores is not None and len(base_scores):
         base = domain_summaries(base_scores).iloc[0]
@@ -56,7 +57,13 @@ def curve_summaries(curves: pd.DataFrame, base_scores: pd.DataFrame | None = Non
         per_step.insert(0, pd.DataFrame([base.to_dict()] * len(index), index=index).assign(step=0))
     wide = pd.concat(per_step).reset_index()
     long = wide.melt(id_vars=["arm", "seed", "step"], var_name="summary", value_name="value")
-    return long[CURVE_COLUMNS].sort_values(["summary", "arm", "seed", "step"], kind="stable", ignore_index=True)
+    ledger = [c for c in LEDGER if c in curves]  # the runs' compute at each step; the base policy's is 0
+    if ledger:
+        spent = curves[["arm", "seed", "step", *ledger]].drop_duplicates(["arm", "seed", "step"])
+        long = long.merge(spent, on=["arm", "seed", "step"], how="left")
+        long.loc[long["step"] == 0, ledger] = 0.0
+    columns = [*CURVE_COLUMNS, *ledger]
+    return long[columns].sort_values(["summary", "arm", "seed", "step"], kind="stable", ignore_index=True)
 
 
 def base_rows(scores_path: Path | str | None) -> pd.DataFrame | None:

@@ -30,6 +30,11 @@ TRL_STEP_NAMES = {
     "completions/mean_length": "response_len",
     "step_time": "seconds",
 }
+# A training run's compute ledger (docs/contracts.md): ledger.parquet, one row per step with the running totals at its
+# end, which the learning curves carry beside the step (evals/curves.py) so that arms can be compared at equal
+# compute, not only at equal steps
+LEDGER_FILE = "ledger.parquet"
+LEDGER = ("cum_prompts", "cum_rollout_tokens", "cum_trained_tokens", "cum_gradient_updates", "cum_seconds", "cum_flops")
 TASK_PREFIX = "armlab_"  # an armlab benchmark's lm-eval task is armlab_<benchmark> (evals/lm_eval_tasks.py)
 PROBE = "probe.json"  # armlab probe's job times in an experiment's results folder (evals/probe.py)
 

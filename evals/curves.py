@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from armlab import registration
+from armlab.contract import LEDGER, LEDGER_FILE
 from armlab.evals.run import MODELS, named_checkpoint, score_checkpoint
 from armlab.files import (
     BadFile,
@@ -52,12 +53,21 @@ def run_models(run_manifest: Path) -> list[tuple[int, Path]]:
     return [*sorted(kept.items()), (manifest["recipe"]["steps"], final)]
 
 
+def run_ledger(run_manifest: Path) -> pd.DataFrame:
+    """The run's compute ledger (:data:`armlab.contract.LEDGER`) indexed by step; no columns for a run without
+    one (the command backend's, a multi-process TRL run's, a run trained before armlab kept ledgers)."""
+    recorded = LEDGER_FILE in read_json(run_manifest, "run manifest").get("files", {})  # its sha256 checked with it
+    ledger = pd.read_parquet(run_manifest.parent / LEDGER_FILE) if recorded else pd.DataFrame({"step": []})
+    return ledger.set_index("step")[[c for c in LEDGER if c in ledger]]
+
+
 def learning_curve(config: dict, tasks_dir: Path, run_manifest: Path, arm: str, seed: int, model: str) -> pd.DataFrame:
-    """The scores of every model of the run (:func:`run_models`), with the step it was kept at."""
-    models, parts = run_models(run_manifest), []
+    """The scores of every model of the run (:func:`run_models`), with the step it was kept at and the run's compute
+    ledger at that step."""
+    models, parts, ledger = run_models(run_manifest), [], run_ledger(run_manifest)
     for number, (step, checkpoint) in enumerate(models, 1):
         scores = score_checkpoint(config, tasks_dir, checkpoint, arm, seed, model)[2]
-        parts.append(scores.assign(step=step))
+        parts.append(scores.assign(step=step, **(ledger.loc[step].to_dict() if step in ledger.index else {})))
         print(f"[curve {arm} seed {seed}] {number}/{len(models)} step {step}: accuracy {scores.score.mean():.3f}")
     return pd.concat(parts, ignore_index=True)
 

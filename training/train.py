@@ -32,6 +32,7 @@ from armlab.files import one_line_errors, verify_file
 from armlab.training.data import load_pools
 from armlab.training.data_policies import Uniform, make_data_policy
 from armlab.training.estimators import compute_advantages
+from armlab.training.ledger import write_ledger
 from armlab.training.losses import POLICY_LOSSES, loss_spec
 from armlab.training.policy import CharTransformer, decode, group_logprobs, left_pad, load_model, save_model
 from armlab.training.recipe import Recipe, kept_checkpoint_steps, resolve_arm
@@ -200,7 +201,12 @@ def sample_batch(run: Run, step: int) -> tuple[Rollouts, Rollouts, dict]:
     rolled_out, kept_all = Rollouts.cat(tried), torch.cat(kept)
     # the first P kept groups, topped up with dropped ones (weight 0) when the tries ran out
     in_batch = torch.cat([kept_all.nonzero()[:, 0], (~kept_all).nonzero()[:, 0]])[:P].sort().values
-    sampling = {"gen_batches": tries, "prompts_rolled_out": len(rolled_out.items), "prompts_skipped": skipped}
+    sampling = {
+        "gen_batches": tries,
+        "prompts_rolled_out": len(rolled_out.items),
+        "prompts_skipped": skipped,
+        "rollout_tokens": int(rolled_out.mask.sum()),
+    }
     return rolled_out.groups(in_batch), rolled_out, sampling
 
 
@@ -290,6 +296,7 @@ def update(
         "clip_frac": clip_frac,
         "kl": (kl * mask).sum().item() / n_tokens if kl is not None else float("nan"),
         "entropy": (entropy * mask).sum().item() / n_tokens,
+        "gradient_updates": recipe.updates_per_batch if learn else 0,
     }, loss_weights
 
 
@@ -377,6 +384,7 @@ def record_step(
         **learning,
         "response_len": batch.lengths.float().mean().item(),
         **sampling,
+        "trained_tokens": int(mask.sum()) * learning["gradient_updates"],
         "tokens_per_s": mask.sum().item() / seconds,
         "seconds": seconds,
     }
@@ -411,6 +419,8 @@ def write_outputs(run: Run, rows: list[dict], tmp: Path, out_dir: Path) -> None:
     experiment, seed, threads = run.config["experiment"], run.seed, run.config["threads"]
     save_model(run.model, tmp / "policy.pt")
     steps = pd.DataFrame(rows)
+    counts = steps.rename(columns={"prompts_rolled_out": "prompts"})
+    write_ledger(counts, sum(p.numel() for p in run.model.parameters()), tmp)
     steps.insert(0, "seed", seed)
     steps.insert(0, "arm", run.arm)
     steps.insert(0, "experiment", experiment)

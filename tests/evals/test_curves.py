@@ -95,6 +95,36 @@ def test_curve_summaries_by_hand():
     assert table[0, "domain_balanced"] == 0.375  # the base at step 0
 
 
+def test_the_curves_carry_each_runs_compute_ledger_beside_the_step(tmp_path):
+    """A run's ledger at each kept step (its ledger.parquet, read only where its manifest records it), 0 at the base's
+    step 0; a run without a ledger (the command backend's) gets NaN, not another run's numbers."""
+    from armlab.contract import LEDGER
+    from armlab.evals.curves import run_ledger
+
+    run = _builtin_run(tmp_path)
+    assert run_ledger(run / "manifest.json").columns.empty
+    log = pd.DataFrame({"step": [10, 20, 30], **{c: [1.0 * i, 2.0 * i, 3.0 * i] for i, c in enumerate(LEDGER, 1)}})
+    log.to_parquet(run / "ledger.parquet", index=False)
+    assert run_ledger(run / "manifest.json").columns.empty  # a stray file the run did not record is not read
+    write_manifest(run, {"recipe": {"steps": 30}}, "checkpoints", "policy.pt", "ledger.parquet")
+    ledger = run_ledger(run / "manifest.json")
+    assert ledger.loc[20, "cum_flops"] == 2.0 * 6 and list(ledger.columns) == list(LEDGER)
+    rows = [
+        dict(arm=arm, seed=1, step=step, benchmark="a", domain="math", item=0, score=1.0, **extra)
+        for arm, steps in (("builtin", (10, 20)), ("trl", (10, 20)))
+        for step in steps
+        for extra in [ledger.loc[step].to_dict() if arm == "builtin" else {}]
+    ]
+    curves = pd.DataFrame(rows)
+    base = curves[curves.step == 10].drop(columns=["step", *LEDGER]).assign(arm="base", seed=0).iloc[:1]
+    table = curve_summaries(curves, base)
+    assert list(table.columns) == ["arm", "seed", "step", "summary", "value", *LEDGER]
+    builtin = table[(table.arm == "builtin") & (table.summary == "math")].set_index("step")
+    assert builtin.loc[20, "cum_prompts"] == 2.0 and builtin.loc[10, "cum_flops"] == 6.0
+    assert (builtin.loc[0, list(LEDGER)] == 0).all()
+    assert table[(table.arm == "trl") & (table.step > 0)][list(LEDGER)].isna().all().all()
+
+
 def test_an_arm_of_a_backend_without_checkpoints_has_no_curve(tmp_path):
     config = yaml.safe_load(TINY.read_text())
     template = ["trainer", "{output_dir}", "{arm}", "{seed}", "{data_policy}"]  # never run: a dry run

@@ -29,6 +29,7 @@ from armlab.training.policy import (
     encode,
     group_logprobs,
     left_pad,
+    load_model,
 )
 from armlab.training.rollouts import noisy_verdict, step_seed
 from armlab.training.train import AdamW, aggregate, train
@@ -97,6 +98,25 @@ def test_run_outputs_step_log_checkpoints_and_manifest(tiny_config, tiny_experim
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["threads"] == 1 and manifest["seed"] == 1 and manifest["packages"]["torch"].startswith("2.13.0")
     assert manifest["recipe"]["data_policy"] == {"name": "difffilter"}
+    # the compute ledger: running totals of the per-step counts, FLOPs by the stated formula with N counted here
+    n_params = sum(p.numel() for p in load_model(out / "policy.pt").parameters())
+    recipe = tiny_config["recipe"]
+    ledger = pd.read_parquet(out / "ledger.parquet")
+    assert "ledger.parquet" in manifest["files"] and ledger.step.tolist() == steps.step.tolist()
+    assert (steps.prompts_rolled_out == recipe["prompts_per_step"]).all()  # difffilter rolls out once a step
+    assert ledger.cum_prompts.tolist() == [recipe["prompts_per_step"] * (s + 1) for s in range(len(steps))]
+    assert np.allclose(steps.rollout_tokens, steps.response_len * recipe["prompts_per_step"] * recipe["group_size"])
+    learned = (steps.kept_frac > 0).to_numpy()
+    assert steps.gradient_updates.tolist() == [1 if learned_step else 0 for learned_step in learned]
+    for total, count in [
+        ("cum_rollout_tokens", "rollout_tokens"),
+        ("cum_trained_tokens", "trained_tokens"),
+        ("cum_gradient_updates", "gradient_updates"),
+        ("cum_seconds", "seconds"),
+    ]:
+        assert np.allclose(ledger[total], np.cumsum(steps[count]))
+    expected = 2 * n_params * ledger.cum_rollout_tokens + 6 * n_params * ledger.cum_trained_tokens
+    assert np.allclose(ledger.cum_flops, expected, rtol=1e-12) and ledger.cum_flops.is_monotonic_increasing
 
 
 def test_aggregation_modes_by_hand():

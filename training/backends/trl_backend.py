@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING
 
 from armlab import registration
 from armlab.contract import TRL_STEP_NAMES
+from armlab.training.ledger import STEP_COUNTS, write_ledger
 from armlab.training.recipe import Method, Recipe, kept_checkpoint_steps, resolve_arm
 from armlab.training.utils import (
     atomic_path,
@@ -258,8 +259,9 @@ class StepSampler:
     def __len__(self) -> int:
         return self.recipe.steps * self.recipe.prompts_per_step * self.recipe.group_size * self.repeat_count
 
-    def feedback(self, ids: list[str], rewards: list[float]) -> dict:
-        """Observe one generation batch's rewards (P·G, in the sampler's order); return step metrics to log.
+    def feedback(self, ids: list[str], rewards: list[float], completion_tokens: int | None = None) -> dict:
+        """Observe one generation batch's rewards (P·G, in the sampler's order) and the number of completion tokens
+        it generated (for the compute ledger); return step metrics to log.
 
         The batch must be the oldest drawn step whose rewards are still due — a mismatch raises, so a step of the
         sampler always maps onto exactly one generation batch.
@@ -288,7 +290,7 @@ class StepSampler:
         group_domains = [self.row_domains[i] for i in block]
         prompt_ids = None if self.ids is None else [self.ids[i] for i in block]
         self.policy.observe(step, group_domains, r, advantages=advantages, prompt_ids=prompt_ids)
-        self.history[step].update(group_domains=group_domains, rewards=r.tolist())
+        self.history[step].update(group_domains=group_domains, rewards=r.tolist(), rollout_tokens=completion_tokens)
         metrics = {}
         for domain in self.rows:
             in_domain = np.array(group_domains) == domain
@@ -296,6 +298,21 @@ class StepSampler:
             if in_domain.any():
                 metrics[f"reward_{domain}"] = float(r[torch.from_numpy(in_domain)].mean())
         return metrics
+
+    def ledger_counts(self, step_ends: dict[int, float], start: float) -> pandas.DataFrame:
+        """The compute ledger's counts per observed step (:data:`armlab.training.ledger.STEP_COUNTS`): its P prompts,
+        the completion tokens TRL generated, those tokens trained on in each of the ``num_iterations`` optimizer
+        steps of the batch, and the wall seconds from the previous step's last optimizer step (``step_ends``:
+        optimizer step -> ``time.perf_counter()`` at its end; ``start``: the training's start)."""
+        import pandas as pd
+
+        u, rows = self.repeat_count, []
+        for step, record in sorted(self.history.items()):
+            if record.get("rollout_tokens") is None or step * u not in step_ends:
+                continue
+            tokens, begun = record["rollout_tokens"], step_ends.get((step - 1) * u, start)
+            rows.append((step, len(record["rows"]), tokens, tokens * u, u, step_ends[step * u] - begun))
+        return pd.DataFrame(rows, columns=["step", *STEP_COUNTS])
 
     def records(self) -> list[dict]:
         """One row per observed step: the policy's shares, the realised shares and mean reward per domain."""
@@ -319,12 +336,24 @@ class StepSampler:
 
 def make_trainer_class():
     """``GRPOTrainer`` with armlab's :class:`StepSampler` plugged into its sampler extension point."""
+    from transformers import TrainerCallback
     from trl import GRPOTrainer
+
+    class StepClock(TrainerCallback):
+        """When each optimizer step ended (``time.perf_counter()``), for the compute ledger's seconds."""
+
+        def __init__(self) -> None:
+            self.ends: dict[int, float] = {}
+
+        def on_step_end(self, args, state, control, **kwargs):
+            self.ends[state.global_step] = time.perf_counter()
 
     class ArmlabGRPOTrainer(GRPOTrainer):
         def __init__(self, *args, step_sampler: StepSampler, **kwargs):
             self.step_sampler = step_sampler
+            self.clock = StepClock()
             super().__init__(*args, **kwargs)
+            self.add_callback(self.clock)
             if self.accelerator.num_processes > 1:
                 if step_sampler.adaptive:
                     raise RuntimeError(
@@ -358,10 +387,11 @@ def make_reward(recipe: Recipe, seed: int, sampler: StepSampler | None = None):
     """
     from armlab.training.rollouts import score
 
-    def verifier_reward(prompts, completions, answer, task, id, log_metric=None, **_):
+    def verifier_reward(prompts, completions, answer, task, id, log_metric=None, completion_ids=None, **_):
         rewards = [score(t, a, i, c, recipe, seed) for t, a, i, c in zip(task, answer, id, completions)]
         if sampler is not None and sampler.live:
-            for name, value in sampler.feedback(id, rewards).items():
+            tokens = None if completion_ids is None else sum(len(ids) for ids in completion_ids)
+            for name, value in sampler.feedback(id, rewards, tokens).items():
                 if log_metric is not None:
                     log_metric(name, value)
         return rewards
@@ -434,6 +464,7 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path, hf_b
             processing_class=tokenizer,
             step_sampler=sampler,
         )
+        began = time.perf_counter()
         trainer.train()
         trainer.save_model(str(tmp / CHECKPOINT_DIR))
         tokenizer.save_pretrained(str(tmp / CHECKPOINT_DIR))
@@ -441,6 +472,8 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path, hf_b
         steps = step_log(trainer.state.log_history, experiment, arm, seed)
         steps.to_parquet(tmp / "steps.parquet", index=False)
         pd.DataFrame(sampler.records()).to_parquet(tmp / "mixture.parquet", index=False)
+        counts = sampler.ledger_counts(trainer.clock.ends, began)
+        ledger = [write_ledger(counts, model.num_parameters(), tmp)] if len(counts) == recipe.steps else []
         write_manifest(
             tmp,
             {
@@ -462,6 +495,7 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path, hf_b
             *checkpoints,
             "steps.parquet",
             "mixture.parquet",
+            *ledger,
         )
 
 

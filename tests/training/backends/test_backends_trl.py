@@ -231,6 +231,7 @@ def test_trl_keeps_intermediate_checkpoints_as_the_builtin_does(tmp_path, monkey
     pd.testing.assert_frame_equal(imported, written[written.step <= 2][imported.columns], check_dtype=False)
     assert sorted(p.name for p in run.iterdir()) == [
         "checkpoints",
+        "ledger.parquet",
         "manifest.json",
         "mixture.parquet",
         "model",

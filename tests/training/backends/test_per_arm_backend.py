@@ -11,6 +11,7 @@ import pytest
 import yaml
 from conftest import REPO, TINY, copy_of_the_repository, job_counts, readme_run, snakemake_dry_run
 
+from armlab.contract import LEDGER
 from armlab.training.backends import arm_backend, backend_of, backends_used, job_resources
 from armlab.training.config import ConfigError, load_config, resolve_arm, stage_config
 
@@ -219,6 +220,13 @@ def test_a_tiny_mixed_run_from_the_repository_root(tmp_path):
     base = expected[expected.arm == "base"].set_index("summary").value
     start = curves[curves.step == 0]
     assert len(start) == 16 and (start.value - start.summary.map(base)).abs().max() < 1e-12
+    # the compute ledger beside the step: each run's totals at its kept steps (its ledger.parquet), 0 at the base
+    for arm in ("builtin", "trl"):
+        ledger = pd.read_parquet(results / "runs" / arm / "seed-1" / "ledger.parquet").set_index("step")
+        run = curves[(curves.arm == arm) & (curves.seed == 1) & (curves.summary == "math")].set_index("step")
+        assert ledger.index.tolist() == [1, 2, 3, 4]
+        assert run.loc[[2, 4], list(LEDGER)].values.tolist() == ledger.loc[[2, 4], list(LEDGER)].values.tolist()
+        assert (run.loc[0, list(LEDGER)] == 0).all() and (ledger.cum_prompts == [8, 16, 24, 32]).all()
     # the paired inference over the curves: trl vs builtin at steps 2 and 4 (2 seeds: nothing can be decided), and
     # the final checkpoint's comparison is the analysis's own primary comparison
     band = pd.read_csv(results / "curves_summary" / "curve_band.csv")
