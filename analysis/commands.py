@@ -134,6 +134,11 @@ def curves(subparsers: argparse._SubParsersAction) -> None:
             figures.save(figures.render(figures.accuracy_curves(table)), tmp, "accuracy_curves")
             if inference is not None:
                 write_csv(inference.band, tmp / "curve_band.csv")
+                write_csv(inference.verdicts, tmp / "curve_verdicts.csv")
+                if inference.compute_band is not None:
+                    write_csv(inference.compute_band, tmp / "curve_compute_band.csv")
+                    equal_compute = figures.curve_differences(inference.compute_band, position="budget")
+                    figures.save(figures.render(equal_compute), tmp, "equal_compute")
                 write_csv(inference.measures, tmp / "curve_measures.csv")
                 write_csv(inference.comparisons, tmp / "curve_comparisons.csv")
                 figures.save(figures.render(figures.curve_differences(inference.band)), tmp, "curve_differences")
@@ -146,18 +151,20 @@ def curves(subparsers: argparse._SubParsersAction) -> None:
 
 
 def print_curve_verdicts(inference: CurveInference) -> None:
-    """One line per comparison: the steps where an arm is ahead after adjusting for all steps, and each curve
-    measure's gatekept verdict; then the notes."""
-    for (family, arm, reference), rows in inference.band.groupby(["family", "arm", "reference"], sort=False):
+    """Per comparison: its verdict sentence, the steps where one arm is ahead after adjusting for all steps, and
+    each curve measure's gatekept verdict; then the notes."""
+    first = inference.comparisons.drop_duplicates(["family", "measure", "arm"])
+    for verdict in inference.verdicts.itertuples():
+        rows = inference.band[(inference.band["family"] == verdict.family) & (inference.band["arm"] == verdict.arm)]
         ahead = rows[rows["ahead"] != "neither"]
         where = ", ".join(f"{step} ({who})" for step, who in zip(ahead["step"], ahead["ahead"])) or "none"
-        first = inference.comparisons.drop_duplicates(["family", "measure", "arm"])
-        cells = first[(first["family"] == family) & (first["arm"] == arm)]
-        verdicts = ", ".join(
+        cells = first[(first["family"] == verdict.family) & (first["arm"] == verdict.arm)]
+        measures = ", ".join(
             f"{m} {d:+.4f} (p_holm {p:.3g}{', decided' if r else ''})"
             for m, d, p, r in zip(cells["measure"], cells["mean_diff"], cells["p_holm"], cells["reject"])
         )
-        print(f"{family}: {arm} vs {reference}: steps where one is ahead (simultaneous): {where}; {verdicts}")
+        print(f"{verdict.family}: {verdict.verdict}")
+        print(f"  steps where one is ahead (simultaneous): {where}; {measures}")
     for note in inference.notes:
         print(f"note: {note}")
 

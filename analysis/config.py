@@ -80,6 +80,12 @@ curve_threshold        null          accuracy whose first crossing ``armlab curv
                                      times (steps_to_threshold); null: halfway from
                                      the family's mean at its first evaluated step
                                      to its mean at the last (:mod:`armlab.analysis.curves`)
+curve_compute          cum_flops     the compute ledger column ``armlab curves`` compares
+                                     the curves at equal amounts of: cum_flops,
+                                     cum_rollout_tokens, cum_seconds, ... (docs/contracts.md);
+                                     null: at equal steps only
+curve_budgets          null          the compute budgets it compares at; null: 10
+                                     evenly spaced over the range every run covers
 =====================  ============  ===============================================
 """
 
@@ -110,7 +116,7 @@ from armlab.configfile import (
     load_mapping,
     parse_comparisons,
 )
-from armlab.contract import BASE_ARM
+from armlab.contract import BASE_ARM, LEDGER
 from armlab.limits import DEFAULT_LIMITS
 
 PAIRINGS = ("paired", "unpaired")
@@ -439,7 +445,32 @@ def _parse_settings(section: dict, source: str) -> Settings:
         pairing=s["pairing"],
         common_seeds_only=flag("common_seeds_only"),
         curve_threshold=None if s["curve_threshold"] is None else number("curve_threshold", 0, 1),
+        curve_compute=_parse_curve_compute(s["curve_compute"], source),
+        curve_budgets=_parse_curve_budgets(s["curve_budgets"], source),
     )
+
+
+def _parse_curve_compute(value: object, source: str) -> str | None:
+    if value is not None and not (isinstance(value, str) and value in LEDGER):
+        raise AnalysisInputError(
+            f"{source}: analysis.curve_compute: expected null or one of {list(LEDGER)}, got {value!r}"
+        )
+    return value
+
+
+def _parse_curve_budgets(value: object, source: str) -> tuple[float, ...] | None:
+    if value is None:
+        return None
+    if (
+        not isinstance(value, list)
+        or not value
+        or not all(isinstance(b, (int, float)) and not isinstance(b, bool) and 0 < b < math.inf for b in value)
+        or sorted(set(value)) != value
+    ):
+        raise AnalysisInputError(
+            f"{source}: analysis.curve_budgets: expected null or an increasing list of positive numbers, got {value!r}"
+        )
+    return tuple(float(b) for b in value)
 
 
 def _parse_pass_k(value: list[int] | None, source: str) -> tuple[int, ...]:

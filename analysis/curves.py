@@ -146,7 +146,7 @@ def censored_runs(matrix: pd.DataFrame, threshold: float) -> list[tuple[str, int
 
 
 def simultaneous_band(
-    matrix: pd.DataFrame, comparisons: Sequence[Comparison], settings: Settings, summary: str
+    matrix: pd.DataFrame, comparisons: Sequence[Comparison], settings: Settings, summary: str, position: str = "step"
 ) -> pd.DataFrame:
     """Per comparison and trained step: the mean paired difference, its band and its adjusted p, simultaneous over
     every trained step of every arm of the family (:func:`armlab.analysis.stats.bands.t_band` at
@@ -154,7 +154,8 @@ def simultaneous_band(
     by side, so a sign pattern flips a seed in every arm at once); ``ahead`` names the arm whose curve is higher at a
     step where that p is <= alpha, else ``neither``. Seeds are matched as the paired analysis matches them, on the steps
     both curves were evaluated at; step 0 (the base policy, the same for both) is left out. Arms of one family that
-    ran different seeds are tested one by one, Bonferroni over the arms."""
+    ran different seeds are tested one by one, Bonferroni over the arms. The columns of ``matrix`` may be compute
+    budgets instead of steps (:func:`compute_matrix`): the table then names them ``position``."""
     trained = matrix.loc[:, matrix.columns > 0]
     rows = []
     for comparison in comparisons:
@@ -179,7 +180,7 @@ def simultaneous_band(
             )
             mean, start = d.mean(axis=0), 0
             for i in members:
-                pair, steps = pairs[i], diffs[i].columns.astype(int)
+                pair, steps = pairs[i], diffs[i].columns
                 part = slice(start, start + len(steps))
                 start += len(steps)
                 rows.append(
@@ -189,7 +190,7 @@ def simultaneous_band(
                             "arm": pair.arm,
                             "reference": pair.reference,
                             "summary": summary,
-                            "step": steps,
+                            "step": steps.astype(int) if position == "step" else steps,
                             "n_seeds": len(d),
                             "mean_diff": mean[part],
                             "band_low": low[part],
@@ -202,7 +203,87 @@ def simultaneous_band(
                         }
                     )
                 )
-    return pd.concat(rows, ignore_index=True)[BAND_COLUMNS]
+    return pd.concat(rows, ignore_index=True)[BAND_COLUMNS].rename(columns={"step": position})
+
+
+def compute_matrix(
+    summaries: pd.DataFrame, summary: str, runs: pd.Index, axis: str, budgets: Sequence[float] | None, points: int = 10
+) -> pd.DataFrame:
+    """Runs (index arm, seed) x compute budgets: each run's curve of ``summary`` as a function of its ledger column
+    ``axis`` (:data:`armlab.contract.LEDGER`), linearly interpolated at ``budgets``; by default ``points`` budgets
+    evenly spaced over the range every run covers (from the largest first to the smallest last compute of the runs),
+    so no run's curve is extrapolated. A budget outside that range is refused."""
+    rows = summaries[summaries["summary"] == summary].set_index(["arm", "seed"]).loc[runs]
+    if axis not in rows or rows[axis].isna().any():
+        lacking = sorted(set(rows.index[rows[axis].isna()] if axis in rows else runs))
+        raise AnalysisInputError(
+            f"analysis.curve_compute: {axis}: run(s) {lacking} have no compute ledger (ledger.parquet); "
+            f"set analysis.curve_compute: null to compare at equal steps only"
+        )
+    curves = {run: curve.sort_values("step").groupby(axis)["value"].last() for run, curve in rows.groupby(level=[0, 1])}
+    low = max(curve.index[0] for curve in curves.values())
+    high = min(curve.index[-1] for curve in curves.values())
+    if budgets is None:
+        grid = np.linspace(low, high, points + 1)[1:] if low == 0 else np.linspace(low, high, points)
+    else:
+        grid = np.asarray(budgets, dtype=float)
+    outside = [float(b) for b in grid if not low <= b <= high]
+    if outside or not high > low:
+        raise AnalysisInputError(
+            f"analysis.curve_budgets: {outside or grid.tolist()} outside [{low:.6g}, {high:.6g}], the {axis} every "
+            f"compared run covers (no run's curve is extrapolated)"
+        )
+    values = [np.interp(grid, curve.index.to_numpy(float), curve.to_numpy(float)) for curve in curves.values()]
+    index = pd.MultiIndex.from_tuples(list(curves), names=["arm", "seed"])
+    return pd.DataFrame(values, index=index, columns=pd.Index(grid, name=axis))
+
+
+def curve_verdicts(band: pd.DataFrame, compute_band: pd.DataFrame | None, comparisons: pd.DataFrame) -> pd.DataFrame:
+    """One row per comparison: where each arm is ahead at equal steps and at equal compute (after adjusting for
+    all of them), the final value's gatekept verdict, and a sentence: an arm "gets there faster" when it is ahead at
+    some equal-compute budget (at some step without a compute ledger), and "ends higher" (or lower) when its final
+    value is decided."""
+    primary = (
+        comparisons[comparisons["stage"] == "primary"].drop_duplicates(["family", "arm"]).set_index(["family", "arm"])
+    )
+    rows = []
+    for (family, arm, reference), steps in band.groupby(["family", "arm", "reference"], sort=False):
+        budgets = (
+            None if compute_band is None else compute_band[(compute_band.family == family) & (compute_band.arm == arm)]
+        )
+        positions = steps if budgets is None else budgets
+        where = "step" if budgets is None else str(budgets["compute"].iloc[0])
+        column = "step" if budgets is None else "budget"
+        first_ahead = positions[positions["ahead"] == arm][column]
+        first_behind = positions[positions["ahead"] == reference][column]
+        final = primary.loc[(family, arm)]
+        end = "undecided" if not final["reject"] else ("higher" if final["mean_diff"] > 0 else "lower")
+        words = []
+        if len(first_ahead):
+            words.append(f"gets there faster (ahead at equal {where} {_span(first_ahead)})")
+        if len(first_behind):
+            words.append(f"falls behind (at equal {where} {_span(first_behind)})")
+        words.append(f"ends {end}" if end != "undecided" else "no decided difference at the end")
+        rows.append(
+            {
+                "family": family,
+                "arm": arm,
+                "reference": reference,
+                "ahead_at_steps": _span(steps[steps["ahead"] == arm]["step"]),
+                "behind_at_steps": _span(steps[steps["ahead"] == reference]["step"]),
+                "compute": None if budgets is None else where,
+                "ahead_at_budgets": None if budgets is None else _span(first_ahead),
+                "behind_at_budgets": None if budgets is None else _span(first_behind),
+                "final": end,
+                "verdict": f"{arm} vs {reference}: " + "; ".join(words),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _span(positions: pd.Series) -> str:
+    """Positions as text, comma-separated, to 4 significant digits (``10, 20, 30``; ``1.2e+09, 2.4e+09``)."""
+    return ", ".join(f"{p:.4g}" for p in positions)
 
 
 @dataclass(frozen=True)
@@ -210,6 +291,8 @@ class CurveInference:
     """Paired inference over learning curves (:func:`compare_curves`)."""
 
     band: pd.DataFrame  # BAND_COLUMNS: one row per comparison and trained step
+    compute_band: pd.DataFrame | None  # the same at equal compute: ``budget`` for ``step``, and ``compute``
+    verdicts: pd.DataFrame  # curve_verdicts: one row per comparison
     measures: pd.DataFrame  # arm, seed, family, measure, value, threshold
     comparisons: pd.DataFrame  # armlab.analysis.paired.COLUMNS over the curve measures, per family
     notes: list[str]
@@ -254,4 +337,23 @@ def compare_curves(summaries: pd.DataFrame, config: Config, summary: str = PRIMA
         long = values.rename_axis(columns="measure").stack().rename("value").reset_index()
         measures.append(long.assign(family=comparison.family, threshold=threshold))
     comparisons = pd.concat(tables, ignore_index=True)
-    return CurveInference(band, pd.concat(measures, ignore_index=True), comparisons, list(dict.fromkeys(notes)))
+    compute_band = None
+    axis = config.settings.curve_compute
+    if axis is not None and axis not in summaries:
+        notes.append(
+            f"No comparison at equal compute: no run has a compute ledger (ledger.parquet), so curves.csv has no "
+            f"{axis}; the curves are compared at equal steps only."
+        )
+        axis = None
+    if axis is not None:
+        parts = []
+        for comparison in config.comparisons:
+            runs = matrix.loc[[comparison.reference, *comparison.arms]].index
+            grid = compute_matrix(summaries, summary, runs, axis, config.settings.curve_budgets)
+            part = simultaneous_band(grid, [comparison], config.settings, summary, position="budget")
+            parts.append(part.assign(compute=axis))
+        compute_band = pd.concat(parts, ignore_index=True)
+    verdicts = curve_verdicts(band, compute_band, comparisons)
+    return CurveInference(
+        band, compute_band, verdicts, pd.concat(measures, ignore_index=True), comparisons, list(dict.fromkeys(notes))
+    )

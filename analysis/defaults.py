@@ -28,4 +28,6 @@ DEFAULTS: dict[str, Any] = {
     "pairing": "paired",
     "common_seeds_only": False,
     "curve_threshold": None,
+    "curve_compute": "cum_flops",
+    "curve_budgets": None,
 }

@@ -44,6 +44,8 @@ class Settings:
     pairing: str  # or "unpaired": runs not matched by seed, compared as independent samples
     common_seeds_only: bool  # paired runs of different seed sets: keep the seeds every compared arm ran
     curve_threshold: float | None = None  # armlab curves' steps_to_threshold level; None: the family's midpoint
+    curve_compute: str | None = "cum_flops"  # the compute ledger column of the equal-compute comparison; None: none
+    curve_budgets: tuple | None = None  # its budgets; None: 10 evenly spaced over the range every run covers
 
     def exact_test(self) -> ExactTest:
         """The options of the exact sign-flip and permutation tests."""

@@ -320,12 +320,14 @@ def accuracy_curves(summaries: pd.DataFrame, styles: Mapping[str, Mapping[str, s
 
 
 @styled
-def curve_differences(band: pd.DataFrame, styles: Mapping[str, Mapping[str, str]] | None = None) -> Figure:
+def curve_differences(
+    band: pd.DataFrame, styles: Mapping[str, Mapping[str, str]] | None = None, position: str = "step"
+) -> Figure:
     """Each compared arm's paired difference from its reference over training, one panel per (family, arm): the mean
     over seeds and its simultaneous band over the steps; filled markers where the step's adjusted p is <= alpha.
 
     ``band`` has :data:`armlab.analysis.curves.BAND_COLUMNS`, as :func:`armlab.analysis.curves.simultaneous_band`
-    gives it.
+    gives it; ``position="budget"``: at equal compute, against the budgets of its ``compute`` column.
     """
     panels = list(band.groupby(["family", "arm"], sort=False))
     styles = styles or arm_styles(pd.unique(band["arm"]))
@@ -333,19 +335,19 @@ def curve_differences(band: pd.DataFrame, styles: Mapping[str, Mapping[str, str]
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     for ax, ((family, arm), rows) in zip(axes, panels):
         colour = styles[arm]["color"]
-        steps = rows["step"].to_numpy()
+        steps = rows[position].to_numpy()
         ax.fill_between(steps, 100 * rows["band_low"], 100 * rows["band_high"], color=colour, alpha=0.2, lw=0)
         ax.plot(steps, 100 * rows["mean_diff"], color=colour, marker="o", markersize=3, markerfacecolor="white")
         decided = rows[rows["ahead"] != "neither"]
-        ax.plot(decided["step"], 100 * decided["mean_diff"], ls="none", marker="o", markersize=4, color=colour)
+        ax.plot(decided[position], 100 * decided["mean_diff"], ls="none", marker="o", markersize=4, color=colour)
         ax.axhline(0, color=REFERENCE_COLOR, lw=0.8)
         ax.set_title(f"{family}: {arm} - {rows['reference'].iloc[0]}")
-        ax.set_xlabel("training step")
+        ax.set_xlabel("training step" if position == "step" else f"compute: {rows['compute'].iloc[0]}")
     axes[0].set_ylabel("paired difference (points)")
     level = band["band_confidence"].iloc[0]
     fig.suptitle(
-        f"Paired differences over training: mean over seeds, {level:.0%} simultaneous band; filled where the step "
-        "differs after adjusting for all steps",
+        f"Paired differences {'over training' if position == 'step' else 'at equal compute'}: mean over seeds, "
+        f"{level:.0%} simultaneous band; filled where the {position} differs after adjusting for all of them",
         fontsize="medium",
     )
     return fig

@@ -12,11 +12,20 @@ import yaml
 from armlab import cli
 from armlab.analysis.config import parse_config
 from armlab.analysis.curves import compare_curves, curve_matrix, curve_measures, family_threshold
+from armlab.contract import LEDGER
 from armlab.files import write_manifest
 
 STEPS = np.arange(0, 101, 10)
 START = 0.2
-ARMS = {"grpo": (0.6, 25.0), "fast": (0.6, 8.0), "low": (0.45, 25.0), "twin": (0.6, 25.0)}  # asymptote, time constant
+# asymptote, time constant (steps), compute per step: "cheap" learns as grpo does per step at half the cost (as a
+# policy that skips rollouts would), so it is ahead at equal compute and level at equal steps
+ARMS = {
+    "grpo": (0.6, 25.0, 1.0),
+    "fast": (0.6, 8.0, 1.0),
+    "low": (0.45, 25.0, 1.0),
+    "twin": (0.6, 25.0, 1.0),
+    "cheap": (0.6, 25.0, 0.5),
+}
 BENCHMARKS = {"arith": "math", "deduce": "logic"}
 ITEMS = 300
 SEEDS = range(1, 9)
@@ -26,17 +35,23 @@ def _accuracy(asymptote, scale):
     return START + (asymptote - START) * (1 - np.exp(-STEPS / scale))
 
 
+def _ledger(step, cost):
+    """A run's compute ledger at ``step`` (the columns evals/curves.py copies from its ledger.parquet)."""
+    spent = step * cost
+    return dict(zip(LEDGER, [8.0 * step, 1e3 * spent, 1e3 * spent, float(step), spent, 1e9 * spent]))
+
+
 def _write_experiment(root):
     """Checkpoint evaluations as evals/curves.py writes them (item scores, Bernoulli at each run's accuracy, with a
     seed effect every arm of the seed shares), and the base policy's scores."""
     rng = np.random.default_rng(0)
     for seed in SEEDS:
         seed_effect = rng.normal(0, 0.02, len(STEPS))
-        for arm, (asymptote, scale) in ARMS.items():
+        for arm, (asymptote, scale, cost) in ARMS.items():
             p = np.clip(_accuracy(asymptote, scale) + seed_effect * (STEPS > 0), 0, 1)
             frames = [
                 pd.DataFrame(dict(arm=arm, seed=seed, step=step, benchmark=b, domain=d, item=np.arange(ITEMS))).assign(
-                    score=(rng.random(ITEMS) < p_step).astype(float)
+                    score=(rng.random(ITEMS) < p_step).astype(float), **_ledger(step, cost)
                 )
                 for step, p_step in zip(STEPS[1:], p[1:])
                 for b, d in BENCHMARKS.items()
@@ -54,7 +69,7 @@ def _write_experiment(root):
     scores.to_parquet(root / "scores.parquet", index=False)
     config = {
         "experiment": "planted",
-        "comparisons": [{"family": "curves", "reference": "grpo", "arms": ["fast", "low", "twin"]}],
+        "comparisons": [{"family": "curves", "reference": "grpo", "arms": ["fast", "low", "twin", "cheap"]}],
     }
     (root / "config.yaml").write_text(yaml.safe_dump(config))
     return root
@@ -83,6 +98,9 @@ def test_the_faster_arm_is_ahead_early_and_not_at_the_end(planted):
     assert cells.loc[("fast", "steps_to_threshold"), "mean_diff"] < -5
     assert cells.loc[("fast", "area_under_curve"), "p_value"] == cells.loc[("fast", "steps_to_threshold"), "p_value"]
     assert cells.loc[("fast", "area_under_curve"), "p_value"] == pytest.approx(2 / 2**8)
+    verdict = pd.read_csv(out / "curve_verdicts.csv").set_index("arm").loc["fast", "verdict"]
+    assert verdict.startswith("fast vs grpo: gets there faster (ahead at equal cum_flops ")
+    assert verdict.endswith("no decided difference at the end")
 
 
 def test_the_lower_asymptote_is_found_late_and_at_the_final_checkpoint(planted):
@@ -93,6 +111,9 @@ def test_the_lower_asymptote_is_found_late_and_at_the_final_checkpoint(planted):
     cells = pd.read_csv(out / "curve_comparisons.csv").drop_duplicates(["measure", "arm"]).set_index(["arm", "measure"])
     final = cells.loc[("low", "final")]
     assert final.reject and final.mean_diff < -0.1 and final.stage == "primary"
+    verdict = pd.read_csv(out / "curve_verdicts.csv").set_index("arm").loc["low"]
+    assert verdict.final == "lower" and "gets there faster" not in verdict.verdict
+    assert verdict.verdict.startswith("low vs grpo: falls behind (at equal cum_flops ")
 
 
 def test_the_twin_of_the_reference_is_found_nowhere(planted):
@@ -102,6 +123,26 @@ def test_the_twin_of_the_reference_is_found_nowhere(planted):
     assert (twin.ahead == "neither").all() and ((twin.band_low < 0) & (twin.band_high > 0)).all()
     cells = pd.read_csv(out / "curve_comparisons.csv")
     assert not cells[cells.arm == "twin"].reject.any()
+    compute = pd.read_csv(out / "curve_compute_band.csv")
+    assert (compute[compute.arm == "twin"].ahead == "neither").all()
+    verdict = pd.read_csv(out / "curve_verdicts.csv").set_index("arm").loc["twin", "verdict"]
+    assert verdict == "twin vs grpo: no decided difference at the end"
+
+
+def test_the_cheaper_arm_is_level_at_equal_steps_and_ahead_at_equal_compute(planted):
+    """Half the compute per step, the same learning per step: comparing at equal steps hides that it costs half."""
+    _, out = planted
+    band = pd.read_csv(out / "curve_band.csv")
+    assert (band[band.arm == "cheap"].ahead == "neither").all()
+    compute = pd.read_csv(out / "curve_compute_band.csv")
+    cheap = compute[compute.arm == "cheap"].set_index("budget")
+    assert (compute.compute == "cum_flops").all() and len(cheap) == 10
+    # every run covers 0 .. 5e10 FLOPs (cheap's whole run, grpo's first 50 steps): 10 budgets, 5e9 apart
+    assert np.allclose(cheap.index, np.arange(1, 11) * 5e9)
+    assert (cheap.ahead.loc[5e9:3.5e10] == "cheap").all() and (cheap.mean_diff > 0).all()
+    verdict = pd.read_csv(out / "curve_verdicts.csv").set_index("arm").loc["cheap"]
+    assert verdict.verdict.startswith("cheap vs grpo: gets there faster (ahead at equal cum_flops 5e+09, 1e+10, ")
+    assert (out / "equal_compute.png").stat().st_size > 10_000
 
 
 def test_the_outputs_are_complete_and_the_same_on_a_second_run(planted):
@@ -110,11 +151,12 @@ def test_the_outputs_are_complete_and_the_same_on_a_second_run(planted):
     assert set(band.step) == set(STEPS[1:]) and (band.n_seeds == 8).all()
     assert (out / "curve_differences.png").stat().st_size > 10_000 and (out / "curve_differences.svg").is_file()
     measures = pd.read_csv(out / "curve_measures.csv")
-    assert len(measures) == 4 * 8 * 4  # arms x seeds x measures
+    assert len(measures) == 5 * 8 * 4  # arms x seeds x measures
     again = root / "again"
     argv = ["curves", "--curves", str(root / "curves"), "--scores", str(root / "scores.parquet")]
     assert cli.main([*argv, "--config", str(root / "config.yaml"), "--out", str(again)]) == 0
-    for name in ("curve_band.csv", "curve_measures.csv", "curve_comparisons.csv", "curves.csv"):
+    names = ["curve_band.csv", "curve_compute_band.csv", "curve_verdicts.csv", "curve_measures.csv"]
+    for name in [*names, "curve_comparisons.csv", "curves.csv"]:
         assert (again / name).read_bytes() == (out / name).read_bytes()
 
 
@@ -151,7 +193,8 @@ def test_a_configured_threshold_is_used_and_an_unreached_one_is_reported(planted
     assert (measures.threshold == 0.58).all()
     printed = capsys.readouterr().out
     assert "never reach 0.58" in printed and "shrinks differences in speed toward 0" in printed
-    assert "curves: low vs grpo: steps where one is ahead (simultaneous): 20 (grpo), 30 (grpo)" in printed
+    assert "curves: low vs grpo: falls behind (at equal cum_flops " in printed
+    assert "\n  steps where one is ahead (simultaneous): 20 (grpo), 30 (grpo)" in printed
 
 
 @pytest.mark.parametrize(

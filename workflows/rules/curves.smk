@@ -42,6 +42,7 @@ rule learning_curves:
         figure=f"{OUT}/curves_summary/accuracy_curves.png",
         band=f"{OUT}/curves_summary/curve_band.csv",
         comparisons=f"{OUT}/curves_summary/curve_comparisons.csv",
+        verdicts=f"{OUT}/curves_summary/curve_verdicts.csv",
     log:
         f"{OUT}/logs/learning_curves.log",
     params:

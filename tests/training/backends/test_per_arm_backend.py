@@ -232,6 +232,10 @@ def test_a_tiny_mixed_run_from_the_repository_root(tmp_path):
     band = pd.read_csv(results / "curves_summary" / "curve_band.csv")
     assert band[["arm", "reference"]].drop_duplicates().values.tolist() == [["trl", "builtin"]]
     assert band.step.tolist() == [2, 4] and (band.ahead == "neither").all()
+    at_flops = pd.read_csv(results / "curves_summary" / "curve_compute_band.csv")  # both runs keep a ledger
+    assert len(at_flops) == 10 and (at_flops.compute == "cum_flops").all() and (at_flops.ahead == "neither").all()
+    verdicts = pd.read_csv(results / "curves_summary" / "curve_verdicts.csv")
+    assert verdicts.verdict.tolist() == ["trl vs builtin: no decided difference at the end"]
     curve_cells = pd.read_csv(results / "curves_summary" / "curve_comparisons.csv").drop_duplicates("measure")
     final = curve_cells.set_index("measure").loc["final"]
     primary = comparisons[comparisons.measure == "domain_balanced"].iloc[0]
