@@ -135,6 +135,13 @@ def curves(subparsers: argparse._SubParsersAction) -> None:
             if inference is not None:
                 write_csv(inference.band, tmp / "curve_band.csv")
                 write_csv(inference.verdicts, tmp / "curve_verdicts.csv")
+                write_csv(inference.fits, tmp / "curve_fits.csv")
+                write_csv(inference.forecasts, tmp / "curve_forecasts.csv")
+                write_csv(inference.backtest, tmp / "curve_backtest.csv")
+                if inference.parameters is not None:
+                    write_csv(inference.parameters, tmp / "fit_comparisons.csv")
+                forecast_figure = figures.forecast_plot(inference.forecasts, inference.band)
+                figures.save(figures.render(forecast_figure), tmp, "forecasts")
                 if inference.compute_band is not None:
                     write_csv(inference.compute_band, tmp / "curve_compute_band.csv")
                     equal_compute = figures.curve_differences(inference.compute_band, position="budget")
@@ -165,6 +172,21 @@ def print_curve_verdicts(inference: CurveInference) -> None:
         )
         print(f"{verdict.family}: {verdict.verdict}")
         print(f"  steps where one is ahead (simultaneous): {where}; {measures}")
+        forecast = inference.forecasts[
+            (inference.forecasts["family"] == verdict.family) & (inference.forecasts["arm"] == verdict.arm)
+        ]
+        said = "; ".join(
+            f"f = {f:g}: {v}" + (f" {d:+.4f} [{lo:+.4f}, {hi:+.4f}]" if n >= 2 else "")
+            for f, v, d, lo, hi, n in zip(
+                forecast["fraction"],
+                forecast["verdict"],
+                forecast["forecast_diff"],
+                forecast["ci_low"],
+                forecast["ci_high"],
+                forecast["n_seeds"],
+            )
+        )
+        print(f"  forecast of the final difference: {said}")
     for note in inference.notes:
         print(f"note: {note}")
 

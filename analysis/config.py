@@ -86,6 +86,9 @@ curve_compute          cum_flops     the compute ledger column ``armlab curves``
                                      null: at equal steps only
 curve_budgets          null          the compute budgets it compares at; null: 10
                                      evenly spaced over the range every run covers
+curve_fractions        [0.25, 0.4,   the fractions of training ``armlab curves``
+                       0.6]          forecasts the final difference from
+                                     (:mod:`armlab.analysis.forecasts`)
 =====================  ============  ===============================================
 """
 
@@ -447,7 +450,20 @@ def _parse_settings(section: dict, source: str) -> Settings:
         curve_threshold=None if s["curve_threshold"] is None else number("curve_threshold", 0, 1),
         curve_compute=_parse_curve_compute(s["curve_compute"], source),
         curve_budgets=_parse_curve_budgets(s["curve_budgets"], source),
+        curve_fractions=_parse_curve_fractions(s["curve_fractions"], source),
     )
+
+
+def _parse_curve_fractions(value: object, source: str) -> tuple[float, ...]:
+    if (
+        not isinstance(value, list)
+        or not all(isinstance(f, (int, float)) and not isinstance(f, bool) and 0 < f < 1 for f in value)
+        or sorted(set(value)) != value
+    ):
+        raise AnalysisInputError(
+            f"{source}: analysis.curve_fractions: expected an increasing list of numbers in (0, 1), got {value!r}"
+        )
+    return tuple(float(f) for f in value)
 
 
 def _parse_curve_compute(value: object, source: str) -> str | None:

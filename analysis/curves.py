@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from armlab import layout
-from armlab.analysis import paired
+from armlab.analysis import forecasts, paired
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.stats import bands
 from armlab.analysis.summaries import PRIMARY, domain_summaries
@@ -146,64 +146,94 @@ def censored_runs(matrix: pd.DataFrame, threshold: float) -> list[tuple[str, int
 
 
 def simultaneous_band(
-    matrix: pd.DataFrame, comparisons: Sequence[Comparison], settings: Settings, summary: str, position: str = "step"
+    runs: pd.DataFrame, comparison: Comparison, settings: Settings, summary: str, position: str = "step"
 ) -> pd.DataFrame:
-    """Per comparison and trained step: the mean paired difference, its band and its adjusted p, simultaneous over
-    every trained step of every arm of the family (:func:`armlab.analysis.stats.bands.t_band` at
+    """Per arm of one family and trained step: the mean paired difference, its band and its adjusted p, simultaneous
+    over every trained step of every arm of the family (:func:`armlab.analysis.stats.bands.t_band` at
     ``settings.confidence``, :func:`armlab.analysis.stats.bands.max_t_sign_flip` over the arms' differences side
     by side, so a sign pattern flips a seed in every arm at once); ``ahead`` names the arm whose curve is higher at a
-    step where that p is <= alpha, else ``neither``. Seeds are matched as the paired analysis matches them, on the steps
-    both curves were evaluated at; step 0 (the base policy, the same for both) is left out. Arms of one family that
-    ran different seeds are tested one by one, Bonferroni over the arms. The columns of ``matrix`` may be compute
-    budgets instead of steps (:func:`compute_matrix`): the table then names them ``position``."""
-    trained = matrix.loc[:, matrix.columns > 0]
+    step where that p is <= alpha, else ``neither``. ``runs`` are the family's runs as :func:`family_runs` checks
+    them (the same seeds and steps); step 0 (the base policy, the same for both) is left out. The columns may be
+    compute budgets instead of steps (:func:`compute_matrix`): the table then names them ``position``."""
+    trained = runs.loc[:, runs.columns > 0]
+    pairs = paired.paired_differences(trained, [comparison])
+    d = np.hstack([pair.diffs.to_numpy(dtype=float) for pair in pairs])
+    low, high = bands.t_band(d, settings.confidence)
+    p = bands.max_t_sign_flip(
+        d,
+        max_exact=settings.exact_max_seeds,
+        resamples=settings.sign_flip_resamples,
+        rng=np.random.default_rng(settings.bootstrap_seed),
+    )
+    mean, steps = d.mean(axis=0), trained.columns
     rows = []
-    for comparison in comparisons:
-        pairs = paired.paired_differences(trained, [comparison])
-        diffs = [pair.diffs.dropna(axis=1) for pair in pairs]
-        if all(d.index.equals(diffs[0].index) for d in diffs):
-            groups, factor = [list(range(len(pairs)))], 1
-        else:
-            groups, factor = [[i] for i in range(len(pairs))], len(pairs)
-        for members in groups:
-            d = np.hstack([diffs[i].to_numpy(dtype=float) for i in members])
-            low, high = bands.t_band(d, 1 - (1 - settings.confidence) / factor)
-            p = np.minimum(
-                1.0,
-                factor
-                * bands.max_t_sign_flip(
-                    d,
-                    max_exact=settings.exact_max_seeds,
-                    resamples=settings.sign_flip_resamples,
-                    rng=np.random.default_rng(settings.bootstrap_seed),
-                ),
+    for i, pair in enumerate(pairs):
+        part = slice(i * len(steps), (i + 1) * len(steps))
+        rows.append(
+            pd.DataFrame(
+                {
+                    "family": pair.family,
+                    "arm": pair.arm,
+                    "reference": pair.reference,
+                    "summary": summary,
+                    "step": steps.astype(int) if position == "step" else steps,
+                    "n_seeds": len(d),
+                    "mean_diff": mean[part],
+                    "band_low": low[part],
+                    "band_high": high[part],
+                    "band_confidence": settings.confidence,
+                    "p_simultaneous": p[part],
+                    "ahead": np.where(
+                        p[part] <= settings.alpha, np.where(mean[part] > 0, pair.arm, pair.reference), "neither"
+                    ),
+                }
             )
-            mean, start = d.mean(axis=0), 0
-            for i in members:
-                pair, steps = pairs[i], diffs[i].columns
-                part = slice(start, start + len(steps))
-                start += len(steps)
-                rows.append(
-                    pd.DataFrame(
-                        {
-                            "family": pair.family,
-                            "arm": pair.arm,
-                            "reference": pair.reference,
-                            "summary": summary,
-                            "step": steps.astype(int) if position == "step" else steps,
-                            "n_seeds": len(d),
-                            "mean_diff": mean[part],
-                            "band_low": low[part],
-                            "band_high": high[part],
-                            "band_confidence": settings.confidence,
-                            "p_simultaneous": p[part],
-                            "ahead": np.where(
-                                p[part] <= settings.alpha, np.where(mean[part] > 0, pair.arm, pair.reference), "neither"
-                            ),
-                        }
-                    )
-                )
+        )
     return pd.concat(rows, ignore_index=True)[BAND_COLUMNS].rename(columns={"step": position})
+
+
+def family_runs(
+    matrix: pd.DataFrame, comparison: Comparison, settings: Settings, source: str
+) -> tuple[pd.DataFrame, list[str]]:
+    """The runs of one family (runs x steps), checked: finite values, every run evaluated at the same steps, and
+    every arm run with the reference's seeds (or, with ``analysis.common_seeds_only``, the seeds every arm ran, the
+    others noted as dropped), as the paired analysis requires; a one-line error otherwise."""
+    arms = [comparison.reference, *comparison.arms]
+    runs = matrix.loc[arms].dropna(axis=1, how="all")
+    where = f"{source}: family {comparison.family}"
+    infinite = [(run, step) for run, row in runs.iterrows() for step, v in row.items() if np.isinf(v)]
+    if infinite:
+        raise AnalysisInputError(f"{where}: non-finite accuracy at (run, step) {infinite[:3]}")
+    lacking = {run: [int(s) for s in row.index[row.isna()]] for run, row in runs.iterrows() if row.isna().any()}
+    if lacking:
+        (run, steps), more = next(iter(lacking.items())), len(lacking) - 1
+        raise AnalysisInputError(
+            f"{where}: run {run} lacks step(s) {steps} that other runs of the family were evaluated at"
+            f"{f' (and {more} more run(s))' if more else ''}; every run of a family needs the same checkpoints "
+            f"(recipe.steps and checkpoint_every)"
+        )
+    seeds = {arm: set(runs.loc[arm].index) for arm in arms}
+    common = set.intersection(*seeds.values())
+    notes = []
+    if any(s != common for s in seeds.values()):
+        if not settings.common_seeds_only:
+            listed = ", ".join(f"{arm} {sorted(s)}" for arm, s in seeds.items())
+            raise AnalysisInputError(
+                f"{where}: the arms ran different seeds ({listed}); analysis.common_seeds_only: true keeps the seeds "
+                f"every arm ran"
+            )
+        dropped = sorted((arm, seed) for arm, s in seeds.items() for seed in s - common)
+        notes.append(
+            f"Family {comparison.family}: runs {dropped} dropped: their seed was not run by every arm "
+            f"(analysis.common_seeds_only)."
+        )
+        runs = runs[runs.index.get_level_values("seed").isin(sorted(common))]
+    if len(common) < 2 or not (runs.columns > 0).any():
+        raise AnalysisInputError(
+            f"{where}: {len(common)} common seed(s) and {int((runs.columns > 0).sum())} trained step(s); the curves "
+            f"need at least 2 seeds and 1 trained step"
+        )
+    return runs, notes
 
 
 def compute_matrix(
@@ -295,6 +325,10 @@ class CurveInference:
     verdicts: pd.DataFrame  # curve_verdicts: one row per comparison
     measures: pd.DataFrame  # arm, seed, family, measure, value, threshold
     comparisons: pd.DataFrame  # armlab.analysis.paired.COLUMNS over the curve measures, per family
+    fits: pd.DataFrame  # armlab.analysis.forecasts.FIT_COLUMNS: every run at every fraction
+    forecasts: pd.DataFrame  # FORECAST_COLUMNS and final_verdict: per comparison and fraction
+    backtest: pd.DataFrame  # per fraction: decided and wrong shares of the clear final verdicts
+    parameters: pd.DataFrame | None  # the whole-curve fits' parameters compared seed by seed
     notes: list[str]
 
 
@@ -303,21 +337,36 @@ def compare_curves(summaries: pd.DataFrame, config: Config, summary: str = PRIMA
     curve measures compared seed by seed as the analysis compares its measures (:func:`armlab.analysis.paired.compare`:
     exact sign-flip p, intervals, gatekept Holm with ``final`` as the primary and the other measures as secondary
     cells). ``steps_to_threshold`` is better when lower."""
+    settings = config.settings
+    if settings.pairing == "unpaired":
+        raise AnalysisInputError(
+            f"{config.source}: analysis.pairing: unpaired: the curve comparisons pair runs by seed; compare the "
+            f"curves of independent runs with analysis.pairing: paired and matched seeds, or not at all"
+        )
     matrix = curve_matrix(summaries, summary)
     missing = sorted(set(config.compared_arms) - set(matrix.index.get_level_values("arm")))
     if missing:
         raise AnalysisInputError(f"{config.source}: compared arm(s) {missing} have no checkpoint evaluations")
-    incomplete = matrix.index[matrix.isna().any(axis=1)].tolist()
-    if incomplete:
-        notes = [f"runs {incomplete} lack some steps; each comparison uses the steps both curves have"]
-    else:
-        notes = []
-    band = simultaneous_band(matrix, config.comparisons, config.settings, summary)
-    measures, tables = [], []
+    families, notes = [], []
     for comparison in config.comparisons:
-        arms = [comparison.reference, *comparison.arms]
-        runs = matrix.loc[arms].dropna(axis=1)
-        threshold = family_threshold(runs, config.settings.curve_threshold)
+        runs, family_notes = family_runs(matrix, comparison, settings, config.source)
+        families.append((comparison, runs))
+        notes += family_notes
+    axis = settings.curve_compute
+    if axis is not None and axis not in summaries:
+        notes.append(
+            f"No comparison at equal compute: no run has a compute ledger (ledger.parquet), so curves.csv has no "
+            f"{axis}; the curves are compared at equal steps only."
+        )
+        axis = None
+    bands_at_steps, bands_at_budgets, measures, tables = [], [], [], []
+    for comparison, runs in families:
+        bands_at_steps.append(simultaneous_band(runs, comparison, settings, summary))
+        if axis is not None:
+            grid = compute_matrix(summaries, summary, runs.index, axis, settings.curve_budgets)
+            at_budgets = simultaneous_band(grid, comparison, settings, summary, position="budget")
+            bands_at_budgets.append(at_budgets.assign(compute=axis))
+        threshold = family_threshold(runs, settings.curve_threshold)
         values = curve_measures(runs, threshold)
         censored = censored_runs(runs, threshold)
         if censored:
@@ -328,7 +377,7 @@ def compare_curves(summaries: pd.DataFrame, config: Config, summary: str = PRIMA
         table, family_notes = paired.compare(
             values,
             [comparison],
-            config.settings,
+            settings,
             levels=dict.fromkeys(values.columns, "summary"),
             higher_is_better={TO_THRESHOLD: False},
         )
@@ -336,24 +385,54 @@ def compare_curves(summaries: pd.DataFrame, config: Config, summary: str = PRIMA
         notes += family_notes
         long = values.rename_axis(columns="measure").stack().rename("value").reset_index()
         measures.append(long.assign(family=comparison.family, threshold=threshold))
-    comparisons = pd.concat(tables, ignore_index=True)
-    compute_band = None
-    axis = config.settings.curve_compute
-    if axis is not None and axis not in summaries:
-        notes.append(
-            f"No comparison at equal compute: no run has a compute ledger (ledger.parquet), so curves.csv has no "
-            f"{axis}; the curves are compared at equal steps only."
-        )
-        axis = None
-    if axis is not None:
-        parts = []
-        for comparison in config.comparisons:
-            runs = matrix.loc[[comparison.reference, *comparison.arms]].index
-            grid = compute_matrix(summaries, summary, runs, axis, config.settings.curve_budgets)
-            part = simultaneous_band(grid, [comparison], config.settings, summary, position="budget")
-            parts.append(part.assign(compute=axis))
-        compute_band = pd.concat(parts, ignore_index=True)
+    band, comparisons = pd.concat(bands_at_steps, ignore_index=True), pd.concat(tables, ignore_index=True)
+    compute_band = pd.concat(bands_at_budgets, ignore_index=True) if bands_at_budgets else None
     verdicts = curve_verdicts(band, compute_band, comparisons)
+    fit_table, forecast_table = forecasts.forecasts(families, settings, (*settings.curve_fractions, forecasts.FULL))
+    forecast_table = forecasts.with_final_verdicts(forecast_table, comparisons)
+    failed = fit_table[fit_table["status"] != "ok"]
+    if len(failed):
+        counts = ", ".join(f"{n} at f = {f:g}" for f, n in failed.groupby("fraction").size().items())
+        notes.append(
+            f"{len(failed)} saturating fit(s) failed or lacked checkpoints ({counts}); curve_fits.csv says why."
+        )
+    parameters, parameter_notes = _compare_fit_parameters(fit_table, config.comparisons, settings)
     return CurveInference(
-        band, compute_band, verdicts, pd.concat(measures, ignore_index=True), comparisons, list(dict.fromkeys(notes))
+        band,
+        compute_band,
+        verdicts,
+        pd.concat(measures, ignore_index=True),
+        comparisons,
+        fit_table,
+        forecast_table,
+        forecasts.backtest(forecast_table),
+        parameters,
+        list(dict.fromkeys(notes + parameter_notes)),
     )
+
+
+def _compare_fit_parameters(
+    fit_table: pd.DataFrame, comparisons: Sequence[Comparison], settings: Settings
+) -> tuple[pd.DataFrame | None, list[str]]:
+    """The whole-curve fits' asymptote, log10 t_mid and B compared seed by seed, per family, as the analysis compares
+    its measures (the asymptote the primary of a gatekept Holm); a family with under 2 fitted seed pairs is noted."""
+    values, tables, notes = forecasts.fit_parameters(fit_table), [], []
+    for comparison in comparisons:
+        arms = [comparison.reference, *comparison.arms]
+        fitted = values[values.index.get_level_values("arm").isin(arms)]
+        try:
+            table, family_notes = paired.compare(
+                fitted,
+                [comparison],
+                settings,
+                levels=dict.fromkeys(fitted.columns, "summary"),
+                higher_is_better=forecasts.PARAMETERS,
+            )
+        except (AnalysisInputError, KeyError):
+            notes.append(
+                f"Family {comparison.family}: too few successful whole-curve fits to compare their parameters."
+            )
+            continue
+        tables.append(table)
+        notes += [f"Saturating-fit parameters (fit_comparisons.csv): {note}" for note in family_notes]
+    return (pd.concat(tables, ignore_index=True) if tables else None), notes

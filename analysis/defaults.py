@@ -30,4 +30,5 @@ DEFAULTS: dict[str, Any] = {
     "curve_threshold": None,
     "curve_compute": "cum_flops",
     "curve_budgets": None,
+    "curve_fractions": [0.25, 0.4, 0.6],
 }

@@ -46,6 +46,7 @@ class Settings:
     curve_threshold: float | None = None  # armlab curves' steps_to_threshold level; None: the family's midpoint
     curve_compute: str | None = "cum_flops"  # the compute ledger column of the equal-compute comparison; None: none
     curve_budgets: tuple | None = None  # its budgets; None: 10 evenly spaced over the range every run covers
+    curve_fractions: tuple = (0.25, 0.4, 0.6)  # the fractions of training the final difference is forecast from
 
     def exact_test(self) -> ExactTest:
         """The options of the exact sign-flip and permutation tests."""

@@ -53,7 +53,7 @@ def max_t_critical(d: np.ndarray, method: str, rng: np.random.Generator) -> floa
         z = rng.standard_normal((4000, STEPS)) @ (v * np.sqrt(np.clip(w, 0, None))).T
         return float(np.quantile(np.abs(z).max(axis=1) / np.sqrt(rng.chisquare(n - 1, 4000) / (n - 1)), CONFIDENCE))
     se = d.std(axis=0, ddof=1) / np.sqrt(n)
-    flipped = sign_patterns(n, 20, 0, None) @ (d - d.mean(axis=0)) / n
+    flipped = next(sign_patterns(n, 20, 0, None)) @ (d - d.mean(axis=0)) / n
     return float(np.quantile((np.abs(flipped) / se).max(axis=1), CONFIDENCE))
 
 

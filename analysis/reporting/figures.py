@@ -13,6 +13,7 @@ without pyplot, so nothing is kept in a global figure registry.
 - :func:`power_plot` -- seeds against the minimum detectable effect at the observed spread;
 - :func:`profile_plot` -- performance profiles of one family's arms, band over seeds;
 - :func:`pass_at_k_plot` -- one family's pass@k curves against k, the base policy's, and the paired differences;
+- :func:`forecast_plot` -- each arm's forecast of its final paired difference from part of training;
 - :func:`curve_differences` -- each arm's paired difference over training with its simultaneous band;
 - :func:`sequential_plot` -- a sequential design: each arm's statistic at each look against its boundary, and its stop.
 
@@ -319,6 +320,17 @@ def accuracy_curves(summaries: pd.DataFrame, styles: Mapping[str, Mapping[str, s
     return fig
 
 
+def comparison_panels(
+    frame: pd.DataFrame, styles: Mapping[str, Mapping[str, str]] | None, width: float
+) -> tuple[Figure, Any, list[tuple[str, str, pd.DataFrame, str]]]:
+    """A figure with one panel per (family, arm) of ``frame``, and per panel its family, arm, rows and colour."""
+    groups = list(frame.groupby(["family", "arm"], sort=False))
+    styles = styles or arm_styles(pd.unique(frame["arm"]))
+    fig = Figure(figsize=(width * len(groups), 3.0), layout="constrained")
+    axes = fig.subplots(1, len(groups), squeeze=False)[0]
+    return fig, axes, [(family, arm, rows, styles[arm]["color"]) for (family, arm), rows in groups]
+
+
 @styled
 def curve_differences(
     band: pd.DataFrame, styles: Mapping[str, Mapping[str, str]] | None = None, position: str = "step"
@@ -329,12 +341,8 @@ def curve_differences(
     ``band`` has :data:`armlab.analysis.curves.BAND_COLUMNS`, as :func:`armlab.analysis.curves.simultaneous_band`
     gives it; ``position="budget"``: at equal compute, against the budgets of its ``compute`` column.
     """
-    panels = list(band.groupby(["family", "arm"], sort=False))
-    styles = styles or arm_styles(pd.unique(band["arm"]))
-    fig = Figure(figsize=(3.4 * len(panels), 3.0), layout="constrained")
-    axes = fig.subplots(1, len(panels), squeeze=False)[0]
-    for ax, ((family, arm), rows) in zip(axes, panels):
-        colour = styles[arm]["color"]
+    fig, axes, panels = comparison_panels(band, styles, width=3.4)
+    for ax, (family, arm, rows, colour) in zip(axes, panels):
         steps = rows[position].to_numpy()
         ax.fill_between(steps, 100 * rows["band_low"], 100 * rows["band_high"], color=colour, alpha=0.2, lw=0)
         ax.plot(steps, 100 * rows["mean_diff"], color=colour, marker="o", markersize=3, markerfacecolor="white")
@@ -348,6 +356,39 @@ def curve_differences(
     fig.suptitle(
         f"Paired differences {'over training' if position == 'step' else 'at equal compute'}: mean over seeds, "
         f"{level:.0%} simultaneous band; filled where the {position} differs after adjusting for all of them",
+        fontsize="medium",
+    )
+    return fig
+
+
+@styled
+def forecast_plot(
+    forecasts: pd.DataFrame, band: pd.DataFrame, styles: Mapping[str, Mapping[str, str]] | None = None
+) -> Figure:
+    """Each compared arm's forecast of its final paired difference from the first fraction of training, with its
+    interval over seeds, one panel per (family, arm); the dashed line is the difference observed at the last step.
+
+    ``forecasts`` has :data:`armlab.analysis.forecasts.FORECAST_COLUMNS`; ``band`` is the curve band (its last step's
+    ``mean_diff`` is the observed final difference)."""
+    fig, axes, panels = comparison_panels(forecasts, styles, width=3.0)
+    for ax, (family, arm, rows, colour) in zip(axes, panels):
+        shown = rows[rows["n_seeds"] >= 2]
+        centre = 100 * shown["forecast_diff"]
+        spread = [centre - 100 * shown["ci_low"].clip(-1, 1), 100 * shown["ci_high"].clip(-1, 1) - centre]
+        ax.errorbar(
+            shown["fraction"], centre, yerr=spread, color=colour, marker="o", markersize=4, ls="none", capsize=3
+        )
+        observed = band[(band["family"] == family) & (band["arm"] == arm)].sort_values("step")["mean_diff"]
+        if len(observed):
+            ax.axhline(100 * observed.iloc[-1], color=colour, ls="--", lw=1)
+        ax.axhline(0, color=REFERENCE_COLOR, lw=0.8)
+        ax.set_xlim(0, 1.05)
+        ax.set_title(f"{family}: {arm} - {rows['reference'].iloc[0]}")
+        ax.set_xlabel("fraction of training fitted")
+    axes[0].set_ylabel("forecast final difference (points)")
+    fig.suptitle(
+        "Forecasts of the final paired difference from saturating fits of the first part of each run "
+        "(interval over seeds; dashed: observed at the last step)",
         fontsize="medium",
     )
     return fig

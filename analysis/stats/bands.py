@@ -12,10 +12,14 @@ with the family-wise error rate of one test, not T.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 from scipy import stats
 
 from armlab.analysis.errors import AnalysisInputError
+
+_BLOCK_CELLS = 1 << 21  # sign patterns x steps evaluated at once (16 MB)
 
 
 def _checked(diffs: np.ndarray, ndim: tuple[int, ...] = (2,)) -> np.ndarray:
@@ -43,15 +47,25 @@ def t_band(diffs: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray
     return mean - half, mean + half
 
 
-def sign_patterns(n: int, max_exact: int, resamples: int, rng: np.random.Generator | None) -> np.ndarray:
-    """Sign patterns ``(P, n)`` of n seeds, the identity first: all 2^n up to ``max_exact`` seeds, else the identity
-    and ``resamples`` random ones (each seed flipped with probability 1/2)."""
+def sign_patterns(
+    n: int, max_exact: int, resamples: int, rng: np.random.Generator | None, rows: int | None = None
+) -> Iterator[np.ndarray]:
+    """Sign patterns of n seeds in blocks of at most ``rows`` (all at once by default), the identity first: all 2^n
+    up to ``max_exact`` seeds, else the identity and ``resamples`` random ones (each seed flipped with probability
+    1/2)."""
     if n <= max_exact:
-        bits = (np.arange(2**n)[:, None] >> np.arange(n)) & 1
-        return 1.0 - 2.0 * bits
+        total = 2**n
+        rows = rows or total
+        for start in range(0, total, rows):
+            codes = np.arange(start, min(start + rows, total))
+            yield 1.0 - 2.0 * ((codes[:, None] >> np.arange(n)) & 1)
+        return
     if rng is None:
         raise AnalysisInputError("max-statistic sign-flip test: beyond max_exact the drawn patterns need a generator")
-    return np.vstack([np.ones(n), np.where(rng.random((resamples, n)) < 0.5, -1.0, 1.0)])
+    drawn = np.vstack([np.ones(n), np.where(rng.random((resamples, n)) < 0.5, -1.0, 1.0)])
+    rows = rows or len(drawn)
+    for start in range(0, len(drawn), rows):
+        yield drawn[start : start + rows]
 
 
 def max_t_sign_flip(
@@ -72,9 +86,11 @@ def max_t_sign_flip(
     n = diffs.shape[0]
     norm = np.sqrt((diffs**2).sum(axis=0))
     scale = np.where(norm > 0, norm, 1.0)
-    patterns = sign_patterns(n, max_exact, resamples, rng)
     observed = np.abs(diffs.sum(axis=0)) / scale
-    maxima = (np.abs(patterns @ diffs) / scale).max(axis=1)
+    rows = max(1, _BLOCK_CELLS // diffs.shape[1])  # patterns x steps per block: bounded memory at 20 seeds
+    maxima = np.concatenate(
+        [(np.abs(block @ diffs) / scale).max(axis=1) for block in sign_patterns(n, max_exact, resamples, rng, rows)]
+    )
     tol = 1e-12 * np.maximum(observed, 1.0)  # equal sums in another order are ties, which count as reaching
     p = (maxima[None, :] >= (observed - tol)[:, None]).mean(axis=1)
     return np.where(norm > 0, p, 1.0)

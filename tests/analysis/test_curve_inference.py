@@ -12,6 +12,7 @@ import yaml
 from armlab import cli
 from armlab.analysis.config import parse_config
 from armlab.analysis.curves import compare_curves, curve_matrix, curve_measures, family_threshold
+from armlab.analysis.errors import AnalysisInputError
 from armlab.contract import LEDGER
 from armlab.files import write_manifest
 
@@ -251,3 +252,65 @@ def test_the_family_is_tested_jointly_so_arms_share_the_sign_patterns():
     p_alone = alone.band.set_index("step").p_simultaneous
     p_joint = joint.band[joint.band.arm == "x"].set_index("step").p_simultaneous
     assert (p_joint >= p_alone - 1e-12).all() and (p_joint > p_alone).any()
+    # the band too covers every step of both arms at once: Bonferroni over 6 steps, not 3, so it is wider
+    width = {
+        name: (r.band[r.band.arm == "x"].band_high - r.band[r.band.arm == "x"].band_low).to_numpy()
+        for name, r in [("alone", alone), ("joint", joint)]
+    }
+    assert (width["joint"] > width["alone"]).all()
+
+
+def _summaries(curves):
+    """Long curve summaries from {(arm, seed): {step: value}}."""
+    return pd.DataFrame(
+        [
+            dict(arm=arm, seed=seed, step=step, summary="domain_balanced", value=value)
+            for (arm, seed), points in curves.items()
+            for step, value in points.items()
+        ]
+    )
+
+
+def _config(**analysis):
+    family = {"family": "f", "reference": "ref", "arms": ["x", "y"]}
+    return parse_config({"experiment": "e", "comparisons": [family], "analysis": {"curve_compute": None, **analysis}})
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({("y", 1): {10: 0.3}}, r"family f: run \('y', 1\) lacks step\(s\) \[20\] that other runs"),
+        (  # an arm evaluated at other steps than its reference shares none of them
+            {(arm, s): {30: 0.3, 40: 0.4} for arm in ["y"] for s in (1, 2, 3)},
+            r"family f: run \('ref', 1\) lacks step\(s\) \[30, 40\]",
+        ),
+        ({("x", 2): {10: np.inf, 20: 0.4}}, r"family f: non-finite accuracy at \(run, step\) \[\(\('x', 2\), 10\)\]"),
+        ({("x", 4): {10: 0.3, 20: 0.4}}, r"family f: the arms ran different seeds \(ref \[1, 2, 3\], x \[1, 2, 3, 4\]"),
+    ],
+)
+def test_curves_that_cannot_be_compared_are_refused_naming_the_run(change, message):
+    curves = {(arm, s): {10: 0.3 + 0.01 * s, 20: 0.4 + 0.01 * s} for arm in ("ref", "x", "y") for s in (1, 2, 3)}
+    curves.update(change)
+    with pytest.raises(AnalysisInputError, match=message):
+        compare_curves(_summaries(curves), _config())
+
+
+def test_common_seeds_only_keeps_the_seeds_every_arm_ran_and_says_which_were_dropped():
+    curves = {(arm, s): {10: 0.3 + 0.01 * s, 20: 0.4 + 0.02 * s} for arm in ("ref", "x", "y") for s in (1, 2, 3)}
+    curves[("x", 4)] = {10: 0.5, 20: 0.6}
+    result = compare_curves(_summaries(curves), _config(common_seeds_only=True))
+    assert (result.band.n_seeds == 3).all()
+    assert "Family f: runs [('x', 4)] dropped: their seed was not run by every arm" in " ".join(result.notes)
+
+
+def test_unpaired_runs_are_refused_before_anything_is_computed(planted, tmp_path, capsys):
+    root, _ = planted
+    raw = yaml.safe_load((root / "config.yaml").read_text()) | {"analysis": {"pairing": "unpaired"}}
+    config = tmp_path / "unpaired.yaml"
+    config.write_text(yaml.safe_dump(raw))
+    assert (
+        cli.main(["curves", "--curves", str(root / "curves"), "--config", str(config), "--out", str(tmp_path / "o")])
+        == 2
+    )
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "analysis.pairing: unpaired: the curve comparisons pair runs by seed" in err

@@ -111,3 +111,24 @@ def test_the_max_t_test_finds_a_planted_difference_at_the_steps_that_have_it():
     found = np.array([max_t_sign_flip(effect + d) <= 0.05 for d in _curves(rng, 300, 12, rho=0.5)])
     assert found[:, 5:].mean() > 0.8
     assert found[:, :5].any(axis=1).mean() <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 300)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_discrete_differences_tie_as_the_enumeration_says(seed):
+    """Accuracy differences are multiples of 1/items, so sums in another order tie up to rounding; the statistic
+    must count those ties as reaching (without its tolerance, p differs from the enumeration on such data)."""
+    rng = np.random.default_rng(seed)
+    d = rng.integers(-3, 4, (6, 5)) / 300
+    d[:, 0] = [1 / 300, 2 / 300, 3 / 300, -1 / 300, 4 / 300, 2 / 300]  # equal sums reached in several orders
+    np.testing.assert_allclose(max_t_sign_flip(d), _max_t_by_enumeration(d), rtol=0, atol=1e-12)
+
+
+def test_a_strong_effect_drawn_p_counts_exactly_the_patterns_that_reach_it():
+    """Every seed ahead at every step: only the drawn patterns that flip all seeds or none reach the observed
+    maximum, so p = (1 + their count) / (B + 1), counted here from the same generator's draws."""
+    n, draws = 14, 20_000
+    d = np.abs(np.random.default_rng(5).normal(0.05, 0.01, (n, 3)))
+    p = max_t_sign_flip(d, max_exact=10, resamples=draws, rng=np.random.default_rng(9))
+    flips = np.random.default_rng(9).random((draws, n)) < 0.5
+    reaching = int((flips.all(axis=1) | ~flips.any(axis=1)).sum())
+    assert p.min() == pytest.approx((1 + reaching) / (draws + 1), abs=1e-15)

@@ -1,0 +1,87 @@
+"""Saturating fits and forecasts of the final verdict from partial training (analysis/forecasts.py): the fit recovers
+a known curve, failures are reported with their reason, the forecast's verdicts hold their error rate under an A/A
+truth and find a planted lower asymptote, and the backtest counts agreements with the final verdicts by hand. The
+full simulation is benchmarks/forecast_validity.py (docs/statistics.md §14)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from armlab.analysis.config import parse_config
+from armlab.analysis.forecasts import backtest, fit_curve, fit_runs, forecasts, saturating
+
+STEPS = np.arange(0, 101, 10).astype(float)
+CONFIG = parse_config({"experiment": "e", "comparisons": [{"family": "f", "reference": "ref", "arms": ["arm"]}]})
+FAMILY = CONFIG.comparisons[0]
+
+
+@pytest.mark.parametrize("r0_known", [True, False])
+def test_the_fit_recovers_a_known_saturating_curve(r0_known):
+    truth = dict(r0=0.2, asymptote=0.62, t_mid=27.0, b=1.7)
+    values = saturating(np.maximum(STEPS, 1), **truth)
+    values[0] = truth["r0"]
+    fit = fit_curve(STEPS, values, 0.2 if r0_known else None)
+    assert fit.status == "ok"
+    assert (fit.r0, fit.asymptote, fit.t_mid, fit.b) == pytest.approx(tuple(truth.values()), rel=1e-4)
+    assert fit.at(100) == pytest.approx(values[-1], abs=1e-6)
+
+
+def test_fits_that_cannot_be_made_say_why_and_are_kept():
+    values = saturating(STEPS[1:], 0.2, 0.6, 30.0, 1.5)
+    assert fit_curve(STEPS[:3], np.r_[0.2, values[:2]], 0.2).status == "too few checkpoints (2 < 3)"
+    assert fit_curve(STEPS[1:4], values[:3], None).status == "too few checkpoints (3 < 4)"
+    # still rising in a straight line at the end: no half-way point in the data, no asymptote
+    linear = 0.2 + 0.001 * STEPS
+    assert fit_curve(STEPS, linear, 0.2).status.startswith("not identified: half the gain at step ")
+    matrix = pd.DataFrame(
+        [np.r_[0.2, values], linear], index=pd.MultiIndex.from_tuples([("a", 1), ("b", 1)], names=["arm", "seed"])
+    )
+    matrix.columns = STEPS
+    table, _ = fit_runs(matrix, (0.25, 1.0))
+    assert len(table) == 4 and table.status.tolist()[0] == "too few checkpoints (2 < 3)"
+    assert table.loc[table.status != "ok", "asymptote"].isna().all()
+
+
+def _runs(rng, seeds, arm_asymptote):
+    rows, index = [], []
+    for seed in range(1, seeds + 1):
+        shared = rng.normal(0, 0.01, len(STEPS))
+        for arm, asymptote in (("ref", 0.6), ("arm", arm_asymptote)):
+            curve = saturating(np.maximum(STEPS, 1), 0.2, asymptote + rng.normal(0, 0.01), 30.0, 1.5)
+            rows.append(np.where(STEPS == 0, 0.2, curve + shared + rng.normal(0, 0.015, len(STEPS))))
+            index.append((arm, seed))
+    return pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(index, names=["arm", "seed"]), columns=STEPS)
+
+
+def test_an_aa_forecast_decides_at_most_alpha_of_the_time_and_a_lower_asymptote_is_found():
+    """8 seeds, 120 replicates each. A/A: forecast 'better' or 'worse' at f = 0.6 in at most 0.05 + 3 Monte-Carlo sd
+    (0.06) of them. A 0.1 lower asymptote: 'worse' at f = 0.6 in most (power about 0.8), 'better' in none."""
+    rng = np.random.default_rng(0)
+    aa = [forecasts([(FAMILY, _runs(rng, 8, 0.6))], CONFIG.settings, (0.6,))[1].verdict.iloc[0] for _ in range(120)]
+    assert np.isin(aa, ["better", "worse"]).mean() <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 120)
+    lower = [forecasts([(FAMILY, _runs(rng, 8, 0.5))], CONFIG.settings, (0.6,))[1].verdict.iloc[0] for _ in range(60)]
+    assert np.mean(np.array(lower) == "worse") > 0.6 and "better" not in lower
+
+
+def test_the_backtest_counts_by_hand():
+    table = pd.DataFrame(
+        {
+            "fraction": [0.4, 0.4, 0.4, 0.4, 0.6, 0.6, 0.6, 0.6, 1.0],
+            "verdict": ["worse", "better", "open", "better", "worse", "worse", "equivalent", "open", "worse"],
+            "final_verdict": [
+                "worse",
+                "worse",
+                "better",
+                "undecided",
+                "worse",
+                "worse",
+                "better",
+                "undecided",
+                "worse",
+            ],
+        }
+    )
+    rows = backtest(table).set_index("fraction")
+    assert rows.loc[0.4].tolist() == [3, pytest.approx(2 / 3), pytest.approx(1 / 3), 1, 1]
+    assert rows.loc[0.6].tolist() == [3, pytest.approx(2 / 3), pytest.approx(1 / 3), 0, 1]
+    assert 1.0 not in rows.index
