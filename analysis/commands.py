@@ -84,11 +84,16 @@ def report(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--figures", help="also write every figure as SVG and PNG to this directory (replaced as a whole, like --out)"
     )
+    parser.add_argument(
+        "--curves", help="output directory of `armlab curves --config` (curves_summary/): add a learning-curves section"
+    )
 
     def run(args: argparse.Namespace) -> int:
         from armlab.analysis.reporting.report import write_report  # matplotlib only for this subcommand
 
-        path = write_report(args.config, args.analysis, args.out, runs_dir=args.runs, figures_dir=args.figures)
+        path = write_report(
+            args.config, args.analysis, args.out, runs_dir=args.runs, figures_dir=args.figures, curves_dir=args.curves
+        )
         print(f"armlab report: wrote {path}" + (f" and figures to {args.figures}" if args.figures else ""))
         return 0
 

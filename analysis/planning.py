@@ -27,6 +27,7 @@ import numpy as np
 
 from armlab.analysis.config import Config, compared_measures
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.forecasts import MIN_POINTS
 from armlab.analysis.stats import multiplicity, resampling
 from armlab.contract import PROBE
 
@@ -397,6 +398,31 @@ def describe(config: Config, plans: list[FamilyPlan], *, sd_source: str = "", wa
     return "\n".join(lines)
 
 
+def curve_plan(raw: dict, config: Config) -> str | None:
+    """What ``learning_curves`` can forecast with the recipe's checkpoints: per forecast fraction, the trained
+    checkpoints a saturating fit would see (:mod:`armlab.analysis.forecasts` needs 3); None without a recipe."""
+    recipe = raw.get("recipe")
+    if not isinstance(recipe, dict) or not {"steps", "checkpoint_every"} <= set(recipe):
+        return None
+    steps, every = recipe["steps"], recipe["checkpoint_every"]
+    if not (isinstance(steps, int) and isinstance(every, int) and steps > 0 and every > 0):
+        return None
+    seen = {f: int(f * steps // every) for f in config.settings.curve_fractions}
+    text = (
+        f"armlab plan: learning_curves: a checkpoint every {every} of {steps} steps; the forecasts of the final "
+        f"difference from f = {', '.join(f'{f:g}' for f in seen)} of training fit "
+        f"{', '.join(str(n) for n in seen.values())} trained checkpoint(s)"
+    )
+    short = [f for f, n in seen.items() if n < MIN_POINTS]
+    if short:
+        densest = max(1, int(min(short) * steps // MIN_POINTS))
+        text += (
+            f"; a fit needs {MIN_POINTS}, so f = {', '.join(f'{f:g}' for f in short)} will have no forecast "
+            f"(recipe.checkpoint_every: {densest} or less gives every fraction one)"
+        )
+    return text
+
+
 def plan_text(
     raw: dict,
     config: Config,
@@ -435,6 +461,9 @@ def plan_text(
     wall = wall_time(raw, n, jobs, cores) if jobs.is_dir() else None
     plans = plan_families(config, n, sd=sd, effect=section.get("effect"))
     lines.append(describe(config, plans, sd_source=origin, wall=wall))
+    curves = curve_plan(raw, config)
+    if curves:
+        lines.append(curves)
     if wall is None and isinstance(raw.get("arms"), dict):
         lines.append(
             f"armlab plan: wall time: no measured job time of every arm in {jobs} (armlab probe {config.source} "

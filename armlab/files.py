@@ -494,11 +494,14 @@ EVIDENCE = (
     "logs/merge_scores.log",
     "logs/analyze.log",
     "logs/learning_curves.log",
+    "logs/curves_report.log",
     "logs/report.log",
     "scores.parquet",
     "analysis",
     "figures",
     "report",
+    "curves_summary",
+    "curves_report",
     "sequential/look-*.json",
 )
 

@@ -135,3 +135,38 @@ def read_runs(directory: Path | str) -> Runs | None:
     if not logs:
         return None
     return Runs(steps=pd.concat(logs, ignore_index=True), manifests=manifests)
+
+
+@dataclass(frozen=True)
+class Curves:
+    """The paired inference over learning curves that ``armlab curves --config`` wrote (docs/statistics.md §14)."""
+
+    band: pd.DataFrame
+    compute_band: pd.DataFrame | None
+    verdicts: pd.DataFrame
+    forecasts: pd.DataFrame
+    backtest: pd.DataFrame
+
+
+CURVE_TEXT_COLUMNS = ("family", "arm", "reference", "summary", "ahead", "compute", "verdict", "final_verdict")
+
+
+def read_curves(directory: Path | str) -> Curves:
+    """The tables of an ``armlab curves --config`` output directory; a one-line error naming a missing one."""
+    directory = Path(directory)
+    needed = ["curve_band.csv", "curve_verdicts.csv", "curve_forecasts.csv", "curve_backtest.csv"]
+    missing = [name for name in needed if not (directory / name).is_file()]
+    if missing:
+        raise AnalysisInputError(
+            f"--curves {directory}: no {', '.join(missing)}; expected the output of `armlab curves --config` "
+            f"(the workflow's curves_summary/)"
+        )
+    tables = {name: read_csv(directory / name, CURVE_TEXT_COLUMNS) for name in needed}
+    compute = directory / "curve_compute_band.csv"
+    return Curves(
+        tables["curve_band.csv"],
+        read_csv(compute, CURVE_TEXT_COLUMNS) if compute.is_file() else None,
+        tables["curve_verdicts.csv"],
+        tables["curve_forecasts.csv"],
+        tables["curve_backtest.csv"],
+    )

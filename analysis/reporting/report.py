@@ -30,7 +30,7 @@ from armlab.analysis.config import load_config
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.reporting import figures, sections
 from armlab.analysis.reporting.html import STYLE, esc, html_figure
-from armlab.analysis.reporting.read import Analysis, Runs, read_analysis, read_runs
+from armlab.analysis.reporting.read import Analysis, Curves, Runs, read_analysis, read_curves, read_runs
 
 if TYPE_CHECKING:
     from armlab.analysis.config import Config
@@ -59,6 +59,11 @@ CAPTIONS = {
     "mean over seeds, band from the lowest to the highest seed.",
     "rankings": "Rank of every arm under every summary (1 = best: the highest mean, the lowest where lower is "
     "better); crossing lines mean the order depends on the summary.",
+    "curves": "Each arm minus its reference, seed-matched: the mean over seeds and a band that covers the whole "
+    "difference curve at once (Bonferroni t over every step, or budget, of every arm of the family); filled markers "
+    "where the max-statistic sign-flip test, adjusted for all of them, decides.",
+    "forecasts": "The final paired difference forecast from saturating fits (ScaleRL's form) of the first fraction of "
+    "each run, with the sign-flip interval over seeds; dashed: the difference observed at the last step.",
     "power": "Smallest true difference detected with the target power, against the number of matched seeds, "
     "at the observed spread of each arm's paired differences.",
     "pass_at_k": "pass@k (unbiased estimator of Chen et al. 2021 from the k answers sampled per item) against k. "
@@ -76,7 +81,7 @@ CAPTIONS = {
 
 
 def render_figures(
-    cfg: Config, analysis: Analysis, runs: Runs | None, formats: Iterable[str] = ("svg",)
+    cfg: Config, analysis: Analysis, runs: Runs | None, formats: Iterable[str] = ("svg",), curves: Curves | None = None
 ) -> dict[str, tuple[str, str, dict[str, bytes]]]:
     """Every figure of the report: ``{name: (title, caption, {format: bytes})}``."""
     comparisons, settings = analysis.comparisons, analysis.settings
@@ -93,6 +98,20 @@ def render_figures(
         )
     if runs is not None:
         made["training"] = ("Training dynamics", "training", figures.training_curves(runs.steps, styles))
+    if curves is not None:
+        made["curve-differences"] = (
+            "Paired differences over training",
+            "curves",
+            figures.curve_differences(curves.band),
+        )
+        if curves.compute_band is not None:
+            at_budgets = figures.curve_differences(curves.compute_band, position="budget")
+            made["equal-compute"] = ("Paired differences at equal compute", "curves", at_budgets)
+        made["forecasts"] = (
+            "Forecasts of the final difference",
+            "forecasts",
+            figures.forecast_plot(curves.forecasts, curves.band),
+        )
     if len(analysis.rankings):
         made["rankings"] = ("Ranking sensitivity", "rankings", figures.ranking_plot(analysis.rankings, styles))
     made["power"] = ("Power", "power", figures.power_plot(comparisons, settings, styles))
@@ -127,10 +146,11 @@ def render_html(
     runs: Runs | None,
     rendered: Mapping[str, tuple[str, str, Mapping[str, bytes]]],
     config_text: str,
+    curves: Curves | None = None,
 ) -> str:
     """The whole report as one HTML string."""
     inline = {name: html_figure(r, title, caption) for name, (title, caption, r) in rendered.items()}
-    page = sections.Page(cfg, analysis, runs, inline, config_text)
+    page = sections.Page(cfg, analysis, runs, inline, config_text, curves)
     registry = sections.SECTIONS  # looked up at each call: the registry, not a copy taken at import
     shown = {anchor: found.render(page) for anchor, found in registry.items()}
     nav = "".join(f'<a href="#{anchor}">{registry[anchor].nav}</a>' for anchor, html in shown.items() if html)
@@ -158,6 +178,7 @@ def write_report(
     out_dir: Path | str,
     runs_dir: Path | str | None = None,
     figures_dir: Path | str | None = None,
+    curves_dir: Path | str | None = None,
 ) -> Path:
     """Write ``out_dir/index.html`` (and each figure as SVG and PNG to ``figures_dir``); return its path.
 
@@ -172,8 +193,10 @@ def write_report(
     cfg = load_config(config_path)
     analysis = read_analysis(analysis_dir, cfg.experiment)
     runs = read_runs(runs_dir) if runs_dir is not None else None
-    rendered = render_figures(cfg, analysis, runs, ("svg", "png") if figures_dir is not None else ("svg",))
-    page = render_html(cfg, analysis, runs, rendered, Path(config_path).read_text())
+    curves = read_curves(curves_dir) if curves_dir is not None else None
+    formats = ("svg", "png") if figures_dir is not None else ("svg",)
+    rendered = render_figures(cfg, analysis, runs, formats, curves)
+    page = render_html(cfg, analysis, runs, rendered, Path(config_path).read_text(), curves)
     if figures_dir is not None:
         with files.output_directory(figures_dir, "report --figures") as tmp:
             for name, (_, _, images) in rendered.items():

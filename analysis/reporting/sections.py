@@ -14,7 +14,7 @@ import pandas as pd
 from armlab.analysis import sampled, tables, validity
 from armlab.analysis.reporting import figures
 from armlab.analysis.reporting.html import details, esc, html_facts, html_list, html_table, muted, section
-from armlab.analysis.reporting.read import Analysis, Runs
+from armlab.analysis.reporting.read import Analysis, Curves, Runs
 from armlab.analysis.settings import Settings
 from armlab.registry import Registry
 
@@ -232,6 +232,7 @@ class Page:
     runs: Runs | None = None
     figures: Mapping[str, str] = field(default_factory=dict)
     config_text: str = ""
+    curves: Curves | None = None  # armlab curves --config's tables, where the report was given them
 
     def figures_of_families(self, prefix: str) -> dict[str, str]:
         """The figures ``<prefix>-<i>`` by the family of the config's i-th comparison ("" where there is none)."""
@@ -549,6 +550,28 @@ def training_section(page: Page) -> str:
     return section("training", "Training dynamics", page.figures.get("training") or muted(NO_TRAINING_LOGS))
 
 
+def curves_section(page: Page) -> str:
+    """Learning curves: each comparison's verdict over training, the forecasts' backtest and the figures; "" without
+    the curve tables (``armlab report --curves``)."""
+    curves = page.curves
+    if curves is None:
+        return ""
+    said = "".join(f"<li>{esc(f'{row.family}: {row.verdict}')}</li>" for row in curves.verdicts.itertuples())
+    decided = curves.forecasts[curves.forecasts["fraction"] < 1.0]
+    forecasts = decided[["family", "arm", "fraction", "n_seeds", "forecast_diff", "ci_low", "ci_high", "verdict"]]
+    body = (
+        f"<p>Paired over matched seeds at every evaluated step and at equal compute, with bands and p-values that "
+        f"hold over all steps and arms at once; forecasts from saturating fits of the first part of training "
+        f"(docs/statistics.md §14).</p><ul>{said}</ul>"
+        + "".join(page.figures.get(name, "") for name in ("curve-differences", "equal-compute", "forecasts"))
+        + "<h3>Forecasts of the final difference</h3>"
+        + html_table(forecasts.round(4))
+        + "<h3>Backtest: forecasts against the final verdicts</h3>"
+        + html_table(curves.backtest.round(3))
+    )
+    return section("curves", "Learning curves", body)
+
+
 def rankings_section(page: Page) -> str:
     """The ranking plot, the order of arms under each summary, and the rank correlations between summaries."""
     analysis = page.analysis
@@ -658,6 +681,7 @@ SECTIONS: Registry[Section] = Registry(
         "benchmarks": Section("Benchmarks", benchmarks_section),
         "distributions": Section("Distributions", distributions_section),
         "training": Section("Training", training_section),
+        "curves": Section("Curves", curves_section),
         "rankings": Section("Rankings", rankings_section),
         "sampling": Section("Sampling", sampling_section),
         "power": Section("Power", power_section),

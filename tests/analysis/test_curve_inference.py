@@ -314,3 +314,31 @@ def test_unpaired_runs_are_refused_before_anything_is_computed(planted, tmp_path
     )
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "analysis.pairing: unpaired: the curve comparisons pair runs by seed" in err
+
+
+def test_the_report_shows_the_learning_curves_when_given_them(planted, tmp_path, capsys):
+    """The runs' evaluations are their last checkpoints: analyze those, then the report with --curves has a
+    learning-curves section (every verdict, the forecasts, the backtest, three figures); without it, none."""
+    root, out = planted
+    checkpoints = pd.concat(pd.read_parquet(p) for p in sorted((root / "curves").glob("*/seed-*/scores.parquet")))
+    last = checkpoints[checkpoints.step == STEPS[-1]].drop(columns=["step", *LEDGER])
+    scores = pd.concat([pd.read_parquet(root / "scores.parquet"), last]).assign(experiment="planted")
+    scores.to_parquet(tmp_path / "scores.parquet", index=False)
+    config = str(root / "config.yaml")
+    argv = ["analyze", config, "--scores", str(tmp_path / "scores.parquet"), "--out", str(tmp_path / "analysis")]
+    assert cli.main(argv) == 0
+    report = ["report", config, "--analysis", str(tmp_path / "analysis")]
+    assert cli.main([*report, "--curves", str(out), "--out", str(tmp_path / "with")]) == 0
+    html = (tmp_path / "with" / "index.html").read_text()
+    section = html[html.index('<section id="curves">') :]
+    section = section[: section.index("</section>")]
+    verdicts = pd.read_csv(out / "curve_verdicts.csv")
+    assert all(f"curves: {v}".replace('"', "&quot;") in section for v in verdicts.verdict)
+    assert "Backtest: forecasts against the final verdicts" in section
+    assert section.count('<figure><img src="data:image/svg+xml;base64,') == 3
+    assert cli.main([*report, "--out", str(tmp_path / "without")]) == 0
+    assert 'id="curves"' not in (tmp_path / "without" / "index.html").read_text()
+    capsys.readouterr()
+    assert cli.main([*report, "--curves", str(tmp_path), "--out", str(tmp_path / "bad")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "no curve_band.csv" in err and "armlab curves --config" in err

@@ -283,3 +283,16 @@ def test_armlab_probe_times_every_arm_and_plan_reads_the_times(tmp_path):
         .stdout.rstrip()
         .endswith("(armlab probe tests/fixtures/tiny.yaml measures them)")
     )
+
+
+def test_the_plan_says_which_curve_forecasts_the_checkpoints_allow():
+    """Checkpoints every 5 of 70 steps: 3, 5 and 8 trained checkpoints by f = 0.25, 0.4, 0.6 (steps 5-15, 5-25,
+    5-40), enough for every fit. Only the final model (every 70): none; the advice it gives is enough."""
+    config = parse_config({"experiment": "e", "comparisons": [{"family": "f", "reference": "a", "arms": ["b"]}]})
+    dense = planning.curve_plan({"recipe": {"steps": 70, "checkpoint_every": 5}}, config)
+    assert dense.endswith("fit 3, 5, 8 trained checkpoint(s)")
+    sparse = planning.curve_plan({"recipe": {"steps": 70, "checkpoint_every": 70}}, config)
+    assert "fit 0, 0, 0 trained checkpoint(s); a fit needs 3, so f = 0.25, 0.4, 0.6 will have no forecast" in sparse
+    advised = int(sparse.split("recipe.checkpoint_every: ")[1].split()[0])
+    assert "no forecast" not in planning.curve_plan({"recipe": {"steps": 70, "checkpoint_every": advised}}, config)
+    assert planning.curve_plan({"arms": {}}, config) is None  # results from elsewhere: no recipe

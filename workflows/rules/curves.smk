@@ -2,7 +2,8 @@
 # evaluates every model each run kept (recipe.checkpoint_every, and the final one) as the run's evaluation scores
 # its final model (evals/curves.py), then tabulates and plots each domain and the primary summary per step
 # (analysis/curves.py), the base policy at step 0, and compares the curves of each family seed by seed: the paired
-# difference per step with a band and a p simultaneous over the steps, and the curve measures under gatekept Holm.
+# difference per step with a band and a p simultaneous over the steps, and the curve measures under gatekept Holm,
+# and writes the report again with a learning-curves section (curves_report/).
 
 
 rule evaluate_checkpoints:
@@ -34,6 +35,12 @@ rule evaluate_checkpoints:
 
 rule learning_curves:
     input:
+        table=f"{OUT}/curves_summary/curves.csv",
+        report=f"{OUT}/curves_report/index.html",
+
+
+rule curve_analysis:
+    input:
         curves=curve_inputs,
         scores=f"{OUT}/scores.parquet",
         config=f"{OUT}/config/analysis.json",
@@ -56,3 +63,31 @@ rule learning_curves:
     shell:
         "python -m armlab curves --curves {input.curves} --scores {input.scores} --config {input.config}"
         " --out {params.out} > {log} 2>&1"
+
+
+rule curves_report:
+    input:
+        config=f"{OUT}/config/analysis.json",
+        comparisons=f"{OUT}/analysis/comparisons.csv",
+        band=f"{OUT}/curves_summary/curve_band.csv",
+        verdicts=f"{OUT}/curves_summary/curve_verdicts.csv",
+        steps=per_run("runs", "steps.parquet", backends=[name for name in USED_BACKENDS if BACKENDS[name].step_logs]),
+        manifests=per_run("runs", "manifest.json"),
+    output:
+        html=f"{OUT}/curves_report/index.html",
+    log:
+        f"{OUT}/logs/curves_report.log",
+    params:
+        analysis=lambda wildcards, input: os.path.dirname(input.comparisons),
+        curves=lambda wildcards, input: os.path.dirname(input.band),
+        runs=f"{OUT}/runs",
+        out=lambda wildcards, output: os.path.dirname(output.html),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        "../../environment.yml"
+    shell:
+        "python -m armlab report {input.config} --analysis {params.analysis} --runs {params.runs}"
+        " --curves {params.curves} --out {params.out} > {log} 2>&1"

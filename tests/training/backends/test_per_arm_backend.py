@@ -236,6 +236,8 @@ def test_a_tiny_mixed_run_from_the_repository_root(tmp_path):
     assert len(at_flops) == 10 and (at_flops.compute == "cum_flops").all() and (at_flops.ahead == "neither").all()
     verdicts = pd.read_csv(results / "curves_summary" / "curve_verdicts.csv")
     assert verdicts.verdict.tolist() == ["trl vs builtin: no decided difference at the end"]
+    report = (results / "curves_report" / "index.html").read_text()  # the report again, with the curves
+    assert '<section id="curves">' in report and "trl vs builtin: no decided difference at the end" in report
     curve_cells = pd.read_csv(results / "curves_summary" / "curve_comparisons.csv").drop_duplicates("measure")
     final = curve_cells.set_index("measure").loc["final"]
     primary = comparisons[comparisons.measure == "domain_balanced"].iloc[0]
