@@ -113,11 +113,16 @@ def curves(subparsers: argparse._SubParsersAction) -> None:
         "area_under_curve, steps_to_threshold, best_checkpoint) per run (OUT/curve_measures.csv) compared seed by "
         "seed with the final value as the primary of a gatekept Holm (OUT/curve_comparisons.csv).",
     )
-    parser.add_argument(
+    given = parser.add_mutually_exclusive_group(required=True)
+    given.add_argument(
         "--curves",
-        required=True,
         nargs="+",
         help="checkpoint evaluations: their manifest.json files, or a directory of <arm>/seed-<seed>/ ones",
+    )
+    given.add_argument(
+        "--table",
+        help="checkpoint evaluations from elsewhere: one tidy table (.parquet or .csv) with a step column and, "
+        "optionally, compute-ledger columns (docs/contracts.md)",
     )
     parser.add_argument("--scores", help="the experiment's scores.parquet (its arm base is step 0)")
     parser.add_argument("--config", help="experiment config (its comparisons and analysis settings): paired inference")
@@ -130,9 +135,10 @@ def curves(subparsers: argparse._SubParsersAction) -> None:
 
         check_output_directory(args.out, "curves")
         config = load_config(args.config) if args.config else None  # a bad config fails before any file is read
-        table = accuracy_curves.curve_summaries(
-            accuracy_curves.read_curves(args.curves), accuracy_curves.base_rows(args.scores)
+        evaluations = (
+            accuracy_curves.read_curve_table(args.table) if args.table else accuracy_curves.read_curves(args.curves)
         )
+        table = accuracy_curves.curve_summaries(evaluations, accuracy_curves.base_rows(args.scores))
         inference = accuracy_curves.compare_curves(table, config) if config else None
         with output_directory(args.out, "curves") as tmp:
             write_csv(table, tmp / "curves.csv")

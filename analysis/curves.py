@@ -17,7 +17,8 @@ import pandas as pd
 
 from armlab import layout
 from armlab.analysis import forecasts, paired
-from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.errors import AnalysisInputError, describe_rows
+from armlab.analysis.inputs import tidy
 from armlab.analysis.stats import bands
 from armlab.analysis.summaries import PRIMARY, domain_summaries
 from armlab.contract import BASE_ARM, LEDGER
@@ -43,6 +44,42 @@ def read_curves(paths: list[Path | str]) -> pd.DataFrame:
     for manifest in manifests:
         verify_manifest(manifest)
     return pd.concat([pd.read_parquet(m.parent / "scores.parquet") for m in manifests], ignore_index=True)
+
+
+def read_curve_table(path: Path | str) -> pd.DataFrame:
+    """Checkpoint evaluations from elsewhere: one tidy table (``.parquet`` or ``.csv``) with the tidy scores columns
+    (docs/contracts.md), a ``step`` column of whole numbers >= 0 and, optionally, compute-ledger columns
+    (:data:`armlab.contract.LEDGER`, numbers >= 0); every (arm, seed, step, benchmark, item) once, scores in [0, 1].
+    A bad table is a one-line error naming the file, the column and the rows."""
+    frame, source = tidy.read_tidy(path), str(path)
+    if "step" not in frame.columns:
+        raise AnalysisInputError(
+            f"{source}: no step column; a table of checkpoint evaluations has the tidy scores columns and step "
+            f"(the training step each model was kept at; 0 for the base policy)"
+        )
+
+    def refuse(bad: pd.Series, column: str, expected: str) -> None:
+        if bad.any():
+            shown = describe_rows(frame[bad.to_numpy()], ["arm", "seed", "step", column])
+            raise AnalysisInputError(f"{source}: {column}: expected {expected}; got\n{shown}")
+
+    ledger = [c for c in LEDGER if c in frame.columns]
+    numbers = {c: pd.to_numeric(frame[c], errors="coerce") for c in ["step", *ledger]}
+    refuse(
+        numbers["step"].isna() | (numbers["step"] < 0) | (numbers["step"].fillna(0) % 1 != 0),
+        "step",
+        "whole numbers >= 0",
+    )
+    for column in ledger:
+        refuse(numbers[column].isna() | (numbers[column] < 0), column, "numbers >= 0")
+    scores = tidy.coerce_tidy(frame, source)
+    scores = scores.assign(**{c: numbers[c].to_numpy() for c in ledger}, step=numbers["step"].astype(int).to_numpy())
+    refuse(~scores["score"].between(0, 1), "score", "numbers in [0, 1]")
+    key = ["arm", "seed", "step", "benchmark", "item"]
+    twice = scores.duplicated(key, keep=False)
+    if twice.any():
+        raise AnalysisInputError(f"{source}: {tuple(key)} more than once:\n{describe_rows(scores[twice], key)}")
+    return scores
 
 
 def curve_summaries(curves: pd.DataFrame, base_scores: pd.DataFrame | None = None) -> pd.DataFrame:

@@ -51,9 +51,17 @@ def _write_experiment(root):
         for arm, (asymptote, scale, cost) in ARMS.items():
             p = np.clip(_accuracy(asymptote, scale) + seed_effect * (STEPS > 0), 0, 1)
             frames = [
-                pd.DataFrame(dict(arm=arm, seed=seed, step=step, benchmark=b, domain=d, item=np.arange(ITEMS))).assign(
-                    score=(rng.random(ITEMS) < p_step).astype(float), **_ledger(step, cost)
-                )
+                pd.DataFrame(
+                    dict(
+                        experiment="planted",
+                        arm=arm,
+                        seed=seed,
+                        step=step,
+                        benchmark=b,
+                        domain=d,
+                        item=np.arange(ITEMS),
+                    )
+                ).assign(score=(rng.random(ITEMS) < p_step).astype(float), **_ledger(step, cost))
                 for step, p_step in zip(STEPS[1:], p[1:])
                 for b, d in BENCHMARKS.items()
             ]
@@ -342,3 +350,41 @@ def test_the_report_shows_the_learning_curves_when_given_them(planted, tmp_path,
     assert cli.main([*report, "--curves", str(tmp_path), "--out", str(tmp_path / "bad")]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "no curve_band.csv" in err and "armlab curves --config" in err
+
+
+def test_checkpoint_evaluations_from_elsewhere_as_one_tidy_table_give_the_same_inference(planted, tmp_path):
+    """The planted checkpoint evaluations written as one CSV (tidy columns, step, the ledger) read back as the
+    evaluation folders do: the same tables, byte for byte."""
+    root, out = planted
+    checkpoints = pd.concat(pd.read_parquet(p) for p in sorted((root / "curves").glob("*/seed-*/scores.parquet")))
+    checkpoints.to_csv(tmp_path / "checkpoints.csv", index=False)
+    argv = ["curves", "--table", str(tmp_path / "checkpoints.csv"), "--scores", str(root / "scores.parquet")]
+    assert cli.main([*argv, "--config", str(root / "config.yaml"), "--out", str(tmp_path / "from_table")]) == 0
+    for name in ("curves.csv", "curve_band.csv", "curve_compute_band.csv", "curve_forecasts.csv"):
+        assert (tmp_path / "from_table" / name).read_bytes() == (out / name).read_bytes(), name
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda t: t.drop(columns="step"), r"no step column; a table of checkpoint evaluations has"),
+        (
+            lambda t: t.assign(step=t.step.astype(object).where(t.index != 3, "ten")),
+            r"step: expected whole numbers >= 0",
+        ),
+        (lambda t: t.assign(step=t.step.where(t.index != 3, -10)), r"step: expected whole numbers >= 0"),
+        (lambda t: t.assign(cum_flops=t.cum_flops.where(t.index != 3, -1.0)), r"cum_flops: expected numbers >= 0"),
+        (lambda t: pd.concat([t, t.iloc[[5]]]), r"\('arm', 'seed', 'step', 'benchmark', 'item'\) more than once"),
+        (lambda t: t.assign(score=t.score.where(t.index != 3, 2.0)), r"score: expected numbers in \[0, 1\]"),
+    ],
+)
+def test_a_bad_table_of_checkpoint_evaluations_is_one_line_naming_the_column(
+    planted, tmp_path, capsys, change, message
+):
+    root, _ = planted
+    table = pd.read_parquet(next((root / "curves").glob("*/seed-1/scores.parquet"))).reset_index(drop=True)
+    change(table).to_csv(tmp_path / "bad.csv", index=False)
+    capsys.readouterr()
+    assert cli.main(["curves", "--table", str(tmp_path / "bad.csv"), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert re.search(message, err) and str(tmp_path / "bad.csv") in err and not (tmp_path / "out").exists()
