@@ -216,25 +216,32 @@ def fit_parameters(fit_table: pd.DataFrame) -> pd.DataFrame:
     return whole.set_index(["arm", "seed"]).assign(log10_t_mid=lambda f: np.log10(f["t_mid"]))[list(PARAMETERS)]
 
 
+DECIDED = ("better", "worse", "equivalent")  # the verdicts a forecast or a final comparison can reach
+
+
 def with_final_verdicts(forecast_table: pd.DataFrame, comparisons: pd.DataFrame) -> pd.DataFrame:
-    """``final_verdict`` beside each forecast: the gatekept verdict on the final checkpoint (better, worse or
-    undecided), from the curve comparisons' primary cells."""
+    """``final_verdict`` beside each forecast: the verdict on the final checkpoint from the curve comparisons'
+    primary cells: better or worse (gatekept Holm), equivalent (its TOST within the margin), else undecided."""
     cells = comparisons.drop_duplicates(["family", "arm", "measure"])
     primary = cells[cells["stage"] == "primary"].set_index(["family", "arm"])
-    final = np.where(~primary["reject"], "undecided", np.where(primary["mean_diff"] > 0, "better", "worse"))
+    final = np.where(
+        primary["reject"],
+        np.where(primary["mean_diff"] > 0, "better", "worse"),
+        np.where(primary["equivalent"], "equivalent", "undecided"),
+    )
     verdicts = pd.Series(final, index=primary.index, name="final_verdict")
     return forecast_table.join(verdicts, on=["family", "arm"])
 
 
 def backtest(forecast_table: pd.DataFrame) -> pd.DataFrame:
-    """Per fraction below 1: of the comparisons whose final verdict is clear (better or worse), the share the forecast
-    decided (better or worse) and the share it decided wrongly (the other sign, or equivalent); and how many
-    undecided final verdicts the forecast decided anyway."""
+    """Per fraction below 1: of the comparisons whose final verdict is clear (better, worse or equivalent), the share
+    the forecast decided (said better, worse or equivalent) and the share it decided wrongly (said another of the
+    three); and how many undecided final verdicts the forecast decided anyway."""
     rows = []
     for fraction, group in forecast_table[forecast_table["fraction"] < FULL].groupby("fraction"):
         clear = group[group["final_verdict"] != "undecided"]
-        decided = clear["verdict"].isin(["better", "worse"])
-        wrong = (decided & (clear["verdict"] != clear["final_verdict"])) | (clear["verdict"] == "equivalent")
+        decided = clear["verdict"].isin(DECIDED)
+        wrong = decided & (clear["verdict"] != clear["final_verdict"])
         unclear = group[group["final_verdict"] == "undecided"]
         rows.append(
             {
@@ -242,7 +249,7 @@ def backtest(forecast_table: pd.DataFrame) -> pd.DataFrame:
                 "clear_final_verdicts": len(clear),
                 "decided_share": decided.mean() if len(clear) else np.nan,
                 "wrong_share": wrong.mean() if len(clear) else np.nan,
-                "undecided_finals_decided": int(unclear["verdict"].isin(["better", "worse"]).sum()),
+                "undecided_finals_decided": int(unclear["verdict"].isin(DECIDED).sum()),
                 "undecided_finals": len(unclear),
             }
         )

@@ -64,24 +64,12 @@ def test_an_aa_forecast_decides_at_most_alpha_of_the_time_and_a_lower_asymptote_
 
 
 def test_the_backtest_counts_by_hand():
-    table = pd.DataFrame(
-        {
-            "fraction": [0.4, 0.4, 0.4, 0.4, 0.6, 0.6, 0.6, 0.6, 1.0],
-            "verdict": ["worse", "better", "open", "better", "worse", "worse", "equivalent", "open", "worse"],
-            "final_verdict": [
-                "worse",
-                "worse",
-                "better",
-                "undecided",
-                "worse",
-                "worse",
-                "better",
-                "undecided",
-                "worse",
-            ],
-        }
-    )
+    """f = 0.4: 4 clear finals (worse, worse, better, equivalent), 3 decided (worse right, better wrong,
+    equivalent right), 1 wrong; 1 undecided final decided anyway. f = 0.6: 3 clear, 2 decided, 1 wrong."""
+    said = ["worse", "better", "open", "equivalent", "better", "worse", "open", "equivalent", "open", "worse"]
+    final = ["worse", "worse", "better", "equivalent", "undecided", "worse", "worse", "better", "undecided", "worse"]
+    table = pd.DataFrame({"fraction": [0.4] * 5 + [0.6] * 4 + [1.0], "verdict": said, "final_verdict": final})
     rows = backtest(table).set_index("fraction")
-    assert rows.loc[0.4].tolist() == [3, pytest.approx(2 / 3), pytest.approx(1 / 3), 1, 1]
+    assert rows.loc[0.4].tolist() == [4, pytest.approx(3 / 4), pytest.approx(1 / 4), 1, 1]
     assert rows.loc[0.6].tolist() == [3, pytest.approx(2 / 3), pytest.approx(1 / 3), 0, 1]
     assert 1.0 not in rows.index
