@@ -18,7 +18,7 @@ forecasts: it holds the forecast's own noise, not its bias if the form is wrong;
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -72,6 +72,26 @@ class Fit:
         return float(saturating(np.array([step]), self.r0, self.asymptote, self.t_mid, self.b)[0])
 
 
+def fit_objective(t: np.ndarray, y: np.ndarray, r0: float | None) -> tuple[Callable, Callable]:
+    """The least-squares residuals of :func:`saturating` at steps ``t`` against ``y`` as a function of the fitted
+    parameters p = (A, log t_mid, log B[, R0]), and their Jacobian: with u = (t_mid / t)^B and g = 1 / (1 + u) the
+    curve is R0 + (A - R0) g, dg/dlog t_mid = -g^2 u B and dg/dlog B = -g^2 u B log(t_mid / t)."""
+
+    def residuals(p: np.ndarray) -> np.ndarray:
+        base = r0 if r0 is not None else p[3]
+        return saturating(t, base, p[0], np.exp(p[1]), np.exp(p[2])) - y
+
+    def jacobian(p: np.ndarray) -> np.ndarray:
+        base = r0 if r0 is not None else p[3]
+        b, log_ratio = np.exp(p[2]), p[1] - np.log(t)
+        u = np.exp(b * log_ratio)
+        g = 1.0 / (1.0 + u)
+        slope = -(p[0] - base) * g * g * u * b
+        return np.column_stack([g, slope, slope * log_ratio] + ([] if r0 is not None else [1.0 - g]))
+
+    return residuals, jacobian
+
+
 def fit_curve(steps: np.ndarray, values: np.ndarray, r0: float | None) -> Fit:
     """Least-squares fit of :func:`saturating` to a run's trained checkpoints (steps > 0), ``r0`` fixed when given.
 
@@ -91,12 +111,12 @@ def fit_curve(steps: np.ndarray, values: np.ndarray, r0: float | None) -> Fit:
     if r0 is None:
         start, low, high = [*start, float(y[0])], [*low, 0.0], [*high, 1.0]
 
-    def residuals(p: np.ndarray) -> np.ndarray:
-        base = r0 if r0 is not None else p[3]
-        return saturating(t, base, p[0], np.exp(p[1]), np.exp(p[2])) - y
+    residuals, jacobian = fit_objective(t, y, r0)
 
     try:
-        result = optimize.least_squares(residuals, np.clip(start, low, high), bounds=(low, high), method="trf")
+        result = optimize.least_squares(
+            residuals, np.clip(start, low, high), jac=jacobian, bounds=(low, high), method="trf"
+        )
     except (ValueError, FloatingPointError) as error:
         return Fit(f"failed: {error}")
     if not result.success:

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from armlab.analysis.config import parse_config
-from armlab.analysis.forecasts import backtest, fit_curve, fit_runs, forecasts, saturating
+from armlab.analysis.forecasts import backtest, fit_curve, fit_objective, fit_runs, forecasts, saturating
 
 STEPS = np.arange(0, 101, 10).astype(float)
 CONFIG = parse_config({"experiment": "e", "comparisons": [{"family": "f", "reference": "ref", "arms": ["arm"]}]})
@@ -24,6 +24,16 @@ def test_the_fit_recovers_a_known_saturating_curve(r0_known):
     assert fit.status == "ok"
     assert (fit.r0, fit.asymptote, fit.t_mid, fit.b) == pytest.approx(tuple(truth.values()), rel=1e-4)
     assert fit.at(100) == pytest.approx(values[-1], abs=1e-6)
+
+
+@pytest.mark.parametrize("r0", [0.2, None])
+def test_the_fits_jacobian_is_the_residuals_derivative(r0):
+    """Against central differences of the residuals, at a point away from the optimum."""
+    t = STEPS[1:]
+    residuals, jacobian = fit_objective(t, saturating(t, 0.2, 0.6, 30.0, 1.5), r0)
+    p = np.array([0.55, np.log(25.0), np.log(1.2), 0.25][: 3 + (r0 is None)])
+    numeric = np.column_stack([(residuals(p + h) - residuals(p - h)) / 2e-6 for h in 1e-6 * np.eye(len(p))])
+    np.testing.assert_allclose(jacobian(p), numeric, rtol=0, atol=1e-8)
 
 
 def test_fits_that_cannot_be_made_say_why_and_are_kept():
