@@ -457,11 +457,13 @@ def _parse_settings(section: dict, source: str) -> Settings:
 def _parse_curve_fractions(value: object, source: str) -> tuple[float, ...]:
     if (
         not isinstance(value, list)
+        or not value
         or not all(isinstance(f, (int, float)) and not isinstance(f, bool) and 0 < f < 1 for f in value)
         or sorted(set(value)) != value
     ):
         raise AnalysisInputError(
-            f"{source}: analysis.curve_fractions: expected an increasing list of numbers in (0, 1), got {value!r}"
+            f"{source}: analysis.curve_fractions: expected a non-empty increasing list of numbers in (0, 1), "
+            f"got {value!r}"
         )
     return tuple(float(f) for f in value)
 

@@ -49,6 +49,7 @@ FORECAST_COLUMNS = [
     "verdict",
 ]
 FULL = 1.0  # the fraction of the fit of the whole curve, whose parameters the arms are compared on
+MIN_GAIN = 1e-3  # |A - R0| below which a fit's t_mid and B are not determined by the data
 MIN_POINTS = 3  # trained checkpoints a fit needs (4 without a base value at step 0)
 B_BOUNDS, T_MID_SPAN = (0.1, 10.0), 100.0  # steepness; t_mid between first step / 100 and last step x 100
 
@@ -126,6 +127,11 @@ def fit_curve(steps: np.ndarray, values: np.ndarray, r0: float | None) -> Fit:
     pinned = [name for name, i in (("t_mid", 1), ("b", 2)) if min(p[i] - low[i], high[i] - p[i]) < 1e-6 * span[i]]
     if pinned:
         return Fit(f"{' and '.join(pinned)} at a bound")
+    base = r0 if r0 is not None else p[3]
+    if abs(p[0] - base) < MIN_GAIN:  # a curve that never leaves R0 has no t_mid or B: they stay where they started
+        return Fit(f"not identified: the curve does not move from R0 (gain {p[0] - base:+.2g}), so t_mid and B are not")
+    if min(p[0] - low[0], high[0] - p[0]) < 1e-6:
+        return Fit(f"asymptote at a bound ({p[0]:.3g})")
     if np.exp(p[1]) > 2 * t.max():  # not half-way by twice the last checkpoint: the asymptote is a guess
         return Fit(
             f"not identified: half the gain at step {np.exp(p[1]):.3g}, beyond twice the last checkpoint {t.max():g}"

@@ -8,10 +8,12 @@ import pandas as pd
 import pytest
 
 from armlab.analysis.config import parse_config
+from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.forecasts import backtest, fit_curve, fit_objective, fit_runs, forecasts, saturating
 
 STEPS = np.arange(0, 101, 10).astype(float)
-CONFIG = parse_config({"experiment": "e", "comparisons": [{"family": "f", "reference": "ref", "arms": ["arm"]}]})
+CONFIG_RAW = [{"family": "f", "reference": "ref", "arms": ["arm"]}]
+CONFIG = parse_config({"experiment": "e", "comparisons": CONFIG_RAW})
 FAMILY = CONFIG.comparisons[0]
 
 
@@ -34,6 +36,16 @@ def test_the_fits_jacobian_is_the_residuals_derivative(r0):
     p = np.array([0.55, np.log(25.0), np.log(1.2), 0.25][: 3 + (r0 is None)])
     numeric = np.column_stack([(residuals(p + h) - residuals(p - h)) / 2e-6 for h in 1e-6 * np.eye(len(p))])
     np.testing.assert_allclose(jacobian(p), numeric, rtol=0, atol=1e-8)
+
+
+def test_a_flat_curve_or_an_asymptote_on_its_bound_is_not_a_fit():
+    """A run that never leaves the base value (a no-learning control) would 'fit' with t_mid and B where the optimizer
+    started; a curve heading past 1 puts A on its bound. Neither is reported as ok (review finding)."""
+    assert fit_curve(STEPS, np.full(len(STEPS), 0.2), 0.2).status.startswith("not identified: the curve does not move")
+    rising = np.r_[0.2, saturating(STEPS[1:], 0.2, 1.3, 60.0, 1.5)]
+    assert fit_curve(STEPS, np.minimum(rising, 1.0), 0.2).status.startswith("asymptote at a bound")
+    with pytest.raises(AnalysisInputError, match=r"analysis\.curve_fractions: expected a non-empty increasing list"):
+        parse_config({"experiment": "e", "comparisons": CONFIG_RAW, "analysis": {"curve_fractions": []}})
 
 
 def test_fits_that_cannot_be_made_say_why_and_are_kept():
