@@ -8,7 +8,7 @@ accuracy and the primary summary (the analysis's own summaries,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,6 +31,11 @@ if TYPE_CHECKING:
 CURVE_COLUMNS = ["arm", "seed", "step", "summary", "value"]
 
 
+class NoCommonCompute(AnalysisInputError):
+    """A family's runs cannot be compared at equal compute (a run without a ledger, or no range every run covers):
+    :func:`compare_curves` says so in a note and compares that family at equal steps only."""
+
+
 def read_curves(paths: list[Path | str]) -> pd.DataFrame:
     """The checkpoint scores of the runs ``paths`` name: each a checkpoint evaluation's manifest.json, or a
     directory holding <arm>/seed-<seed>/manifest.json ones; every manifest is checked first."""
@@ -49,7 +54,8 @@ def read_curves(paths: list[Path | str]) -> pd.DataFrame:
 def read_curve_table(path: Path | str) -> pd.DataFrame:
     """Checkpoint evaluations from elsewhere: one tidy table (``.parquet`` or ``.csv``) with the tidy scores columns
     (docs/contracts.md), a ``step`` column of whole numbers >= 0 and, optionally, compute-ledger columns
-    (:data:`armlab.contract.LEDGER`, numbers >= 0); every (arm, seed, step, benchmark, item) once, scores in [0, 1].
+    (:data:`armlab.contract.LEDGER`: running totals, numbers >= 0, one per checkpoint, never falling along a run);
+    every (arm, seed, step, benchmark, item) once, scores in [0, 1].
     A bad table is a one-line error naming the file, the column and the rows."""
     frame, source = tidy.read_tidy(path), str(path)
     if "step" not in frame.columns:
@@ -75,6 +81,16 @@ def read_curve_table(path: Path | str) -> pd.DataFrame:
     scores = tidy.coerce_tidy(frame, source)
     scores = scores.assign(**{c: numbers[c].to_numpy() for c in ledger}, step=numbers["step"].astype(int).to_numpy())
     refuse(~scores["score"].between(0, 1), "score", "numbers in [0, 1]")
+    checkpoint = ["arm", "seed", "step"]
+    for column in ledger:  # a running total: one value per checkpoint, never falling as the run goes on
+        refuse(scores.groupby(checkpoint)[column].transform("nunique") > 1, column, "one value per (arm, seed, step)")
+        totals = scores.groupby(checkpoint)[column].first()
+        falls = totals[totals.groupby(level=["arm", "seed"]).diff() < 0].index
+        refuse(
+            pd.Series(pd.MultiIndex.from_frame(scores[checkpoint]).isin(falls)),
+            column,
+            "a running total, never lower at a later step of the run",
+        )
     key = ["arm", "seed", "step", "benchmark", "item"]
     twice = scores.duplicated(key, keep=False)
     if twice.any():
@@ -283,21 +299,23 @@ def compute_matrix(
     rows = summaries[summaries["summary"] == summary].set_index(["arm", "seed"]).loc[runs]
     if axis not in rows or rows[axis].isna().any():
         lacking = sorted(set(rows.index[rows[axis].isna()] if axis in rows else runs))
-        raise AnalysisInputError(
-            f"analysis.curve_compute: {axis}: run(s) {lacking} have no compute ledger (ledger.parquet); "
-            f"set analysis.curve_compute: null to compare at equal steps only"
-        )
+        raise NoCommonCompute(f"run(s) {lacking} have no compute ledger (ledger.parquet)")
     curves = {run: curve.sort_values("step").groupby(axis)["value"].last() for run, curve in rows.groupby(level=[0, 1])}
     low = max(curve.index[0] for curve in curves.values())
     high = min(curve.index[-1] for curve in curves.values())
+    if not high > low:
+        raise NoCommonCompute(
+            f"no range of {axis} that every run covers (one run's last {high:.6g} is not beyond another's first "
+            f"{low:.6g})"
+        )
     if budgets is None:
         grid = np.linspace(low, high, points + 1)[1:] if low == 0 else np.linspace(low, high, points)
     else:
         grid = np.asarray(budgets, dtype=float)
     outside = [float(b) for b in grid if not low <= b <= high]
-    if outside or not high > low:
+    if outside:
         raise AnalysisInputError(
-            f"analysis.curve_budgets: {outside or grid.tolist()} outside [{low:.6g}, {high:.6g}], the {axis} every "
+            f"analysis.curve_budgets: {outside} outside [{low:.6g}, {high:.6g}], the {axis} every "
             f"compared run covers (no run's curve is extrapolated)"
         )
     values = [np.interp(grid, curve.index.to_numpy(float), curve.to_numpy(float)) for curve in curves.values()]
@@ -308,8 +326,8 @@ def compute_matrix(
 def curve_verdicts(band: pd.DataFrame, compute_band: pd.DataFrame | None, comparisons: pd.DataFrame) -> pd.DataFrame:
     """One row per comparison: where each arm is ahead at equal steps and at equal compute (after adjusting for
     all of them), the final value's gatekept verdict, and a sentence: an arm "gets there faster" when it is ahead at
-    some equal-compute budget (at some step without a compute ledger), and "ends higher" (or lower) when its final
-    value is decided."""
+    some equal-compute budget before the last (at some step before the last without a compute ledger), and "ends
+    higher" (or lower) when its final value is decided."""
     primary = (
         comparisons[comparisons["stage"] == "primary"].drop_duplicates(["family", "arm"]).set_index(["family", "arm"])
     )
@@ -318,18 +336,22 @@ def curve_verdicts(band: pd.DataFrame, compute_band: pd.DataFrame | None, compar
         budgets = (
             None if compute_band is None else compute_band[(compute_band.family == family) & (compute_band.arm == arm)]
         )
+        if budgets is not None and budgets.empty:  # this family's runs had no common compute range or no ledger
+            budgets = None
         positions = steps if budgets is None else budgets
         where = "step" if budgets is None else str(budgets["compute"].iloc[0])
         column = "step" if budgets is None else "budget"
-        first_ahead = positions[positions["ahead"] == arm][column]
-        first_behind = positions[positions["ahead"] == reference][column]
+        ahead = positions[positions["ahead"] == arm][column]
+        behind = positions[positions["ahead"] == reference][column]
         final = primary.loc[(family, arm)]
         end = "undecided" if not final["reject"] else ("higher" if final["mean_diff"] > 0 else "lower")
         words = []
-        if len(first_ahead):
-            words.append(f"gets there faster (ahead at equal {where} {_span(first_ahead)})")
-        if len(first_behind):
-            words.append(f"falls behind (at equal {where} {_span(first_behind)})")
+        if (ahead < positions[column].max()).any():  # a lead at the last position alone is how it ends, not speed
+            words.append(f"gets there faster (ahead at equal {where} {_span(ahead)})")
+        elif len(ahead):
+            words.append(f"ahead at the last equal {where} only ({_span(ahead)})")
+        if len(behind):
+            words.append(f"falls behind (at equal {where} {_span(behind)})")
         words.append(f"ends {end}" if end != "undecided" else "no decided difference at the end")
         rows.append(
             {
@@ -339,8 +361,8 @@ def curve_verdicts(band: pd.DataFrame, compute_band: pd.DataFrame | None, compar
                 "ahead_at_steps": _span(steps[steps["ahead"] == arm]["step"]),
                 "behind_at_steps": _span(steps[steps["ahead"] == reference]["step"]),
                 "compute": None if budgets is None else where,
-                "ahead_at_budgets": None if budgets is None else _span(first_ahead),
-                "behind_at_budgets": None if budgets is None else _span(first_behind),
+                "ahead_at_budgets": None if budgets is None else _span(ahead),
+                "behind_at_budgets": None if budgets is None else _span(behind),
                 "final": end,
                 "verdict": f"{arm} vs {reference}: " + "; ".join(words),
             }
@@ -400,9 +422,13 @@ def compare_curves(summaries: pd.DataFrame, config: Config, summary: str = PRIMA
     for comparison, runs in families:
         bands_at_steps.append(simultaneous_band(runs, comparison, settings, summary))
         if axis is not None:
-            grid = compute_matrix(summaries, summary, runs.index, axis, settings.curve_budgets)
-            at_budgets = simultaneous_band(grid, comparison, settings, summary, position="budget")
-            bands_at_budgets.append(at_budgets.assign(compute=axis))
+            try:
+                grid = compute_matrix(summaries, summary, runs.index, axis, settings.curve_budgets)
+            except NoCommonCompute as reason:
+                notes.append(f"Family {comparison.family}: no comparison at equal compute: {reason}.")
+            else:
+                at_budgets = simultaneous_band(grid, comparison, settings, summary, position="budget")
+                bands_at_budgets.append(at_budgets.assign(compute=axis))
         threshold = family_threshold(runs, settings.curve_threshold)
         values = curve_measures(runs, threshold)
         censored = censored_runs(runs, threshold)
@@ -452,24 +478,30 @@ def _compare_fit_parameters(
     fit_table: pd.DataFrame, comparisons: Sequence[Comparison], settings: Settings
 ) -> tuple[pd.DataFrame | None, list[str]]:
     """The whole-curve fits' asymptote, log10 t_mid and B compared seed by seed, per family, as the analysis compares
-    its measures (the asymptote the primary of a gatekept Holm); a family with under 2 fitted seed pairs is noted."""
+    its measures (the asymptote the primary of a gatekept Holm), over the seeds whose fits succeeded for both the arm
+    and the reference; an arm with under 2 such seeds is left out of its family's Holm and named in a note."""
     values, tables, notes = forecasts.fit_parameters(fit_table), [], []
+    fitted_seeds = values.reset_index().groupby("arm")["seed"].agg(set).to_dict()
     for comparison in comparisons:
-        arms = [comparison.reference, *comparison.arms]
-        fitted = values[values.index.get_level_values("arm").isin(arms)]
-        try:
-            table, family_notes = paired.compare(
-                fitted,
-                [comparison],
-                settings,
-                levels=dict.fromkeys(fitted.columns, "summary"),
-                higher_is_better=forecasts.PARAMETERS,
-            )
-        except (AnalysisInputError, KeyError):
+        reference = fitted_seeds.get(comparison.reference, set())
+        testable = tuple(a for a in comparison.arms if len(fitted_seeds.get(a, set()) & reference) >= 2)
+        left_out = [a for a in comparison.arms if a not in testable]
+        if left_out:
             notes.append(
-                f"Family {comparison.family}: too few successful whole-curve fits to compare their parameters."
+                f"Family {comparison.family}: the saturating-fit parameters of {left_out} are not compared: under 2 "
+                f"seeds whose whole-curve fits succeeded for both the arm and {comparison.reference} "
+                f"(curve_fits.csv says why)."
             )
+        if not testable:
             continue
+        fitted = values[values.index.get_level_values("arm").isin([comparison.reference, *testable])]
+        table, family_notes = paired.compare(
+            fitted,
+            [replace(comparison, arms=testable)],
+            settings,
+            levels=dict.fromkeys(fitted.columns, "summary"),
+            higher_is_better=forecasts.PARAMETERS,
+        )
         tables.append(table)
         notes += [f"Saturating-fit parameters (fit_comparisons.csv): {note}" for note in family_notes]
     return (pd.concat(tables, ignore_index=True) if tables else None), notes

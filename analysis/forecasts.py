@@ -262,7 +262,10 @@ def with_final_verdicts(forecast_table: pd.DataFrame, comparisons: pd.DataFrame)
 def backtest(forecast_table: pd.DataFrame) -> pd.DataFrame:
     """Per fraction below 1: of the comparisons whose final verdict is clear (better, worse or equivalent), the share
     the forecast decided (said better, worse or equivalent) and the share it decided wrongly (said another of the
-    three); and how many undecided final verdicts the forecast decided anyway."""
+    three); how many undecided final verdicts the forecast decided anyway; and the share of the compared arms'
+    training steps that stopping every arm whose forecast decided at f would have skipped, (1 - f) for each (one
+    look at f: stopping at the first of several fractions that decides is several looks, which this does not
+    count)."""
     rows = []
     for fraction, group in forecast_table[forecast_table["fraction"] < FULL].groupby("fraction"):
         clear = group[group["final_verdict"] != "undecided"]
@@ -277,6 +280,7 @@ def backtest(forecast_table: pd.DataFrame) -> pd.DataFrame:
                 "wrong_share": wrong.mean() if len(clear) else np.nan,
                 "undecided_finals_decided": int(unclear["verdict"].isin(DECIDED).sum()),
                 "undecided_finals": len(unclear),
+                "training_saved_share": group["verdict"].isin(DECIDED).mean() * (1 - fraction),
             }
         )
     return pd.DataFrame(rows)

@@ -559,10 +559,12 @@ def curves_section(page: Page) -> str:
     said = "".join(f"<li>{esc(f'{row.family}: {row.verdict}')}</li>" for row in curves.verdicts.itertuples())
     decided = curves.forecasts[curves.forecasts["fraction"] < 1.0]
     forecasts = decided[["family", "arm", "fraction", "n_seeds", "forecast_diff", "ci_low", "ci_high", "verdict"]]
+    where = "every evaluated step" + (
+        " and at equal compute" if curves.compute_band is not None else " (no compute ledger: not at equal compute)"
+    )
     body = (
-        f"<p>Paired over matched seeds at every evaluated step and at equal compute, with bands and p-values that "
-        f"hold over all steps and arms at once; forecasts from saturating fits of the first part of training "
-        f"(docs/statistics.md §14).</p><ul>{said}</ul>"
+        f"<p>Paired over matched seeds at {where}, with bands and p-values that hold over all steps and arms at once; "
+        f"forecasts from saturating fits of the first part of training (docs/statistics.md §14).</p><ul>{said}</ul>"
         + "".join(page.figures.get(name, "") for name in ("curve-differences", "equal-compute", "forecasts"))
         + "<h3>Forecasts of the final difference</h3>"
         + html_table(forecasts.round(4))

@@ -3,6 +3,8 @@ that learns faster to the same asymptote, one with a lower asymptote, and an A/A
 not found as it should be; the curve measures by hand; bad input refused in one line before anything is written."""
 
 import re
+import shutil
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -12,8 +14,16 @@ import yaml
 from armlab import cli
 from armlab.analysis.commands import print_curve_verdicts
 from armlab.analysis.config import load_config, parse_config
-from armlab.analysis.curves import compare_curves, curve_matrix, curve_measures, family_threshold
+from armlab.analysis.curves import (
+    _compare_fit_parameters,
+    compare_curves,
+    curve_matrix,
+    curve_measures,
+    curve_verdicts,
+    family_threshold,
+)
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.forecasts import FIT_COLUMNS
 from armlab.contract import LEDGER
 from armlab.files import write_manifest
 
@@ -344,6 +354,13 @@ def test_the_report_shows_the_learning_curves_when_given_them(planted, tmp_path,
     assert all(f"curves: {v}".replace('"', "&quot;") in section for v in verdicts.verdict)
     assert "Backtest: forecasts against the final verdicts" in section
     assert section.count('<figure><img src="data:image/svg+xml;base64,') == 3
+    assert "at every evaluated step and at equal compute," in section
+    # curves without a compute ledger: the section does not claim a comparison at equal compute
+    shutil.copytree(out, tmp_path / "no_ledger")
+    (tmp_path / "no_ledger" / "curve_compute_band.csv").unlink()
+    assert cli.main([*report, "--curves", str(tmp_path / "no_ledger"), "--out", str(tmp_path / "steps_only")]) == 0
+    steps_only = (tmp_path / "steps_only" / "index.html").read_text()
+    assert "(no compute ledger: not at equal compute)" in steps_only and "and at equal compute" not in steps_only
     assert cli.main([*report, "--out", str(tmp_path / "without")]) == 0
     assert 'id="curves"' not in (tmp_path / "without" / "index.html").read_text()
     capsys.readouterr()
@@ -375,6 +392,14 @@ def test_checkpoint_evaluations_from_elsewhere_as_one_tidy_table_give_the_same_c
         (lambda t: t.assign(cum_flops=t.cum_flops.where(t.index != 3, -1.0)), r"cum_flops: expected numbers >= 0"),
         (lambda t: pd.concat([t, t.iloc[[5]]]), r"\('arm', 'seed', 'step', 'benchmark', 'item'\) more than once"),
         (lambda t: t.assign(score=t.score.where(t.index != 3, 2.0)), r"score: expected numbers in \[0, 1\]"),
+        (  # one item of a checkpoint carries another total than the rest of it
+            lambda t: t.assign(cum_flops=t.cum_flops.where(t.index != 3, t.cum_flops + 1.0)),
+            r"cum_flops: expected one value per \(arm, seed, step\)",
+        ),
+        (  # the last checkpoint's total below the one before: not a running total (it was re-sorted silently)
+            lambda t: t.assign(cum_flops=t.cum_flops.where(t.step != t.step.max(), 1.0)),
+            r"cum_flops: expected a running total, never lower at a later step",
+        ),
     ],
 )
 def test_a_bad_table_of_checkpoint_evaluations_is_one_line_naming_the_column(
@@ -387,3 +412,90 @@ def test_a_bad_table_of_checkpoint_evaluations_is_one_line_naming_the_column(
     assert cli.main(["curves", "--table", str(tmp_path / "bad.csv"), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert re.search(message, err) and str(tmp_path / "bad.csv") in err and not (tmp_path / "out").exists()
+
+
+def _ledgered(curves, cost):
+    """Long curve summaries with a cum_flops ledger: ``cost`` (arm, seed) -> FLOPs per step (None: no ledger)."""
+    summaries = _summaries(curves)
+    return summaries.assign(
+        cum_flops=[
+            np.nan if cost[run] is None else cost[run] * step
+            for run, step in zip(zip(summaries.arm, summaries.seed), summaries.step)
+        ]
+    )
+
+
+def _two_families():
+    """Family f (ref vs x, y) and family g (ref vs z): x ahead from step 10 on, the others level with ref."""
+    rng = np.random.default_rng(3)
+    curves = {
+        (arm, s): {step: 0.3 + (0.1 if arm == "x" else 0.0) * step / 10 + rng.normal(0, 0.002) for step in (10, 20, 30)}
+        for arm in ("ref", "x", "y", "z")
+        for s in range(1, 7)
+    }
+    families = [
+        {"family": "f", "reference": "ref", "arms": ["x", "y"]},
+        {"family": "g", "reference": "ref", "arms": ["z"]},
+    ]
+    config = parse_config({"experiment": "e", "comparisons": families, "analysis": {"curve_compute": "cum_flops"}})
+    return curves, config
+
+
+@pytest.mark.parametrize(
+    "cost, reason",
+    [  # y's run of seed 2 has no ledger (a multi-process TRL run writes none)
+        (lambda run: None if run == ("y", 2) else 1.0, r"run\(s\) \[\('y', 2\)\] have no compute ledger"),
+        # y's runs spend their compute far beyond everyone else's: no range every run of f covers
+        (lambda run: 1000.0 if run[0] == "y" else 1.0, r"no range of cum_flops that every run covers"),
+    ],
+)
+def test_a_family_without_common_compute_is_compared_at_equal_steps_and_the_others_at_equal_compute(cost, reason):
+    """Before, one run without a ledger (or runs whose compute ranges do not overlap) killed the whole command."""
+    curves, config = _two_families()
+    result = compare_curves(_ledgered(curves, {run: cost(run) for run in curves}), config)
+    assert re.search(r"Family f: no comparison at equal compute: " + reason, " ".join(result.notes))
+    assert set(result.compute_band.family) == {"g"} and set(result.band.family) == {"f", "g"}
+    verdicts = result.verdicts.set_index("arm")
+    assert verdicts.loc["x", "verdict"].startswith("x vs ref: gets there faster (ahead at equal step 10, 20, 30)")
+    assert pd.isna(verdicts.loc["x", "compute"]) and verdicts.loc["z", "compute"] == "cum_flops"
+
+
+def test_budgets_outside_the_range_every_run_covers_are_refused_naming_them():
+    curves, config = _two_families()
+    settings = replace(config.settings, curve_budgets=(15.0, 40.0))
+    with pytest.raises(AnalysisInputError, match=r"analysis.curve_budgets: \[40.0\] outside \[10, 30\], the cum_flops"):
+        compare_curves(_ledgered(curves, dict.fromkeys(curves, 1.0)), replace(config, settings=settings))
+
+
+def test_a_lead_at_the_last_step_alone_is_not_getting_there_faster():
+    band = pd.DataFrame(
+        {"family": "f", "arm": "x", "reference": "ref", "step": [10, 20, 30], "ahead": ["neither", "neither", "x"]}
+    )
+    comparisons = pd.DataFrame([{"family": "f", "arm": "x", "stage": "primary", "reject": True, "mean_diff": 0.02}])
+    said = curve_verdicts(band, None, comparisons).verdict.iloc[0]
+    assert said == "x vs ref: ahead at the last equal step only (30); ends higher"
+    early = curve_verdicts(band.assign(ahead=["neither", "x", "x"]), None, comparisons).verdict.iloc[0]
+    assert early.startswith("x vs ref: gets there faster (ahead at equal step 20, 30)")
+
+
+def test_an_arm_whose_fits_all_failed_leaves_the_others_parameters_compared():
+    """Before, one arm without a successful whole-curve fit dropped its whole family's parameter comparison (a
+    KeyError swallowed as 'too few fits')."""
+    rng = np.random.default_rng(4)
+    rows = [
+        [arm, seed, 1.0, 100.0, 10, "ok" if arm != "y" else "asymptote at a bound", 0.2]
+        + (
+            [0.6 + (0.05 if arm == "x" else 0.0) + rng.normal(0, 0.005), 30.0 * np.exp(rng.normal(0, 0.05)), 1.5]
+            if arm != "y"
+            else [np.nan] * 3
+        )
+        for arm in ("ref", "x", "y")
+        for seed in range(1, 7)
+    ]
+    fit_table = pd.DataFrame(rows, columns=FIT_COLUMNS)
+    comparison = _config().comparisons[0]
+    table, notes = _compare_fit_parameters(fit_table, [comparison], _config().settings)
+    assert set(table.arm) == {"x"} and set(table.measure) == {"asymptote", "log10_t_mid", "b"}
+    asymptote = table[(table.measure == "asymptote")].drop_duplicates("measure").iloc[0]
+    assert asymptote.mean_diff == pytest.approx(0.05, abs=0.01) and asymptote.reject
+    assert any("the saturating-fit parameters of ['y'] are not compared" in note for note in notes)

@@ -87,11 +87,39 @@ def test_an_aa_forecast_decides_at_most_alpha_of_the_time_and_a_lower_asymptote_
 
 def test_the_backtest_counts_by_hand():
     """f = 0.4: 4 clear finals (worse, worse, better, equivalent), 3 decided (worse right, better wrong,
-    equivalent right), 1 wrong; 1 undecided final decided anyway. f = 0.6: 3 clear, 2 decided, 1 wrong."""
+    equivalent right), 1 wrong; 1 undecided final decided anyway; 4 of 5 arms stopped at 0.4 skip 0.6 of their
+    training each. f = 0.6: 3 clear, 2 decided, 1 wrong; 2 of 4 arms stopped skip 0.4 each."""
     said = ["worse", "better", "open", "equivalent", "better", "worse", "open", "equivalent", "open", "worse"]
     final = ["worse", "worse", "better", "equivalent", "undecided", "worse", "worse", "better", "undecided", "worse"]
     table = pd.DataFrame({"fraction": [0.4] * 5 + [0.6] * 4 + [1.0], "verdict": said, "final_verdict": final})
     rows = backtest(table).set_index("fraction")
-    assert rows.loc[0.4].tolist() == [4, pytest.approx(3 / 4), pytest.approx(1 / 4), 1, 1]
-    assert rows.loc[0.6].tolist() == [3, pytest.approx(2 / 3), pytest.approx(1 / 3), 0, 1]
+    assert rows.loc[0.4].tolist() == [4, pytest.approx(3 / 4), pytest.approx(1 / 4), 1, 1, pytest.approx(4 * 0.6 / 5)]
+    assert rows.loc[0.6].tolist() == [3, pytest.approx(2 / 3), pytest.approx(1 / 3), 0, 1, pytest.approx(2 * 0.4 / 4)]
     assert 1.0 not in rows.index
+
+
+def test_a_family_of_two_arms_is_holm_adjusted_and_a_failed_fit_leaves_its_seed_out():
+    """Two arms against one reference: at each f the p-values are Holm-adjusted over the two arms (statsmodels'
+    multipletests), and a seed whose fit failed for an arm (a curve that never leaves R0) is counted in n_failed
+    and left out of that arm's forecast only."""
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(2)
+    first, second = _runs(rng, 8, 0.5), _runs(rng, 8, 0.55)
+    runs = pd.concat([first, second.loc[["arm"]].rename(index={"arm": "arm2"})])
+    runs.loc[("arm2", 3)] = np.where(STEPS == 0, 0.2, 0.2)  # no learning at all: no t_mid, no B
+    family = parse_config(
+        {"experiment": "e", "comparisons": [{"family": "f", "reference": "ref", "arms": ["arm", "arm2"]}]}
+    )
+    fits, table = forecasts([(family.comparisons[0], runs)], family.settings, (0.6, 1.0))
+    assert fits.set_index(["arm", "seed", "fraction"]).loc[("arm2", 3, 1.0), "status"].startswith("not identified")
+    ok = fits.assign(ok=fits.status == "ok").set_index(["fraction", "arm", "seed"])["ok"]
+    for fraction, rows in table.groupby("fraction"):
+        rows = rows.set_index("arm")
+        for arm in ("arm", "arm2"):  # by hand: the seeds where the arm's or the reference's fit failed
+            failed = sum(not (ok[fraction, arm, s] and ok[fraction, "ref", s]) for s in range(1, 9))
+            assert rows.loc[arm, ["n_seeds", "n_failed"]].tolist() == [8 - failed, failed]
+        assert rows.loc["arm2", "n_failed"] >= 1
+        expected = multipletests(rows["p_value"].to_numpy(), method="holm")[1]
+        np.testing.assert_allclose(rows["p_holm"].to_numpy(), expected)
+    assert set(table.verdict) <= {"worse", "open"} and "worse" in set(table.verdict)

@@ -6,11 +6,13 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from armlab.analysis import pipeline, planning
 from armlab.analysis.config import load_config, parse_config
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.forecasts import fit_runs
 from armlab.analysis.stats import intervals
 from armlab.analysis.synthetic import synthetic_scores
 from armlab.configfile import load_mapping
@@ -296,3 +298,23 @@ def test_the_plan_says_which_curve_forecasts_the_checkpoints_allow():
     advised = int(sparse.split("recipe.checkpoint_every: ")[1].split()[0])
     assert "no forecast" not in planning.curve_plan({"recipe": {"steps": 70, "checkpoint_every": advised}}, config)
     assert planning.curve_plan({"arms": {}}, config) is None  # results from elsewhere: no recipe
+
+
+@pytest.mark.parametrize("steps, every", [(100, 1), (70, 5), (200, 3)])
+def test_the_plan_counts_the_checkpoints_the_fits_will_see(steps, every):
+    """The plan's count per fraction is what the forecasts' fits see (0.29 x 100 is 28.999999999999996: step 29 is
+    seen; the plan said 28 before)."""
+    fractions = [0.25, 0.29, 0.4, 0.57, 0.58, 0.6]
+    config = parse_config(
+        {
+            "experiment": "e",
+            "comparisons": [{"family": "f", "reference": "a", "arms": ["b"]}],
+            "analysis": {"curve_fractions": fractions},
+        }
+    )
+    said = planning.curve_plan({"recipe": {"steps": steps, "checkpoint_every": every}}, config)
+    counts = [int(n) for n in said.split(" fit ")[1].split(" trained")[0].split(", ")]
+    kept = [*range(every, steps, every), steps]  # training.recipe.checkpoint_steps and the final model
+    matrix = pd.DataFrame([np.linspace(0.2, 0.6, len(kept))], columns=kept, index=pd.MultiIndex.from_tuples([("a", 1)]))
+    fit_table, _ = fit_runs(matrix, fractions)
+    assert counts == fit_table["n_checkpoints"].tolist()

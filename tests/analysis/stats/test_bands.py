@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.stats import bands
 from armlab.analysis.stats.bands import max_t_sign_flip, t_band
 
 STEPS = 8
@@ -132,3 +133,16 @@ def test_a_strong_effect_drawn_p_counts_exactly_the_patterns_that_reach_it():
     flips = np.random.default_rng(9).random((draws, n)) < 0.5
     reaching = int((flips.all(axis=1) | ~flips.any(axis=1)).sum())
     assert p.min() == pytest.approx((1 + reaching) / (draws + 1), abs=1e-15)
+
+
+@pytest.mark.parametrize("n, max_exact", [(8, 20), (9, 4)])
+def test_the_patterns_in_many_small_blocks_give_the_p_values_of_one_block(monkeypatch, n, max_exact):
+    """At 20 seeds the 2^20 patterns are evaluated a block at a time; blocks of 3 patterns (10 cells over 3 steps,
+    the last block short) give the p-values of one block, exact and drawn alike; the blocks hold every pattern once."""
+    diffs = np.random.default_rng(5).normal(0.3, 1.0, (n, 3))
+    one_block = bands.max_t_sign_flip(diffs, max_exact=max_exact, resamples=999, rng=np.random.default_rng(1))
+    monkeypatch.setattr(bands, "_BLOCK_CELLS", 10)
+    blocks = bands.max_t_sign_flip(diffs, max_exact=max_exact, resamples=999, rng=np.random.default_rng(1))
+    np.testing.assert_array_equal(blocks, one_block)
+    patterns = np.vstack(list(bands.sign_patterns(n, 20, 0, None, rows=3)))
+    assert len(patterns) == 2**n and len(np.unique(patterns, axis=0)) == 2**n and (patterns[0] == 1).all()
