@@ -81,13 +81,13 @@ def read_curve_table(path: Path | str) -> pd.DataFrame:
     scores = tidy.coerce_tidy(frame, source)
     scores = scores.assign(**{c: numbers[c].to_numpy() for c in ledger}, step=numbers["step"].astype(int).to_numpy())
     refuse(~scores["score"].between(0, 1), "score", "numbers in [0, 1]")
-    checkpoint = ["arm", "seed", "step"]
+    checkpoints = scores.groupby(["arm", "seed", "step"])
     for column in ledger:  # a running total: one value per checkpoint, never falling as the run goes on
-        refuse(scores.groupby(checkpoint)[column].transform("nunique") > 1, column, "one value per (arm, seed, step)")
-        totals = scores.groupby(checkpoint)[column].first()
+        refuse(checkpoints[column].transform("nunique") > 1, column, "one value per (arm, seed, step)")
+        totals = checkpoints[column].first()
         falls = totals[totals.groupby(level=["arm", "seed"]).diff() < 0].index
         refuse(
-            pd.Series(pd.MultiIndex.from_frame(scores[checkpoint]).isin(falls)),
+            pd.Series(pd.MultiIndex.from_frame(scores[["arm", "seed", "step"]]).isin(falls)),
             column,
             "a running total, never lower at a later step of the run",
         )

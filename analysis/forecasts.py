@@ -139,6 +139,12 @@ def fit_curve(steps: np.ndarray, values: np.ndarray, r0: float | None) -> Fit:
     return Fit("ok", float(r0 if r0 is not None else p[3]), float(p[0]), float(np.exp(p[1])), float(np.exp(p[2])))
 
 
+def seen_through(fraction: float, last: float) -> float:
+    """The last step a forecast at ``fraction`` of a run ending at ``last`` sees: f x last, with a tolerance for
+    floating point (0.29 x 100 is 28.999999999999996, and step 29 is seen)."""
+    return fraction * last + 1e-9
+
+
 def fit_runs(matrix: pd.DataFrame, fractions: Sequence[float]) -> tuple[pd.DataFrame, dict]:
     """Every run's fit at every fraction of training (``matrix``: runs x steps, step 0 the base where present);
     the table (:data:`FIT_COLUMNS`) and the fits by (arm, seed, fraction)."""
@@ -150,7 +156,7 @@ def fit_runs(matrix: pd.DataFrame, fractions: Sequence[float]) -> tuple[pd.DataF
         present = ~np.isnan(values)
         r0 = float(values[steps == 0][0]) if (steps == 0).any() and present[steps == 0].all() else None
         for fraction in fractions:
-            seen = present & (steps <= fraction * last + 1e-9)
+            seen = present & (steps <= seen_through(fraction, last))
             fit = fit_curve(steps[seen], values[seen], r0)
             fits[arm, seed, fraction] = fit
             n_points = int((seen & (steps > 0)).sum())

@@ -27,7 +27,7 @@ import numpy as np
 
 from armlab.analysis.config import Config, compared_measures
 from armlab.analysis.errors import AnalysisInputError
-from armlab.analysis.forecasts import MIN_POINTS
+from armlab.analysis.forecasts import MIN_POINTS, seen_through
 from armlab.analysis.stats import multiplicity, resampling
 from armlab.contract import PROBE
 
@@ -407,9 +407,7 @@ def curve_plan(raw: dict, config: Config) -> str | None:
     steps, every = recipe["steps"], recipe["checkpoint_every"]
     if not (isinstance(steps, int) and isinstance(every, int) and steps > 0 and every > 0):
         return None
-    # the fits see the checkpoints at steps <= f x the last (forecasts.fit_runs), with its tolerance: 0.29 x 100 is
-    # 28.999999999999996 in floating point, and step 29 is seen
-    seen = {f: int((f * steps + 1e-9) // every) for f in config.settings.curve_fractions}
+    seen = {f: int(seen_through(f, steps) // every) for f in config.settings.curve_fractions}
     text = (
         f"armlab plan: learning_curves: a checkpoint every {every} of {steps} steps; the forecasts of the final "
         f"difference from f = {', '.join(f'{f:g}' for f in seen)} of training fit "
@@ -417,7 +415,7 @@ def curve_plan(raw: dict, config: Config) -> str | None:
     )
     short = [f for f, n in seen.items() if n < MIN_POINTS]
     if short:
-        densest = max(1, int((min(short) * steps + 1e-9) // MIN_POINTS))
+        densest = max(1, int(seen_through(min(short), steps) // MIN_POINTS))
         text += (
             f"; a fit needs {MIN_POINTS}, so f = {', '.join(f'{f:g}' for f in short)} will have no forecast "
             f"(recipe.checkpoint_every: {densest} or less gives every fraction one)"
