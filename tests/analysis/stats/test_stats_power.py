@@ -114,3 +114,16 @@ def test_sd_interval_is_the_chi_square_interval_and_covers_for_normal_difference
     z = np.random.default_rng(2).normal(size=(20_000, 5))
     low, high = power.sd_interval(z.std(axis=1, ddof=1), 5, 0.95)
     assert abs(np.mean((low <= 1) & (1 <= high)) - 0.95) < 4 * _mc_sd(0.95, 20_000)
+
+
+@pytest.mark.parametrize("n", [3, 7, 12, 14])
+def test_the_simulated_lower_ends_are_the_sign_flip_intervals_of_the_same_draws(n):
+    """One enumeration of each replicate's extreme subset means serves every level: the draws equal those of
+    sign_flip's own interval on the same normal samples, at Holm levels within what is kept, beyond it (0.2), and
+    where the test cannot reject (every end -inf)."""
+    replicates = 500
+    z = np.random.default_rng([0, n, replicates]).normal(size=(replicates, n))
+    for level in (0.05, 0.05 / 3, 0.05 / 7, 0.2):
+        ci = resampling.sign_flip(z, confidence=1 - level, max_exact=power.SIMULATED_MAX_SEEDS)["ci"]
+        expected = np.sort(np.concatenate([ci[:, 0], -ci[:, 1]]))
+        np.testing.assert_array_equal(power._lower_ends(n, level, replicates, 0), expected)

@@ -142,3 +142,51 @@ def test_rank_of_the_order_statistic():
     assert resampling.sign_flip_rank(6, 0.025) == 1
     assert resampling.sign_flip_rank(12, 0.025) == 102  # floor(0.025 * 4096)
     np.testing.assert_array_equal(resampling.sign_flip_rank(np.array([4, 5]), 0.05), [0, 1])
+
+
+def test_order_statistics_from_a_sampled_bound_are_those_of_a_full_sort():
+    """Where k is small against the row, the k-th smallest and largest come from the values below a bound drawn
+    from a sample of the row's columns: the same values as sorting the row, with ties, infinities and NaN (sorted
+    last), at ranks on both sides of the point where the bound stops paying, and in rows built so that the sample
+    holds the row's smallest (or largest) values, which lets too few through and makes the row be sorted whole."""
+    rng = np.random.default_rng(12)
+    count = 4095
+    rows = np.concatenate([rng.normal(size=(6, count)), rng.integers(-3, 4, size=(4, count)).astype(float)])
+    rows[1, 7], rows[2, 100], rows[3, 5] = np.inf, -np.inf, np.nan
+    k = 34  # one column in 30 sampled (count // (4 k))
+    sampled = np.unique(np.random.default_rng(count).integers(0, count, count // 30))  # the columns sampled
+    adversarial = np.tile(np.arange(count, dtype=float), (2, 1))
+    adversarial[0, sampled] = -1.0 - np.arange(len(sampled))  # the sample holds the smallest values
+    adversarial[1, sampled] = count + np.arange(len(sampled))  # and here the largest
+    rows = np.concatenate([rows, adversarial])
+    ordered = np.sort(rows, axis=1)
+    for rank in (1, 2, k, 200, 256, 1500):
+        smallest, largest = resampling._order_statistics(rows.copy(), [rank], count)[rank]
+        np.testing.assert_array_equal(smallest, ordered[:, rank - 1])
+        np.testing.assert_array_equal(largest, ordered[:, count - rank])
+
+
+@pytest.mark.parametrize("bound_fails", [False, True])
+def test_extreme_subset_means_are_the_ends_of_every_subset_mean_sorted(bound_fails, monkeypatch):
+    """The k smallest (increasing) and k largest (decreasing) of the 2^n - 1 subset means, by itertools, for k from
+    1 to all of them, with ties (integer differences), also where every row's sampled bound lets too few through
+    (the rows are then taken whole); a k outside them is refused in one line."""
+    if bound_fails:
+        below = resampling._below_a_bound
+
+        def failing(means, k, sign):
+            found = below(means, k, sign)  # as if nothing had passed: only the whole rows can give the answer
+            return None if found is None else (np.full_like(found[0], np.inf), np.ones(len(means), dtype=bool))
+
+        monkeypatch.setattr(resampling, "_below_a_bound", failing)
+    rng = np.random.default_rng(4)
+    for n in (1, 5, 8, 10):
+        rows = np.concatenate([rng.normal(size=(3, n)), rng.integers(-2, 3, size=(2, n)).astype(float)])
+        by_hand = np.array([_subset_means_by_hand(d) for d in rows])
+        for k in sorted({1, 2**n // 16, 2**n // 3, 2**n - 1} - {0}):
+            smallest, largest, scale = resampling.extreme_subset_means(rows, k)
+            np.testing.assert_allclose(smallest, by_hand[:, :k], rtol=0, atol=1e-12)
+            np.testing.assert_allclose(largest, by_hand[:, ::-1][:, :k], rtol=0, atol=1e-12)
+            np.testing.assert_array_equal(scale, np.abs(rows).max(axis=1))
+    with pytest.raises(resampling.AnalysisInputError, match=r"k = 32, not within 1..31 subset means"):
+        resampling.extreme_subset_means(rows[:, :5], 32)
