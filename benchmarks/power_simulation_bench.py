@@ -39,7 +39,7 @@ def reference(blocks, rank, count):
 
 
 def armlab(blocks, rank, count):
-    return [resampling._order_statistics(m.copy(), [rank], count)[rank] for m in blocks]
+    return [resampling._order_statistics(m.copy(), [rank])[rank] for m in blocks]
 
 
 def best(function, repeat, *args):

@@ -314,7 +314,7 @@ def _invert(
         tol = 1e-10 * scale[:, None]
         greater, less = thresholds.p_at(means, 0.0, tol)
         out["p_value"][rows] = np.minimum(1.0, 2 * np.minimum(greater, less))
-        ordered = _order_statistics(means, orders, thresholds.count)
+        ordered = _order_statistics(means, orders)
         if confidence is not None:
             out["ci"][rows] = _endpoints(ordered, ci_rank, (0.0, 0.0), tol)
         if margin is not None:
@@ -480,11 +480,9 @@ class _Splits(_Thresholds):
             yield slice(start, start + len(a)), means, scale
 
 
-def _order_statistics(
-    means: np.ndarray, ranks: Collection[int], count: int
-) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """``{rank: (k-th smallest, k-th largest)}`` of each row of ``means`` (``count`` columns; NaN sorts last), which
-    it may reorder within each row."""
+def _order_statistics(means: np.ndarray, ranks: Collection[int]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """``{rank: (k-th smallest, k-th largest)}`` of each row of ``means`` (NaN sorts last), which it may reorder
+    within each row."""
     return {r: (kth_from_end(means, r, largest=False), kth_from_end(means, r, largest=True)) for r in ranks}
 
 
@@ -524,21 +522,38 @@ def _below_a_bound(means: np.ndarray, k: int, sign: float) -> tuple[np.ndarray, 
     return packed, (per_row < k) | np.isnan(means.sum(axis=1))  # the sum is NaN where the row holds one
 
 
-def kth_from_end(means: np.ndarray, k: int, largest: bool) -> np.ndarray:
-    """The k-th smallest (or largest) of each row of ``means``: exact, the value a partition of the row puts there
-    (NaN sorts last); from the values below a sampled bound (:func:`_below_a_bound`) where that pays. It may
-    reorder ``means`` within each row."""
+def _partitioned_end(means: np.ndarray, k: int, largest: bool) -> np.ndarray:
+    """Each row's k smallest (or largest) values, the k-th in the last column, by a partition of ``means`` in place
+    (NaN sorts last)."""
     position = means.shape[1] - k if largest else k - 1
-    below = _below_a_bound(means, k, -1.0 if largest else 1.0)
-    if below is None:  # in place: a copy per selection cost as much as the selection
-        means.partition(position, axis=1)
-        return means[:, position].copy()
+    means.partition(position, axis=1)
+    return means[:, position:][:, ::-1] if largest else means[:, :k]
+
+
+def _k_from_end(means: np.ndarray, k: int, largest: bool) -> np.ndarray | None:
+    """``sign *`` each row's k smallest (or largest) values, the k-th in the last column (sign -1 for the largest),
+    from the values below a sampled bound (:func:`_below_a_bound`); None where a bound does not pay. Rows the bound
+    cannot serve are partitioned whole."""
+    sign = -1.0 if largest else 1.0
+    below = _below_a_bound(means, k, sign)
+    if below is None:
+        return None
     packed, whole = below
     packed.partition(k - 1, axis=1)
-    out = (-1.0 if largest else 1.0) * packed[:, k - 1]
+    kept = packed[:, :k]
     if whole.any():
-        out[whole] = np.partition(means[whole], position, axis=1)[:, position]
-    return out
+        kept[whole] = sign * _partitioned_end(means[whole], k, largest)
+    return kept
+
+
+def kth_from_end(means: np.ndarray, k: int, largest: bool) -> np.ndarray:
+    """The k-th smallest (or largest) of each row of ``means``: exact, the value a partition of the row puts there
+    (NaN sorts last); from the values below a sampled bound where that pays. It may reorder ``means`` within each
+    row."""
+    kept = _k_from_end(means, k, largest)
+    if kept is None:  # in place: a copy per selection cost as much as the selection
+        return _partitioned_end(means, k, largest)[:, -1].copy()
+    return (-1.0 if largest else 1.0) * kept[:, -1]
 
 
 def extreme_subset_means(diffs: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -557,15 +572,9 @@ def extreme_subset_means(diffs: np.ndarray, k: int) -> tuple[np.ndarray, np.ndar
     for rows, means, block_scale in patterns.subset_means(diffs):
         scale[rows] = block_scale
         for sign, out in ends.items():
-            below = _below_a_bound(means, k, sign)
-            if below is None:
-                kept = np.partition(sign * means, k - 1, axis=1)[:, :k]
-            else:
-                packed, whole = below
-                packed.partition(k - 1, axis=1)
-                kept = packed[:, :k]
-                if whole.any():
-                    kept[whole] = np.partition(sign * means[whole], k - 1, axis=1)[:, :k]
+            kept = _k_from_end(means, k, largest=sign < 0)
+            if kept is None:
+                kept = sign * _partitioned_end(means, k, largest=sign < 0)
             out[rows] = np.sort(kept, axis=1)
     return ends[1.0], -ends[-1.0], scale
 
