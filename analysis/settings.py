@@ -43,6 +43,7 @@ class Settings:
     pass_k: tuple  # k of each pass@k measure
     pairing: str  # or "unpaired": runs not matched by seed, compared as independent samples
     common_seeds_only: bool  # paired runs of different seed sets: keep the seeds every compared arm ran
+    maj_k: tuple = ()  # k of each maj@k measure (majority vote over the first k answers); () in older manifests
     curve_threshold: float | None = None  # armlab curves' steps_to_threshold level; None: the family's midpoint
     curve_compute: str | None = "cum_flops"  # the compute ledger column of the equal-compute comparison; None: none
     curve_budgets: tuple | None = None  # its budgets; None: 10 evenly spaced over the range every run covers

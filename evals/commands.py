@@ -1,4 +1,4 @@
-"""The evaluation stage's subcommand of the ``armlab`` command line: ``armlab probe``."""
+"""The evaluation stage's subcommands of the ``armlab`` command line: ``armlab probe`` and ``armlab benchmarks``."""
 
 
 def probe(subparsers):
@@ -39,4 +39,51 @@ def probe(subparsers):
     parser.set_defaults(run=run)
 
 
-SUBCOMMANDS = [probe]
+def benchmarks(subparsers):
+    """``armlab benchmarks [FORMAT]``: the catalogue of published benchmarks read from local files
+    (evals/catalogue.py), or the eval section that evaluates one as papers do."""
+    parser = subparsers.add_parser(
+        "benchmarks",
+        help="the catalogue of published benchmarks armlab reads from local files, and a config snippet for one",
+        description="List the formats of eval.external (source: file): where each dataset is published, the "
+        "fields read, the verifier and the sampling papers report; with FORMAT, print an eval section that "
+        "evaluates it as papers do.",
+    )
+    parser.add_argument("format", nargs="?", help="a format of the catalogue: print its config snippet")
+    parser.add_argument("--path", default="PATH/TO/LOCAL/FILE", help="the local file the snippet names")
+
+    def run(args):
+        import yaml
+
+        from armlab.configfile import ConfigError
+        from armlab.evals.catalogue import FORMATS
+
+        if args.format is None:
+            for name, fmt in FORMATS.items():
+                settings = ", ".join(f"{k} {v}" for k, v in fmt.settings.items())
+                print(f"{name}: {fmt.published}")
+                print(f"    fields {fmt.fields}; verifier {fmt.verifier}; papers: {settings}")
+            return 0
+        fmt = FORMATS.entry(args.format, "format", ConfigError)
+        settings = dict(fmt.settings)
+        samples = int(settings.pop("samples"))
+        section = {
+            "eval": {
+                "samples": samples,
+                **settings,
+                "pass_k": sorted({1, samples}),
+                "maj_k": [samples],
+                "external": {
+                    args.format: {"source": "file", "format": args.format, "path": args.path, "domain": fmt.domain}
+                },
+            }
+        }
+        print(f"# {args.format}: {fmt.published}; prompt template:")
+        print("\n".join(f"#   {line}" for line in fmt.prompt.splitlines()))
+        print(yaml.safe_dump(section, sort_keys=False), end="")
+        return 0
+
+    parser.set_defaults(run=run)
+
+
+SUBCOMMANDS = [probe, benchmarks]

@@ -23,7 +23,7 @@ import pandas as pd
 
 from armlab import registration
 from armlab.contract import LEDGER, LEDGER_FILE
-from armlab.evals.run import MODELS, named_checkpoint, score_checkpoint
+from armlab.evals.run import MODELS, engine_model, named_checkpoint, score_checkpoint
 from armlab.files import (
     BadFile,
     atomic_path,
@@ -84,11 +84,12 @@ def main(argv=None) -> None:
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
     config, start = read_json(args.config, "config"), time.perf_counter()
-    curve = learning_curve(config, args.tasks, args.run_manifest, args.arm, args.seed, args.model)
+    model = engine_model(config, args.model)
+    curve = learning_curve(config, args.tasks, args.run_manifest, args.arm, args.seed, model)
     with atomic_path(args.out) as tmp:
         tmp.mkdir(parents=True)
         curve.to_parquet(tmp / "scores.parquet", index=False)
-        record = {"experiment": config["experiment"], "arm": args.arm, "seed": args.seed, "lm_eval_model": args.model}
+        record = {"experiment": config["experiment"], "arm": args.arm, "seed": args.seed, "lm_eval_model": model}
         record |= {"run_manifest": str(args.run_manifest), "steps": sorted(curve.step.unique().tolist())}
         write_manifest(
             tmp,

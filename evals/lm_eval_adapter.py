@@ -18,7 +18,6 @@ lm-eval's own command line, with this model registered (lm-eval finds models onl
 
 from __future__ import annotations
 
-import hashlib
 import logging
 
 import numpy as np
@@ -26,34 +25,19 @@ import torch
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
-from armlab.contract import TASK_PREFIX
+from armlab.evals.generation import Generation, answer_digest, cut_at, generation_of, request_key, sample_numbers
 from armlab.training.policy import greedy_answers, load_model, sampled_answers
+
+__all__ = ["BuiltinPolicyLM", "cut_at", "sample_uniforms"]
 
 DEFAULT_BATCH_SIZE = 512  # prompts per forward pass
 log = logging.getLogger("lm_eval")  # lm-eval's logger: its command line shows what it logs
 
 
-def cut_at(text: str, until: list[str]) -> str:
-    """The text before the first occurrence of any stop string."""
-    for stop in until:
-        if stop:
-            text = text.split(stop)[0]
-    return text
-
-
 def sample_uniforms(stream: str, benchmark: str, item: str, sample: int, size: int) -> np.ndarray:
-    """The ``size`` uniforms in [0, 1) of one answer's stream (Philox keyed by a hash of the answer's key)."""
-    digest = hashlib.blake2b(f"{stream}\0{benchmark}\0{item}\0{sample}".encode(), digest_size=16).digest()
-    key = np.frombuffer(digest, dtype=np.uint64)
+    """The ``size`` uniforms in [0, 1) of one answer's stream (Philox keyed by its :func:`answer_digest`)."""
+    key = np.frombuffer(answer_digest(stream, benchmark, item, sample), dtype=np.uint64)
     return np.random.Generator(np.random.Philox(key=key)).random(size)
-
-
-def request_key(request) -> tuple[str, str]:
-    """(benchmark, item) of an lm-eval request: armlab's docs carry their id, other tasks have lm-eval's doc_id."""
-    task = str(request.task_name)
-    doc = request.doc if isinstance(request.doc, dict) else {}
-    item = doc["id"] if "id" in doc else request.doc_id
-    return task.removeprefix(TASK_PREFIX), str(item)
 
 
 @register_model("armlab-builtin")
@@ -79,31 +63,30 @@ class BuiltinPolicyLM(LM):
         self.max_gen_toks, self.stream = int(max_gen_toks), str(stream)
 
     def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
-        outputs: dict[int, str] = {}  # by request index; every index is in one group of by_kwargs
-        by_kwargs: dict[tuple, list[int]] = {}
+        outputs: dict[int, str] = {}  # by request index; every index is in one group of by_settings
+        by_settings: dict[Generation, list[int]] = {}
         for index, request in enumerate(requests):
-            gen_kwargs = request.args[1]
-            until = gen_kwargs.get("until") or []
-            until = [until] if isinstance(until, str) else list(until)
-            temperature = float(gen_kwargs.get("temperature", 0.0)) if gen_kwargs.get("do_sample") else 0.0
-            top_p = float(gen_kwargs.get("top_p", 1.0))
-            key = (tuple(until), int(gen_kwargs.get("max_gen_toks", self.max_gen_toks)), temperature, top_p)
-            by_kwargs.setdefault(key, []).append(index)
-        copies: dict[tuple[str, str], int] = {}  # lm-eval repeats a request k times: the j-th copy is sample j
-        for (until, max_new, temperature, top_p), indices in by_kwargs.items():
+            by_settings.setdefault(generation_of(request, self.max_gen_toks), []).append(index)
+        sampled = any(settings.temperature > 0 for settings in by_settings)
+        samples = sample_numbers(requests) if sampled else []  # greedy answers need no stream
+        for settings, indices in by_settings.items():
             prompts = [requests[i].args[0] for i in indices]
-            if temperature == 0:
-                texts = greedy_answers(self.model, prompts, max_new, self.batch_size)
+            if settings.temperature == 0:
+                texts = greedy_answers(self.model, prompts, settings.max_new, self.batch_size)
             else:
-                uniforms = np.empty((len(indices), max_new))
-                for row, i in enumerate(indices):
-                    answer = request_key(requests[i])
-                    sample = copies[answer] = copies.get(answer, -1) + 1
-                    uniforms[row] = sample_uniforms(self.stream, *answer, sample, max_new)
-                texts = sampled_answers(self.model, prompts, max_new, uniforms, temperature, top_p, self.batch_size)
+                uniforms = np.stack(
+                    [
+                        sample_uniforms(self.stream, *request_key(requests[i]), samples[i], settings.max_new)
+                        for i in indices
+                    ]
+                )
+                texts = sampled_answers(
+                    self.model, prompts, settings.max_new, uniforms, settings.temperature, settings.top_p,
+                    self.batch_size,
+                )  # fmt: skip
             for index, text in zip(indices, texts):
                 # the policy stops at its EOS; the until strings cut what lm-eval asked for
-                outputs[index] = cut_at(text, list(until))
+                outputs[index] = cut_at(text, list(settings.until))
         return [outputs[index] for index in range(len(requests))]
 
     def loglikelihood(self, requests, disable_tqdm: bool = False):

@@ -13,7 +13,8 @@ from pathlib import Path
 import yaml
 
 from armlab.contract import TASK_PREFIX
-from armlab.training.tasks import EOS, verify
+from armlab.evals.verifiers import TIMEOUT, UNPARSED, grade
+from armlab.training.tasks import EOS
 
 VERIFIER_MODULE = "armlab_verify"
 
@@ -23,23 +24,34 @@ def task_name(benchmark: str) -> str:
 
 
 def process_results(doc: dict, results: list) -> dict:
-    """lm-eval hook: score an item's answers with the benchmark's verifier.
+    """lm-eval hook: grade an item's answers with the benchmark's verifier (evals/verifiers.py ``grade``).
 
     ``results`` holds the one answer of the default ``take_first`` filter, or the list of k answers that the
-    :data:`SAMPLES_FILTER` keeps; ``acc`` is their mean correctness (avg@k), and the counts are what pass@k needs.
+    :data:`SAMPLES_FILTER` keeps; ``acc`` is their mean correctness (avg@k), the counts are what pass@k needs, and
+    ``unparsed`` and ``timeouts`` are the shares of answers nothing could be read from or whose grading timed out
+    (both counted wrong).
     """
     answers = results[0] if isinstance(results[0], list) else results[:1]
-    correct = sum(verify(doc["task"], doc["answer"], answer) for answer in answers)
-    return {"acc": correct / len(answers), "n_correct": correct, "n_samples": len(answers)}
+    verdicts = [grade(doc, answer) for answer in answers]
+    correct = sum(v.correct for v in verdicts)
+    shares = {name: sum(v.status == status for v in verdicts) / len(verdicts) for name, status in OUTCOMES.items()}
+    return {"acc": correct / len(answers), "n_correct": correct, "n_samples": len(answers), **shares}
 
 
 SAMPLES_FILTER = "samples"  # lm-eval filter of a task with k > 1 answers per item: keeps all k for scoring
-METRICS = ("acc", "n_correct", "n_samples")
+OUTCOMES = {"unparsed": UNPARSED, "timeouts": TIMEOUT}  # per-item shares of answers not graded, by why
+METRICS = ("acc", "n_correct", "n_samples", *OUTCOMES)
 
 
-def generation_kwargs(spec: dict) -> dict:
-    """lm-eval's generation arguments for the evaluation settings ``spec`` (the config's ``eval``)."""
-    kwargs = {"until": [EOS], "max_gen_toks": spec["max_gen_toks"], "do_sample": spec["temperature"] > 0}
+def generation_kwargs(spec: dict, until: list[str] | None = None) -> dict:
+    """lm-eval's generation arguments for the evaluation settings ``spec`` (the config's ``eval``): answers end at
+    ``until`` (armlab's tasks: at their EOS, a newline; an external benchmark's reasoning spans lines, so it ends at
+    the model's own end of sequence, which lm-eval's models add to every ``until``)."""
+    kwargs = {
+        "until": [EOS] if until is None else until,
+        "max_gen_toks": spec["max_gen_toks"],
+        "do_sample": spec["temperature"] > 0,
+    }
     if spec["temperature"] > 0:
         kwargs |= {"temperature": spec["temperature"], "top_p": spec["top_p"]}
     return kwargs
@@ -57,7 +69,7 @@ def task_config(benchmark: str, spec: dict, data_file: Path, sampling: dict) -> 
         # 6.8 s evaluation job; a column name is read as it is, with the same text
         "doc_to_text": "prompt",
         "doc_to_target": "answer",
-        "generation_kwargs": generation_kwargs(sampling),
+        "generation_kwargs": generation_kwargs(sampling, spec.get("until")),
         "metric_list": [{"metric": m, "aggregation": "mean", "higher_is_better": True} for m in METRICS],
         "metadata": {"version": 1.0, "domain": spec["domain"], "benchmark": benchmark},
     }
@@ -70,17 +82,71 @@ def task_config(benchmark: str, spec: dict, data_file: Path, sampling: dict) -> 
     return config
 
 
-def write_task_configs(config: dict, data_dir: Path, out_dir: Path) -> list[str]:
-    """Write the task YAMLs into ``out_dir``; return the task names."""
+def sampled_existing_tasks(names: list[str], task_manager, spec: dict) -> list:
+    """Existing lm-eval tasks (``eval.lm_eval_tasks``) evaluated with ``spec['samples']`` answers per item at the
+    evaluation's temperature and top-p, each answer graded by the task's own answer extraction and metric.
+
+    lm-eval's ``repeats`` asks for k answers; every filter pipeline of the task keeps all k (its ``take_first``
+    becomes ``take_first_k``), so the task's regexes extract an answer from each; the task's own
+    ``process_results`` scores each answer alone, and each metric of the item is the mean over its k answers
+    (a metric that is not a number keeps the first answer's value).
+    """
+    import functools
+
+    from lm_eval.filters.selection import TakeFirstFilter, TakeKFilter
+    from lm_eval.tasks import get_task_dict
+
+    k = spec["samples"]
+    tasks = get_task_dict(names, task_manager)
+    sampling = {"do_sample": True, "temperature": spec["temperature"], "top_p": spec["top_p"]}
+    for name, task in tasks.items():
+        if not hasattr(task, "config") or task.config.output_type != "generate_until":
+            raise ValueError(
+                f"eval.lm_eval_tasks.{name}: {k} sampled answers per item need a generate_until task (not a group "
+                f"or a loglikelihood task); evaluate it with eval.samples 1"
+            )
+        task.config.repeats = k
+        task.config.generation_kwargs = {**(task.config.generation_kwargs or {}), **sampling}
+        for ensemble in task._filters:  # each step is a factory of its filter (lm-eval's build_filter_ensemble)
+            kept = [f for f in ensemble.filters if getattr(f, "func", f) is not TakeFirstFilter]
+            ensemble.filters = [*kept, functools.partial(TakeKFilter, k=k)]
+        task.process_results = functools.partial(_each_answer, task.process_results)
+    return list(tasks.values())
+
+
+def _each_answer(process_results, doc: dict, results: list) -> dict:
+    """A task's ``process_results`` applied to each of an item's k filtered answers; the metrics' means."""
+    per_answer = [process_results(doc, [answer]) for answer in results[0]]
+    numeric = (bool, int, float)
+    return {
+        metric: sum(p[metric] for p in per_answer) / len(per_answer)
+        if all(isinstance(p[metric], numeric) for p in per_answer)
+        else per_answer[0][metric]
+        for metric in per_answer[0]
+    }
+
+
+def write_task_configs(config: dict, data_dir: Path, out_dir: Path, final_dir: Path | None = None) -> list[str]:
+    """Write the task YAMLs into ``out_dir`` (with the items of ``eval.external``, read from their sources, in
+    ``out_dir/external/``); return the task names. ``final_dir``: where ``out_dir`` will be moved (the YAMLs name
+    the external items' files there), ``out_dir`` itself by default."""
+    import pandas as pd
+
+    from armlab.evals.catalogue import external_items
+
     out_dir.mkdir(parents=True, exist_ok=True)
     verifier = "from armlab.evals.lm_eval_tasks import process_results  # noqa: F401\n"
     (out_dir / f"{VERIFIER_MODULE}.py").write_text(verifier)
+    data_files = {benchmark: data_dir / "eval" / f"{benchmark}.parquet" for benchmark in config["benchmarks"]}
+    specs = {benchmark: {"domain": spec["domain"]} for benchmark, spec in config["benchmarks"].items()}
+    for benchmark, items in external_items(config).items():
+        (out_dir / "external").mkdir(exist_ok=True)
+        pd.DataFrame(items).to_parquet(out_dir / "external" / f"{benchmark}.parquet", index=False)
+        data_files[benchmark] = Path(final_dir or out_dir) / "external" / f"{benchmark}.parquet"
+        specs[benchmark] = {"domain": config["eval"]["external"][benchmark]["domain"], "until": []}
     names = []
-    for benchmark, spec in config["benchmarks"].items():
-        text = yaml.safe_dump(
-            task_config(benchmark, spec, data_dir / "eval" / f"{benchmark}.parquet", config["eval"]),
-            sort_keys=False,
-        )
+    for benchmark, data_file in data_files.items():
+        text = yaml.safe_dump(task_config(benchmark, specs[benchmark], data_file, config["eval"]), sort_keys=False)
         text += f"process_results: !function {VERIFIER_MODULE}.process_results\n"
         (out_dir / f"{benchmark}.yaml").write_text(text)
         names.append(task_name(benchmark))
@@ -99,7 +165,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
     with atomic_path(args.out) as tmp:
-        names = write_task_configs(json.loads(Path(args.config).read_text()), args.data, tmp)
+        names = write_task_configs(json.loads(Path(args.config).read_text()), args.data, tmp, final_dir=args.out)
     print(f"wrote {len(names)} lm-eval task configs to {args.out}", flush=True)
 
 

@@ -28,7 +28,8 @@ import pandas as pd  # noqa: E402
 
 from armlab import registration  # noqa: E402
 from armlab.contract import COLUMNS, TASK_PREFIX  # noqa: E402
-from armlab.evals.lm_eval_tasks import task_name  # noqa: E402
+from armlab.evals.lm_eval_tasks import sampled_existing_tasks, task_name  # noqa: E402
+from armlab.evals.verifiers import GRADED, TIMEOUT, UNPARSED, grade, same_answer, vote_classes  # noqa: E402
 from armlab.files import (  # noqa: E402
     BadFile,
     atomic_path,
@@ -51,7 +52,8 @@ def samples_to_scores(
     Our benchmarks' samples carry their domain and item id in the doc and log ``acc`` (mean correctness
     over the item's answers) with the counts ``n_correct`` and ``n_samples``; a task of ``lm_eval_tasks``
     (config ``eval.lm_eval_tasks``: name -> domain, metric, filter) is scored by its metric under its filter,
-    one answer per item, with lm-eval's ``doc_id`` as the item.
+    the mean over the item's answers when it was sampled k times (``lm_eval_tasks.sampled_existing_tasks``),
+    with lm-eval's ``doc_id`` as the item.
     """
     lm_eval_tasks = lm_eval_tasks or {}
     run = {"experiment": experiment, "arm": arm, "seed": int(seed)}
@@ -82,6 +84,9 @@ def samples_to_scores(
                 if "doc_id" not in sample:
                     raise BadFile(f"lm-eval samples of task {task}, sample {number}: no 'doc_id', the item id")
                 score = _score(sample, spec["metric"], task, number)
+                # k sampled answers (sampled_existing_tasks): the metric is their mean; one answer: a string
+                answers = (sample.get("filtered_resps") or [None])[0]
+                n_samples = len(answers) if isinstance(answers, list) else 1
                 rows.append(
                     {
                         **run,
@@ -89,27 +94,27 @@ def samples_to_scores(
                         "domain": spec["domain"],
                         "item": str(sample["doc_id"]),
                         "score": score,
-                        "n_samples": 1,
-                        "n_correct": score,
+                        "n_samples": n_samples,
+                        # a sum of 0/1 verdicts, whole again (the mean times k can be off by a rounding)
+                        "n_correct": round(score * n_samples, 9),
                     }
                 )
     frame = pd.DataFrame(rows, columns=COLUMNS).astype({"n_samples": "int64", "n_correct": "float64"})
     return frame.sort_values(["benchmark", "item"], ignore_index=True)
 
 
-ANSWERS = "answers.parquet"  # per-sample verdicts of an evaluation: benchmark, item, sample, correct
-ANSWER_COLUMNS = ["benchmark", "item", "sample", "correct"]
+ANSWERS = "answers.parquet"  # per-sample verdicts of an evaluation (docs/contracts.md)
+ANSWER_COLUMNS = ["benchmark", "item", "sample", "correct", "extracted", "status", "vote"]
 
 
 def answer_verdicts(samples: dict[str, list[dict]]) -> pd.DataFrame:
-    """Each sampled answer's verdict on armlab's benchmarks: one row per (benchmark, item, sample).
+    """Each sampled answer's verdict on armlab's and the external benchmarks: one row per (benchmark, item, sample)
+    with what the verifier extracted, whether it could grade it (``status``) and its vote for maj@k.
 
     Sample j of an item is the j-th of its answers (lm-eval's j-th repeat), drawn from the same stream in
     every arm of a seed; pairing the arms' verdicts by j gives the sampling variance of a difference under
     those common random numbers (analysis/sampled.py). Tasks of ``eval.lm_eval_tasks`` have no rows.
     """
-    from armlab.training.tasks import verify
-
     rows = []
     for task, task_samples in samples.items():
         if not task.startswith(TASK_PREFIX):
@@ -119,12 +124,20 @@ def answer_verdicts(samples: dict[str, list[dict]]) -> pd.DataFrame:
             answers = answers[0] if answers and isinstance(answers[0], list) else answers
             if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
                 raise BadFile(f"lm-eval samples of task {task}, sample {number}: filtered_resps {answers!r}")
-            verdicts = [verify(doc["task"], doc["answer"], answer) for answer in answers]
-            if sum(verdicts) != _score(sample, "n_correct", task, number):
+            verdicts = [grade(doc, answer) for answer in answers]
+            # a verifier's timeout depends on the machine's load: graded twice, such an answer may differ
+            timed_out = sample.get("timeouts", 0) or any(v.status == TIMEOUT for v in verdicts)
+            if sum(v.correct for v in verdicts) != _score(sample, "n_correct", task, number) and not timed_out:
                 raise BadFile(f"lm-eval samples of task {task}, sample {number}: verdicts disagree with n_correct")
             benchmark = task[len(TASK_PREFIX) :]
-            rows += [(benchmark, str(doc["id"]), j, v) for j, v in enumerate(verdicts)]
-    frame = pd.DataFrame(rows, columns=ANSWER_COLUMNS).astype({"sample": "int64", "correct": "float64"})
+            votes = vote_classes(verdicts, same_answer(doc))
+            rows += [
+                (benchmark, str(doc["id"]), j, v.correct, v.extracted, v.status, vote)
+                for j, (v, vote) in enumerate(zip(verdicts, votes))
+            ]
+    frame = pd.DataFrame(rows, columns=ANSWER_COLUMNS).astype(
+        {"sample": "int64", "correct": "float64", "extracted": "str", "status": "str", "vote": "int64"}
+    )
     return frame.sort_values(ANSWER_COLUMNS[:3], ignore_index=True)
 
 
@@ -175,6 +188,18 @@ def _hf_model_args(config: dict, checkpoint: Path, stream: str) -> dict:
     }
 
 
+def _vllm_model_args(config: dict, checkpoint: Path, stream: str) -> dict:
+    from armlab.evals.engines import DEFAULT_PYTHON
+
+    return {
+        "pretrained": str(checkpoint),
+        "python": config["eval"].get("vllm_python", DEFAULT_PYTHON),
+        "stream": stream,
+        "threads": config["threads"],
+        "max_gen_toks": config["eval"]["max_gen_toks"],
+    }
+
+
 # lm-eval model name (the backends' `lm_eval_model`) -> the module that registers it with lm-eval, and its
 # constructor arguments for a checkpoint; only that module is imported (lm-eval's hf model imports transformers)
 MODELS = Registry(
@@ -182,8 +207,16 @@ MODELS = Registry(
     {
         "armlab-builtin": ("armlab.evals.lm_eval_adapter", _builtin_model_args),
         "hf": ("lm_eval.models.huggingface", _hf_model_args),
+        "armlab-vllm": ("armlab.evals.vllm_engine", _vllm_model_args),
     },
 )
+ENGINES = {"hf": "hf", "vllm": "armlab-vllm"}  # eval.engine -> the lm-eval model that serves Hugging Face checkpoints
+
+
+def engine_model(config: dict, model: str) -> str:
+    """The lm-eval model that serves a checkpoint the backend scores with ``model``: a Hugging Face checkpoint
+    (``hf``) goes to the engine ``eval.engine`` names; the builtin policy is always ``armlab-builtin``."""
+    return ENGINES[config["eval"].get("engine", "hf")] if model == "hf" else model
 
 
 # how each model draws sampled answers, for the manifest
@@ -191,6 +224,8 @@ SAMPLING_STREAMS = {
     "armlab-builtin": "one Philox stream per (experiment, seed, benchmark, item, sample), independent of the arm",
     "hf": "torch's generator seeded once per (experiment, seed), independent of the arm: the same checkpoint "
     "gives the same answers, but arms do not share per-answer draws (their answers' lengths shift the stream)",
+    "armlab-vllm": "vLLM with one seed per (experiment, seed, benchmark, item, sample), independent of the arm and "
+    "of the batch",
 }
 
 
@@ -239,10 +274,13 @@ def score_checkpoint(
     extra = config["eval"].get("lm_eval_tasks", {})
     # lm-eval's own task configs are indexed only when the config lists some of them
     task_manager = TaskManager(include_path=str(tasks_dir), include_defaults=bool(extra))
+    existing: list = list(extra)
+    if extra and config["eval"]["samples"] > 1:  # k answers of lm-eval's own tasks, each graded by the task
+        existing = sampled_existing_tasks(list(extra), task_manager, config["eval"])
     with environment_in_the_manifest():
         results = lm_eval.simple_evaluate(
             model=lm,
-            tasks=[task_name(b) for b in config["benchmarks"]] + list(extra),
+            tasks=[task_name(b) for b in [*config["benchmarks"], *config["eval"].get("external", {})]] + existing,
             task_manager=task_manager,
             log_samples=True,
             bootstrap_iters=0,
@@ -270,7 +308,8 @@ def evaluate(
                 for sample in task_samples:
                     f.write(json.dumps(sample, default=str) + "\n")
         scores.to_parquet(tmp / "scores.parquet", index=False)
-        answer_verdicts(samples).to_parquet(tmp / ANSWERS, index=False)
+        answers = answer_verdicts(samples)
+        answers.to_parquet(tmp / ANSWERS, index=False)
         write_manifest(
             tmp,
             {
@@ -281,6 +320,8 @@ def evaluate(
                 "lm_eval_model": model,
                 "sampling": {key: config["eval"][key] for key in ("samples", "temperature", "top_p", "max_gen_toks")}
                 | {"stream": stream, "torch_seed": torch_seed(stream), "how": SAMPLING_STREAMS[model]},
+                # per benchmark, how many answers were graded, unparsed or timed out (the last two counted wrong)
+                "outcomes": answer_outcomes(answers),
                 "seconds": time.perf_counter() - start,
                 **environment_record(config["threads"]),
                 **registration.record(out_dir),
@@ -289,7 +330,21 @@ def evaluate(
         )
     accuracy = scores.groupby("benchmark").score.mean()
     print(f"[eval {arm} seed {seed}] " + " ".join(f"{b} {a:.2f}" for b, a in accuracy.items()), flush=True)
+    for benchmark, counts in answer_outcomes(answers).items():
+        missed = {status: n for status, n in counts.items() if status != GRADED and n}
+        if missed:
+            shown = ", ".join(f"{n} {status}" for status, n in missed.items())
+            print(f"[eval {arm} seed {seed}] {benchmark}: {shown} of {sum(counts.values())} answers (counted wrong)")
     return scores
+
+
+def answer_outcomes(answers: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """Benchmark -> how many of its answers were graded, unparsed or timed out (evals/verifiers.py)."""
+    counts = answers.groupby(["benchmark", "status"]).size()
+    return {
+        benchmark: {status: int(counts.get((benchmark, status), 0)) for status in (GRADED, UNPARSED, TIMEOUT)}
+        for benchmark in answers["benchmark"].unique()
+    }
 
 
 def checkpoint_to_evaluate(args: argparse.Namespace) -> Path:
@@ -337,7 +392,8 @@ def main(argv=None) -> None:
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
     config = read_json(args.config, "config")
-    evaluate(config, args.tasks, checkpoint_to_evaluate(args), args.arm, args.seed, args.out, model=args.model)
+    model = engine_model(config, args.model)
+    evaluate(config, args.tasks, checkpoint_to_evaluate(args), args.arm, args.seed, args.out, model=model)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Imports follow the data flow: armlab's core (the neutral home) <- training <- evals; analysis reads files only,
 and inside it the statistics (armlab.analysis.stats) sit below everything but its errors and defaults;
-the experiment (armlab.experiment: whole-config validation, run planning) sits above training and analysis, and
+the experiment (armlab.experiment: whole-config validation, run planning) sits above training, evals and analysis, and
 the command line (armlab.cli) on top.
 
 Every import statement of every module (top level or inside a function) is read with ast, so a lazy import
@@ -73,7 +73,7 @@ ALLOWED = {
         "armlab.analysis.reporting",
     },
     # the whole experiment: its config checked by every stage's rules, its runs, its locks
-    "armlab.experiment": {"armlab", "armlab.training", "armlab.analysis"},
+    "armlab.experiment": {"armlab", "armlab.training", "armlab.evals", "armlab.analysis"},
     "armlab.cli": {"armlab", "armlab.training", "armlab.evals", "armlab.analysis.commands", "armlab.analysis.errors"},
 }
 

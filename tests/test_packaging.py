@@ -49,8 +49,8 @@ def _requirements():
 
 def test_the_base_install_is_the_analysis_libraries_only():
     assert {Requirement(d).name for d in PROJECT["dependencies"]} == BASE
-    assert set(PROJECT["optional-dependencies"]) == {"workflow", "train", "eval", "trl", "dev", "all"}
-    assert set(PROJECT["optional-dependencies"]["all"]) == {"armlab[workflow,eval,trl,dev]"}
+    assert set(PROJECT["optional-dependencies"]) == {"workflow", "train", "eval", "trl", "dev", "reasoning_gym", "all"}
+    assert set(PROJECT["optional-dependencies"]["all"]) == {"armlab[workflow,eval,trl,dev,reasoning_gym]"}
 
 
 def test_environment_yml_and_the_lock_pin_every_dependency_inside_its_range():

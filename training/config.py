@@ -257,8 +257,8 @@ def validate_config(config: dict, source: str = "config") -> dict:
 
 
 def _check_names(source: str, config: dict) -> None:
-    """Names that become paths or wildcards (experiment, arms, benchmarks and lm-eval tasks with their domains)
-    follow one pattern; an arm, Snakemake's wildcard, does not end in a repeat Snakemake refuses."""
+    """Names that become paths or wildcards (experiment, arms, benchmarks, lm-eval tasks and external benchmarks
+    with their domains) follow one pattern; an arm, Snakemake's wildcard, does not end in a repeat Snakemake refuses."""
     from snakemake.io import PeriodicityDetector
 
     if "experiment" in config:
@@ -267,6 +267,7 @@ def _check_names(source: str, config: dict) -> None:
         "arms": config.get("arms"),
         "benchmarks": config.get("benchmarks"),
         "eval.lm_eval_tasks": config["eval"].get("lm_eval_tasks") if isinstance(config.get("eval"), dict) else None,
+        "eval.external": config["eval"].get("external") if isinstance(config.get("eval"), dict) else None,
     }
     for section, entries in sections.items():
         for name, spec in entries.items() if isinstance(entries, dict) else ():
@@ -330,18 +331,18 @@ def _check_sampling(source: str, spec: dict) -> None:
         )
     if spec["top_p"] < 1 and spec["temperature"] == 0:
         raise ConfigError(f"{source}: eval.top_p: {spec['top_p']} needs sampling; set eval.temperature > 0")
-    if any(k > 1 for k in spec["pass_k"]) and spec.get("lm_eval_tasks"):
+    if spec.get("maj_k") and spec.get("lm_eval_tasks"):
         raise ConfigError(
-            f"{source}: eval.pass_k: pass@k above 1 needs k answers per item, but the tasks of eval.lm_eval_tasks "
-            f"{sorted(spec['lm_eval_tasks'])} are scored on one answer per item (their metric under their filter); "
-            f"drop them or keep pass_k to [1]"
+            f"{source}: eval.maj_k: maj@k counts the votes of each answer, but the tasks of eval.lm_eval_tasks "
+            f"{sorted(spec['lm_eval_tasks'])} are scored by their metric alone; drop them or maj_k"
         )
-    above = [k for k in spec["pass_k"] if k > spec["samples"]]
-    if above:
-        raise ConfigError(
-            f"{source}: eval.pass_k: {above} above eval.samples ({spec['samples']}); pass@k needs at least k "
-            f"answers per item"
-        )
+    for key in ("pass_k", "maj_k"):
+        above = [k for k in spec.get(key, []) if k > spec["samples"]]
+        if above:
+            raise ConfigError(
+                f"{source}: eval.{key}: {above} above eval.samples ({spec['samples']}); {key.replace('_', '@')} needs "
+                f"at least k answers per item"
+            )
 
 
 def _check_sizes(source: str, config: dict) -> dict:

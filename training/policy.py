@@ -15,12 +15,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from armlab.training.tasks import EOS
+from armlab.training.tasks import EOS, PAD, VOCAB
 
-PAD = "\0"
-VOCAB = (
-    PAD + EOS + " " + "0123456789" + "abcdefghijklmnopqrstuvwxyz" + "ABCDEFGHIJKLMNOPQRSTUVWXYZ" + "+-*/%=<>?&|!().,:"
-)
 STOI = {ch: i for i, ch in enumerate(VOCAB)}
 PAD_ID, EOS_ID = STOI[PAD], STOI[EOS]
 # token id by code point, -1 outside the vocabulary (left_pad looks code points past the table up at its end)

@@ -17,6 +17,11 @@ import numpy as np
 from armlab.registry import Registry
 
 EOS = "\n"
+PAD = "\0"
+# the builtin policy's characters (training/policy.py), here so that a config's prompts are checked without torch
+VOCAB = (
+    PAD + EOS + " " + "0123456789" + "abcdefghijklmnopqrstuvwxyz" + "ABCDEFGHIJKLMNOPQRSTUVWXYZ" + "+-*/%=<>?&|!().,:"
+)
 
 
 @dataclass(frozen=True)

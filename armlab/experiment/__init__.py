@@ -15,6 +15,10 @@ from armlab import layout, registration
 from armlab.analysis import planning, waves
 from armlab.analysis.config import parse_config as parse_analysis_config
 from armlab.configfile import load_configs
+from armlab.contract import BUILTIN_BASE
+from armlab.evals.catalogue import check_external
+from armlab.evals.engines import check_engine
+from armlab.training.backends import BACKENDS, backends_used
 from armlab.training.config import validate_config
 
 
@@ -28,6 +32,13 @@ def load(config_files: Sequence[str | Path], overrides: Mapping | None = None) -
     source = ", ".join(map(str, config_files))
     config = validate_config(load_configs(config_files, dict(overrides or {})), source=source)
     planning.plan_section(config, source)  # the analysis section fails now, not after training
+    # files read and schemas checked now, not in the evaluation jobs
+    used = backends_used(config)
+    models = {BACKENDS[name].lm_eval_model for name in used}
+    # the builtin policy, its export and TRL's tiny Qwen2 read characters (hf_export.char_tokenizer), not tokens
+    characters = "armlab-builtin" in models or ("trl" in used and config["trl"].get("model") in (None, BUILTIN_BASE))
+    check_external(config, source, character_level=characters)
+    check_engine(config, source, hugging_face="hf" in models)
     out = layout.experiment_dir(config["experiment"])
     if parse_analysis_config(config, source=source).design is not None:
         waves.check_lock(out, config)

@@ -57,6 +57,9 @@ class RunPlan:
             "hf_base": f"{self.out}/base_hf/model",
         }
         self.job_threads = config["threads"]  # torch threads of one job; the scheduler reserves as many cores
+        # the local files of eval.external benchmarks: inputs of the task configs, so that an edited file reruns them
+        external = config["eval"].get("external") or {}
+        self.external_files = [spec["path"] for spec in external.values() if spec["source"] == "file"]
         self.train_resources = {name: job_resources(config, "train", name) for name in self.used_backends}
         self.eval_resources = {name: job_resources(config, "eval", name) for name in self.used_backends}
 

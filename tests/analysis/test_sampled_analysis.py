@@ -287,3 +287,73 @@ def test_verdicts_that_do_not_pair_up_by_sample_are_an_error_naming_the_arms():
     answers = answers.drop(index=answers.index[(answers["arm"] == "ref")][0])
     with pytest.raises(AnalysisInputError, match=r"answers.parquet of arm and ref \(add\): .* do not pair up"):
         _benchmark_verdicts(answers, {"arm", "ref"})["add"].paired_variance("arm", "ref", [1, 2], pd.Index(["i0"]))
+
+
+def _voted_answers(arms: dict[str, float], seeds=(1, 2, 3, 4, 5, 6), items: int = 30, k: int = 5, rng_seed: int = 3):
+    """Per-answer verdicts with votes: each answer is the right one (vote 0) with the arm's probability, else one of
+    three wrong ones (votes 1-3) or nothing readable (vote -1); the tidy scores that go with them."""
+    rng = np.random.default_rng(rng_seed)
+    answers, scores = [], []
+    for arm, p_right in arms.items():
+        for seed in seeds:
+            for benchmark, domain in BENCHMARKS.items():
+                for i in range(items):
+                    right = rng.random(k) < p_right
+                    votes = np.where(right, 0, rng.choice([-1, 1, 2, 3], k))
+                    answers += [(arm, seed, benchmark, f"{benchmark}-{i}", j, float(v == 0), int(v)) for j, v in
+                                enumerate(votes)]  # fmt: skip
+                    scores.append(("exp", arm, seed, benchmark, domain, f"{benchmark}-{i}", right.mean(), k,
+                                   float(right.sum())))  # fmt: skip
+    columns = ["experiment", "arm", "seed", "benchmark", "domain", "item", "score", "n_samples", "n_correct"]
+    answer_columns = ["arm", "seed", "benchmark", "item", "sample", "correct", "vote"]
+    return pd.DataFrame(scores, columns=columns), pd.DataFrame(answers, columns=answer_columns)
+
+
+def _maj_by_hand(answers: pd.DataFrame, k: int) -> pd.Series:
+    """maj@k per run by enumeration: per item, the most frequent vote among the first k (ties: mean of the tied)."""
+    from collections import Counter
+
+    per_item = {}
+    for key, group in answers[answers["sample"] < k].groupby(["arm", "seed", "benchmark", "item"]):
+        counted = Counter(v for v in group["vote"] if v >= 0)
+        top = max(counted.values(), default=0)
+        tied = [v for v, n in counted.items() if n == top]
+        per_item[key] = sum(v == 0 for v in tied) / len(tied) if tied else 0.0
+    frame = pd.Series(per_item).rename_axis(["arm", "seed", "benchmark", "item"])
+    per_benchmark = frame.groupby(level=["arm", "seed", "benchmark"]).mean().unstack("benchmark")
+    return per_benchmark[["add", "mod"]].mean(axis=1) / 2 + per_benchmark["sort"] / 2  # domain-balanced
+
+
+def test_maj_at_k_is_counted_from_the_votes_and_finds_a_planted_effect_not_a_planted_null():
+    scores, answers = _voted_answers({"grpo": 0.35, "sharp": 0.5, "twin": 0.35})
+    raw = {
+        "experiment": "exp",
+        "benchmarks": {b: {"domain": d} for b, d in BENCHMARKS.items()},
+        "comparisons": [
+            {"family": "f", "reference": "grpo", "arms": ["sharp"]},
+            {"family": "null", "reference": "grpo", "arms": ["twin"]},
+        ],  # fmt: skip
+        "eval": {"samples": 5, "pass_k": [1], "maj_k": [1, 5]},
+        "analysis": {"resamples": 500, "power_replicates": 200, "per_benchmark": False},
+    }
+    result = run_analysis(parse_config(raw), scores, answers=answers)
+    for k in (1, 5):
+        expected = _maj_by_hand(answers, k)
+        np.testing.assert_allclose(result.summaries[f"maj@{k}"].sort_index(), expected.sort_index(), atol=1e-12)
+    rows = result.comparisons.set_index(["arm", "measure"])
+    assert rows.loc[("sharp", "maj@5"), "p_value"] <= 0.05 and rows.loc[("sharp", "maj@5"), "ci_low"] > 0
+    assert rows.loc[("twin", "maj@5"), "p_value"] > 0.05
+
+
+def test_maj_at_k_without_votes_is_refused_naming_what_it_needs():
+    scores, answers = _voted_answers({"grpo": 0.4, "sharp": 0.5}, seeds=(1, 2))
+    raw = {
+        "experiment": "exp",
+        "benchmarks": {b: {"domain": d} for b, d in BENCHMARKS.items()},
+        "comparisons": [{"family": "f", "reference": "grpo", "arms": ["sharp"]}],
+        "analysis": {"resamples": 200, "power_replicates": 100, "maj_k": [5]},
+    }
+    with pytest.raises(AnalysisInputError, match=r"analysis\.maj_k \[5\]: maj@k needs each answer's vote"):
+        run_analysis(parse_config(raw), scores)
+    with pytest.raises(AnalysisInputError, match=r"among 5 answers per item; arm=grpo seed=1 add item add-0 has 4"):
+        run_analysis(parse_config(raw), scores, answers=answers[answers["sample"] < 4])

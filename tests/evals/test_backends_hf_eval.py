@@ -33,7 +33,6 @@ def test_listed_lm_eval_tasks_are_scored_by_their_metric_and_filter():
 
 def test_lm_eval_tasks_need_a_domain(tmp_path):
     config = yaml.safe_load(TINY.read_text())
-    config["eval"]["pass_k"] = [1]  # a task of lm_eval_tasks has one answer per item
     config["eval"]["lm_eval_tasks"] = {"gsm8k": {"metric": "exact_match"}}
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(config))

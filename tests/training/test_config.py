@@ -250,9 +250,13 @@ def test_a_config_without_sampling_keys_stays_greedy(raw):
     }
 
 
-def test_pass_at_k_with_one_answer_lm_eval_tasks_is_refused_before_any_job(raw):
+def test_existing_lm_eval_tasks_are_sampled_k_times_and_only_maj_at_k_is_refused(raw):
+    """lm-eval's own tasks get k answers per item (evals/lm_eval_tasks.py sampled_existing_tasks): pass@k is theirs
+    too (refused before issue 27: "scored on one answer per item"); maj@k needs votes, which only armlab grades."""
     raw["eval"] = {"samples": 4, "temperature": 1.0, "pass_k": [1, 4], "lm_eval_tasks": {"gsm8k": {"domain": "math"}}}
-    _rejects(raw, r"eval\.pass_k: pass@k above 1 needs k answers per item, but the tasks of eval\.lm_eval_tasks")
+    assert validate_config(raw)["eval"]["pass_k"] == [1, 4]
+    raw["eval"]["maj_k"] = [4]
+    _rejects(raw, r"eval\.maj_k: maj@k counts the votes of each answer, but the tasks of eval\.lm_eval_tasks")
 
 
 def test_validation_outside_a_checkout_says_it_needs_the_checkout(monkeypatch, tmp_path):

@@ -47,6 +47,7 @@ rule lm_eval_tasks:
     input:
         config=f"{OUT}/config/eval.json",
         data=f"{OUT}/data",
+        external=PLAN.external_files,
     output:
         directory(f"{OUT}/lm_eval_tasks"),
     log:

@@ -1,0 +1,394 @@
+"""Benchmarks from outside armlab's task families: published datasets read from local files, and reasoning-gym.
+
+An experiment lists them under ``eval.external`` (name -> spec). ``source: file`` reads a file the user
+downloaded, in the published schema of a :data:`FORMATS` entry (GSM8K, MATH-500, AIME 2024/2025, AMC23,
+GPQA-diamond, MMLU-Pro); ``source: reasoning_gym`` draws items from a reasoning-gym generator seeded from
+(experiment, benchmark), graded by its own ``score_answer``. Nothing is fetched from a hub. Each becomes a
+benchmark ``armlab_<name>`` like armlab's own, sampled ``eval.samples`` times per item, every answer graded by
+the benchmark's verifier (evals/verifiers.py). A missing file, a wrong schema or an unknown format or verifier
+is one line naming the file, field or row and where the dataset is published, when the config is loaded.
+
+A new format is one :class:`BenchmarkFormat` and one :data:`FORMATS` entry.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from armlab.configfile import ConfigError
+from armlab.registry import Registry
+
+STEP_BY_STEP = "{question}\nPlease reason step by step, and put your final answer within \\boxed{{}}."
+MULTIPLE_CHOICE = (
+    "Answer the following multiple choice question. The last line of your response should be of the form "
+    "'Answer: $LETTER' (without quotes) where LETTER is one of {letters}. Think step by step before answering.\n\n"
+    "{question}\n\n{options}"
+)
+LETTERS = "ABCDEFGHIJ"
+
+
+def after_hashes(solution: str) -> str:
+    """GSM8K's reference answer: the number after the solution's last ``####``, thousands commas removed."""
+    if "####" not in solution:
+        raise ValueError("no '#### <answer>' line at the end of the solution")
+    return solution.rsplit("####", 1)[1].strip().replace(",", "")
+
+
+@dataclass(frozen=True)
+class BenchmarkFormat:
+    """A published dataset's schema and how papers evaluate it (``settings``: k, temperature, top_p)."""
+
+    published: str  # where the dataset is published, named in every error
+    question: str  # field of the question text
+    answer: str  # field of the reference answer (or of the correct option's text for GPQA)
+    item_id: str | None  # field of the item's id; None: the row number
+    verifier: str
+    settings: Mapping[str, float]
+    prompt: str = STEP_BY_STEP
+    domain: str = "math"  # the domain `armlab benchmarks FORMAT` suggests
+    reference: Callable[[str], str] = str  # the reference answer from the answer field's text
+    # fields of the options: GPQA's correct one then the incorrect ones (shuffled per item), or one field holding
+    # the list, whose answer field is then the correct option's letter (MMLU-Pro)
+    options: tuple[str, ...] = ()
+
+    @property
+    def fields(self) -> list[str]:
+        return [f for f in dict.fromkeys((self.question, self.answer, self.item_id, *self.options)) if f]
+
+
+# k / temperature / top_p as RLVR papers report these sets (e.g. DeepSeek-R1 §3: temperature 0.6, top-p 0.95, avg@k
+# over k samples; AIME's 30 items need k = 32 for a stable average, MATH-500's 500 need few)
+R1 = {"temperature": 0.6, "top_p": 0.95, "max_gen_toks": 32768}
+FORMATS: Registry[BenchmarkFormat] = Registry(
+    "benchmark format",
+    {
+        "gsm8k": BenchmarkFormat(
+            "huggingface.co/datasets/openai/gsm8k (main/test-*.parquet; or test.jsonl of openai/grade-school-math)",
+            "question",
+            "answer",
+            None,
+            "math_verify",
+            {"samples": 4, **R1},
+            reference=after_hashes,
+        ),
+        "math500": BenchmarkFormat(
+            "huggingface.co/datasets/HuggingFaceH4/MATH-500 (test.jsonl)",
+            "problem",
+            "answer",
+            "unique_id",
+            "math_verify",
+            {"samples": 4, **R1},
+        ),
+        "aime2024": BenchmarkFormat(
+            "huggingface.co/datasets/HuggingFaceH4/aime_2024 (data/train-*.parquet)",
+            "problem",
+            "answer",
+            "id",
+            "math_verify",
+            {"samples": 32, **R1},
+        ),
+        "aime2025": BenchmarkFormat(
+            "huggingface.co/datasets/math-ai/aime25 (test.jsonl)",
+            "problem",
+            "answer",
+            "id",
+            "math_verify",
+            {"samples": 32, **R1},
+        ),  # fmt: skip
+        "amc23": BenchmarkFormat(
+            "huggingface.co/datasets/math-ai/amc23 (test-*.parquet)",
+            "question",
+            "answer",
+            "id",
+            "math_verify",
+            {"samples": 32, **R1},
+        ),  # fmt: skip
+        "gpqa_diamond": BenchmarkFormat(
+            "huggingface.co/datasets/Idavidrein/gpqa (gpqa_diamond.csv; gated: accept its terms first)",
+            "Question",
+            "Correct Answer",
+            "Record ID",
+            "choice",
+            {"samples": 8, **R1},
+            prompt=MULTIPLE_CHOICE,
+            domain="science",
+            options=("Correct Answer", "Incorrect Answer 1", "Incorrect Answer 2", "Incorrect Answer 3"),
+        ),
+        "mmlu_pro": BenchmarkFormat(
+            "huggingface.co/datasets/TIGER-Lab/MMLU-Pro (data/test-*.parquet; a subset: where: {category: ...})",
+            "question",
+            "answer",
+            "question_id",
+            "choice",
+            {"samples": 4, **R1},
+            prompt=MULTIPLE_CHOICE,
+            domain="science",
+            options=("options",),
+        ),
+    },
+)
+
+
+def read_rows(path: Path) -> list[dict]:
+    """The rows of a local JSON-lines, JSON (a list), parquet or CSV file, as dicts; errors name the file and line."""
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        import pandas as pd
+
+        try:
+            frame = pd.read_parquet(path)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{path}: not a readable parquet file ({str(exc).splitlines()[0]})") from None
+        return [{k: _plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
+    if suffix == ".csv":
+        with open(path, newline="", encoding="utf-8") as f:
+            return list(csv.DictReader(f))
+    if suffix in (".jsonl", ".json"):
+        text = path.read_text(encoding="utf-8")
+        if suffix == ".json" and text.lstrip().startswith("["):
+            rows = json.loads(text)
+            if not all(isinstance(r, dict) for r in rows):
+                raise ValueError(f"{path}: expected a JSON list of objects")
+            return rows
+        rows = []
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}: line {number}: not JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise ValueError(f"{path}: line {number}: expected a JSON object, got {type(row).__name__}")
+            rows.append(row)
+        return rows
+    raise ValueError(f"{path}: expected a .jsonl, .json, .parquet or .csv file")
+
+
+def _plain(value):
+    """A parquet cell as JSON would give it (numpy arrays to lists, numpy scalars to Python)."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    return value
+
+
+def _text(value) -> str:
+    """A cell as answer text: a whole float (AMC23's answers in parquet) without its ".0"."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value).strip()
+
+
+def shuffled_options(benchmark: str, item: str, options: list[str]) -> tuple[list[str], int]:
+    """GPQA's options in an order fixed by (benchmark, item) (the correct one first on file); its index."""
+    import numpy as np
+
+    seed = int.from_bytes(hashlib.sha256(f"{benchmark}\0{item}".encode()).digest()[:8], "little")
+    order = np.random.default_rng(seed).permutation(len(options))
+    return [options[i] for i in order], int(np.flatnonzero(order == 0)[0])
+
+
+def file_items(name: str, spec: Mapping, where: str) -> list[dict]:
+    """The items of a ``source: file`` benchmark: id, prompt, reference answer (one-line errors name ``where``)."""
+    fmt = FORMATS.entry(spec.get("format"), f"{where}.format", ConfigError)
+    path = Path(spec["path"]).expanduser()
+    if not path.is_file():
+        raise ConfigError(
+            f"{where}.path: {path}: no such file; the {spec['format']} format reads a local copy of "
+            f"{fmt.published} (nothing is fetched at run time)"
+        )
+    try:
+        rows = read_rows(path)
+    except (ValueError, UnicodeDecodeError, OSError) as exc:
+        raise ConfigError(f"{where}.path: {str(exc).splitlines()[0]}") from None
+    renamed = dict(spec.get("fields") or {})
+    for key, value in (spec.get("where") or {}).items():
+        rows = [row for row in rows if row.get(renamed.get(key, key)) == value]
+    if not rows:
+        selection = f" with {dict(spec['where'])}" if spec.get("where") else ""
+        raise ConfigError(f"{where}.path: {path}: no rows{selection}; expected items in the schema of {fmt.published}")
+    rows = rows[: spec.get("n_items") or len(rows)]
+    items, seen = [], set()
+    for number, row in enumerate(rows):
+        missing = [renamed.get(f, f) for f in fmt.fields if renamed.get(f, f) not in row]
+        if missing:
+            raise ConfigError(
+                f"{where}.path: {path}: row {number}: no field {missing[0]!r} (the {spec['format']} schema of "
+                f"{fmt.published} has {fmt.fields}; map yours with {where}.fields)"
+            )
+        named = {f: row[renamed.get(f, f)] for f in fmt.fields}  # under the format's field names
+        item = str(named[fmt.item_id]) if fmt.item_id else f"{name}-{number:05d}"
+        if item in seen:
+            raise ConfigError(f"{where}.path: {path}: row {number}: item id {item!r} appears twice")
+        seen.add(item)
+        question = named[fmt.question]
+        if not isinstance(question, str) or not question.strip():
+            field_name = renamed.get(fmt.question, fmt.question)
+            raise ConfigError(f"{where}.path: {path}: row {number}: {field_name!r} is empty; expected the question")
+        try:
+            prompt, answer = _prompt_and_answer(fmt, spec.get("prompt", fmt.prompt), name, item, named)
+        except ValueError as exc:
+            raise ConfigError(f"{where}.path: {path}: row {number} (item {item}): {exc}") from None
+        items.append({"id": item, "prompt": prompt, "answer": answer})
+    return items
+
+
+def _prompt_and_answer(fmt: BenchmarkFormat, template: str, name: str, item: str, row: Mapping) -> tuple[str, str]:
+    """The prompt of one row (under the format's field names) and its reference answer (a letter for choices)."""
+    question = row[fmt.question].strip()
+    if not fmt.options:
+        answer = fmt.reference(_text(row[fmt.answer]))
+        if not answer:
+            raise ValueError(f"field {fmt.answer!r} is empty; expected the reference answer")
+        return template.format(question=question), answer
+    if len(fmt.options) == 1:  # one list field of options, the key a letter
+        options = row[fmt.options[0]]
+        if not isinstance(options, list) or not 2 <= len(options) <= len(LETTERS):
+            raise ValueError(f"field {fmt.options[0]!r}: expected a list of 2 to {len(LETTERS)} options")
+        key = str(row[fmt.answer]).strip().upper()
+        if key not in LETTERS[: len(options)]:
+            raise ValueError(f"field {fmt.answer!r}: {key!r} is not the letter of one of its {len(options)} options")
+    else:
+        options, correct = shuffled_options(name, item, [str(row[f]).strip() for f in fmt.options])
+        key = LETTERS[correct]
+    letters = LETTERS[: len(options)]
+    listed = "\n".join(f"{letter}) {str(option).strip()}" for letter, option in zip(letters, options))
+    return template.format(question=question, options=listed, letters=", ".join(letters)), key
+
+
+def reasoning_gym_items(name: str, spec: Mapping, experiment: str, where: str) -> tuple[list[dict], dict]:
+    """Items of a ``source: reasoning_gym`` benchmark: dataset ``spec['dataset']`` with ``spec['config']``, its seed
+    drawn from (experiment, benchmark); each item carries what rebuilds it for its verifier."""
+    from armlab.evals.verifiers import reasoning_gym_dataset
+
+    try:
+        import reasoning_gym  # noqa: F401
+    except ImportError:
+        raise ConfigError(
+            f"{where}: source reasoning_gym needs the reasoning-gym package: pip install 'armlab[reasoning_gym]'"
+        ) from None
+    from reasoning_gym.factory import DATASETS
+
+    dataset = spec.get("dataset")
+    if dataset not in DATASETS:
+        raise ConfigError(Registry("reasoning-gym dataset", DATASETS).unknown(dataset, f"{where}.dataset"))
+    size = int(spec.get("n_items") or 100)
+    seed = int.from_bytes(hashlib.sha256(f"{experiment}\0{name}".encode()).digest()[:8], "little") >> 1
+    config = json.dumps(spec.get("config") or {}, sort_keys=True)
+    try:
+        generated = reasoning_gym_dataset(dataset, config, seed, size)
+    except (TypeError, ValueError, AssertionError) as exc:
+        raise ConfigError(f"{where}.config: reasoning-gym's {dataset} refused it: {str(exc).splitlines()[0]}") from None
+    rebuild = {"rg_dataset": dataset, "rg_config": config, "rg_seed": seed, "rg_size": size}
+    template = spec.get("prompt", "{question}")
+    items = [
+        {
+            "id": f"{name}-{index:05d}",
+            "prompt": template.format(question=entry["question"]),
+            "answer": str(entry["answer"]),
+            "rg_index": index,
+        }
+        for index, entry in enumerate(generated)
+    ]
+    return items, rebuild
+
+
+def external_items(config: Mapping, source: str = "config") -> dict[str, list[dict]]:
+    """Every ``eval.external`` benchmark's items as armlab evaluation items (id, benchmark, domain, task,
+    verifier, prompt, answer; reasoning-gym's rebuild keys); errors are one line naming ``source`` and the key."""
+    from armlab.evals.verifiers import VERIFIERS
+
+    out = {}
+    for name, spec in (config["eval"].get("external") or {}).items():
+        where = f"{source}: eval.external.{name}"
+        rebuild: dict = {}  # what rebuilds a reasoning-gym item for its verifier
+        _check_template(spec.get("prompt"), f"{where}.prompt")
+        if spec["source"] == "file":
+            for key in ("format", "path"):
+                if key not in spec:
+                    raise ConfigError(f"{where}: source file needs {key!r} (formats: {sorted(FORMATS)})")
+            items = file_items(name, spec, where)
+            default = FORMATS[spec["format"]].verifier
+        else:
+            if "dataset" not in spec:
+                raise ConfigError(f"{where}: source reasoning_gym needs 'dataset' (a reasoning-gym dataset name)")
+            items, rebuild = reasoning_gym_items(name, spec, config["experiment"], where)
+            default = "reasoning_gym"
+        verifier = spec.get("verifier", default)
+        checker = VERIFIERS.entry(verifier, f"{where}.verifier", ConfigError)
+        if checker.requirement:
+            _require(checker.requirement, f"{where}.verifier", verifier)
+        out[name] = [
+            {
+                **item,
+                "id": str(item["id"]),
+                "benchmark": name,
+                "domain": spec["domain"],
+                "task": "",
+                "verifier": verifier,
+                **rebuild,
+            }
+            for item in items
+        ]
+    return out
+
+
+def _check_template(template: object, key: str) -> None:
+    """A prompt template names only {question}, {options} and {letters} (the last two: multiple choice)."""
+    if template is None:
+        return
+    try:
+        str(template).format(question="q", options="o", letters="l")
+    except (KeyError, IndexError, ValueError) as exc:
+        raise ConfigError(
+            f"{key}: {template!r} is not a template of {{question}} (and, for multiple choice, {{options}} and "
+            f"{{letters}}): {type(exc).__name__} {exc}; write a literal brace as {{{{ or }}}}"
+        ) from None
+
+
+def _require(package: str, key: str, verifier: str) -> None:
+    from importlib import util
+
+    module = package.replace("-", "_")
+    if util.find_spec(module) is None:
+        extra = "eval" if package == "math-verify" else package.replace("-", "_")
+        raise ConfigError(f"{key}: verifier {verifier!r} needs the {package} package: pip install 'armlab[{extra}]'")
+
+
+def check_external(config: Mapping, source: str = "config", character_level: bool = False) -> None:
+    """The external benchmarks can supply their items (files read, schemas and verifiers checked), and their names
+    are not taken by a benchmark or an lm-eval task: before any job. ``character_level``: a model of armlab's
+    characters answers them (the builtin policy, its export, TRL's tiny Qwen2), so every prompt must be in its
+    characters and fit its context (``model.max_len``) with ``eval.max_gen_toks`` new ones."""
+    from armlab.training.tasks import VOCAB
+
+    external = config["eval"].get("external") or {}
+    for section in ("benchmarks", "eval.lm_eval_tasks"):
+        names = config["benchmarks"] if section == "benchmarks" else config["eval"].get("lm_eval_tasks") or {}
+        taken = sorted(set(external) & set(names))
+        if taken:
+            raise ConfigError(f"{source}: eval.external.{taken[0]}: also in {section}; benchmark names are unique")
+    for name, items in external_items(config, source).items():
+        if not character_level:
+            continue
+        room = config["model"]["max_len"] - config["eval"]["max_gen_toks"]
+        for item in items:
+            where = f"{source}: eval.external.{name}: item {item['id']}"
+            outside = sorted(set(item["prompt"]) - set(VOCAB))
+            if outside:
+                raise ConfigError(
+                    f"{where}: the character-level policy cannot read its prompt (characters {outside[:5]} are not in "
+                    f"its vocabulary); evaluate a Hugging Face checkpoint with its own tokenizer (trl.model) or give "
+                    f"a prompt template"
+                )
+            if len(item["prompt"]) > room:
+                raise ConfigError(
+                    f"{where}: its prompt of {len(item['prompt'])} characters and eval.max_gen_toks "
+                    f"{config['eval']['max_gen_toks']} exceed the character-level policy's model.max_len "
+                    f"{config['model']['max_len']}"
+                )

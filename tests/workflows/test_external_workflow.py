@@ -1,0 +1,95 @@
+"""End to end with the README's command: benchmarks read from local files in GSM8K's and MATH-500's published schemas
+(synthetic items this test writes) are evaluated 4 times per item beside the experiment's own, graded by
+math-verify, and analysed with pass@k and maj@k; editing a file reruns its evaluation."""
+
+import json
+
+import pandas as pd
+import pytest
+import yaml
+from conftest import TINY, copy_of_the_repository, job_counts, readme_run
+
+pytestmark = pytest.mark.workflow
+
+
+def _write_local_files(workdir):
+    """Short arithmetic items in the published schemas: the tiny builtin policy reads them (its 32 characters)."""
+    data = workdir / "local_data"
+    data.mkdir()
+    gsm = [{"question": f"{a}+{b}=", "answer": f"{a} and {b}\n#### {a + b}"} for a in range(6) for b in range(3)]
+    (data / "gsm8k_test.jsonl").write_text("".join(json.dumps(row) + "\n" for row in gsm))
+    math = [
+        {"problem": f"{a}+{b}=", "solution": "...", "answer": str(a + b), "subject": "Algebra", "level": 1,
+         "unique_id": f"test/algebra/{a}{b}.json"}
+        for a in range(4) for b in range(4)
+    ]  # fmt: skip
+    (data / "math500_test.jsonl").write_text("".join(json.dumps(row) + "\n" for row in math))
+    return data
+
+
+def test_external_benchmarks_run_end_to_end_with_maj_at_k(tmp_path):
+    workdir = copy_of_the_repository(tmp_path / "checkout")
+    _write_local_files(workdir)
+    config = yaml.safe_load(TINY.read_text())
+    config["experiment"] = "tiny_external"
+    config["eval"] = {
+        **config["eval"],
+        "samples": 4,
+        "pass_k": [1, 4],
+        "maj_k": [1, 4],
+        "external": {
+            "gsm": {"source": "file", "format": "gsm8k", "path": "local_data/gsm8k_test.jsonl", "domain": "math",
+                    "prompt": "{question}"},
+            "math500": {"source": "file", "format": "math500", "path": "local_data/math500_test.jsonl",
+                        "domain": "math", "prompt": "{question}"},
+        },
+    }  # fmt: skip
+    configfile = workdir / "external.yaml"
+    configfile.write_text(yaml.safe_dump(config))
+    run = readme_run(workdir, configfile=configfile)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+
+    out = workdir / "results" / "tiny_external"
+    scores = pd.read_parquet(out / "scores.parquet")
+    external = scores[scores.benchmark.isin(["gsm", "math500"])]
+    assert set(external.benchmark) == {"gsm", "math500"} and (external.n_samples == 4).all()
+    assert len(external) == (18 + 16) * 5  # every item of 2 arms x 2 seeds and the base policy
+    answers = pd.read_parquet(out / "evals" / "grpo" / "seed-1" / "answers.parquet")
+    assert {"extracted", "status", "vote"} <= set(answers.columns)
+    assert set(answers[answers.benchmark == "gsm"].groupby("item").size()) == {4}
+    manifest = json.loads((out / "evals" / "grpo" / "seed-1" / "manifest.json").read_text())
+    assert sum(manifest["outcomes"]["math500"].values()) == 16 * 4
+    summaries = pd.read_csv(out / "analysis" / "summaries.csv")
+    assert {"maj@1", "maj@4", "pass@4"} <= set(summaries["summary"])
+    comparisons = pd.read_csv(out / "analysis" / "comparisons.csv")
+    assert {"maj@1", "maj@4", "gsm", "math500"} <= set(comparisons["measure"])
+
+    # an edited local file reruns the task configs and every evaluation, not the training
+    with open(workdir / "local_data" / "gsm8k_test.jsonl", "a") as f:
+        f.write(json.dumps({"question": "9+9=", "answer": "#### 18"}) + "\n")
+    dry = readme_run(workdir, "-n", configfile=configfile)
+    counts = job_counts(dry.stdout + dry.stderr)
+    assert counts.get("lm_eval_tasks") == 1 and counts.get("evaluate") == 5 and not counts.get("train")
+
+
+REAL_ARCHITECTURE = "config/experiments/real_architecture.yaml"
+
+
+def test_the_real_architecture_config_runs_end_to_end(tmp_path):
+    """The committed config, with the README's command: GPT-2's weights (the exported builtin base) trained by TRL in
+    two arms x 2 seeds, sampled 4 times per item on local GSM8K- and MATH-500-format files, graded by math-verify,
+    analysed (avg@4, pass@4, maj@4) and reported."""
+    workdir = copy_of_the_repository(tmp_path / "checkout")
+    run = readme_run(workdir, configfile=REAL_ARCHITECTURE)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    out = workdir / "results" / "real_architecture"
+    exported = json.loads((out / "base_hf" / "model" / "config.json").read_text())
+    assert exported["architectures"] == ["ArmlabCharForCausalLM"] and exported["n_head"] == 2  # GPT-2's weights
+    scores = pd.read_parquet(out / "scores.parquet")
+    assert {"gsm8k_synthetic", "math500_synthetic"} <= set(scores.benchmark) and (scores.n_samples == 4).all()
+    assert set(scores.arm) == {"base", "grpo", "dr_grpo"}
+    manifest = json.loads((out / "evals" / "grpo" / "seed-1" / "manifest.json").read_text())
+    assert manifest["lm_eval_model"] == "hf" and manifest["outcomes"]["gsm8k_synthetic"]["graded"] > 0
+    comparisons = pd.read_csv(out / "analysis" / "comparisons.csv")
+    assert {"maj@4", "pass@4", "gsm8k_synthetic"} <= set(comparisons["measure"])
+    assert "maj@4" in (out / "report" / "index.html").read_text()
