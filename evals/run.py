@@ -272,8 +272,10 @@ def score_checkpoint(
     stream = evaluation_stream(config, seed)
     lm = load_model(config, checkpoint, model, stream)
     extra = config["eval"].get("lm_eval_tasks", {})
-    # lm-eval's own task configs are indexed only when the config lists some of them
-    task_manager = TaskManager(include_path=str(tasks_dir), include_defaults=bool(extra))
+    # lm-eval's own task configs (seconds to index) only when the config lists tasks that the folder has not
+    task_manager = TaskManager(include_path=str(tasks_dir), include_defaults=False)
+    if not set(extra) <= set(task_manager.all_tasks):
+        task_manager = TaskManager(include_path=str(tasks_dir), include_defaults=True)
     existing: list = list(extra)
     if extra and config["eval"]["samples"] > 1:  # k answers of lm-eval's own tasks, each graded by the task
         existing = sampled_existing_tasks(list(extra), task_manager, config["eval"])

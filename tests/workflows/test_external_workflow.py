@@ -63,6 +63,16 @@ def test_external_benchmarks_run_end_to_end_with_maj_at_k(tmp_path):
     assert {"maj@1", "maj@4", "pass@4"} <= set(summaries["summary"])
     comparisons = pd.read_csv(out / "analysis" / "comparisons.csv")
     assert {"maj@1", "maj@4", "gsm", "math500"} <= set(comparisons["measure"])
+    # the round trip: the evaluation folders read back through the lm-eval import give the same table
+    from armlab.analysis import inputs
+
+    runs = inputs.runs.runs_from_pattern(str(out / "evals/{arm}/seed-{seed}"), "tiny_external")
+    domains = {b: "math" for b in ("gsm", "math500", "add", "mod")} | {"boolexpr": "logic", "units": "science"}
+    read_back = inputs.lmeval.lmeval_to_tidy(runs, experiment="tiny_external", benchmarks=domains, metric="acc,samples")
+    key = ["arm", "seed", "benchmark", "item"]
+    pd.testing.assert_frame_equal(
+        read_back.sort_values(key, ignore_index=True), scores.sort_values(key, ignore_index=True), check_like=True
+    )
 
     # an edited local file reruns the task configs and every evaluation, not the training
     with open(workdir / "local_data" / "gsm8k_test.jsonl", "a") as f:
