@@ -3,7 +3,7 @@
 
 One evaluation job's lm-eval part (``armlab.evals.run.evaluate``) of GSM8K-format items (synthetic, written here)
 sampled k times at temperature 1, for a GPT-2-architecture model made locally with armlab's character tokenizer
-(random weights, so both engines generate every answer to ``--max-new`` tokens: the same work). Figures are
+(random weights: both engines stop an answer at the tokenizer's EOS, a newline, or at ``--max-new`` tokens). Figures are
 whole-evaluation seconds, vLLM's included start-up of its worker (loading the model), median of ``--repeats``
 with the two engines alternating, and answers per second; importing torch and lm-eval is not included. It also
 checks that vLLM gave the same answers in every repeat (one seed per answer).
@@ -28,6 +28,7 @@ from armlab.evals.lm_eval_tasks import write_task_configs
 from armlab.evals.run import evaluate
 from armlab.training.backends.hf_export import char_tokenizer
 from armlab.training.config import load_config
+from armlab.training.policy import EOS_ID, PAD_ID
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "fixtures" / "tiny.yaml"
@@ -37,9 +38,10 @@ def gpt2(folder: Path, width: int, layers: int, heads: int, context: int) -> Pat
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(0)
+    # the end of an answer is the tokenizer's EOS ("\n") for both engines: GPT-2's own (50256) is not in this vocabulary
     config = GPT2Config(
         vocab_size=len(char_tokenizer()), n_embd=width, n_layer=layers, n_head=heads, n_positions=context,
-        tie_word_embeddings=False,
+        tie_word_embeddings=False, bos_token_id=None, eos_token_id=EOS_ID, pad_token_id=PAD_ID,
     )  # fmt: skip
     GPT2LMHeadModel(config).save_pretrained(folder)
     char_tokenizer().save_pretrained(folder)

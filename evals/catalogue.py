@@ -323,6 +323,10 @@ def external_items(config: Mapping, source: str = "config") -> dict[str, list[di
         checker = VERIFIERS.entry(verifier, f"{where}.verifier", ConfigError)
         if checker.requirement:
             _require(checker.requirement, f"{where}.verifier", verifier)
+        for item in items if hasattr(checker, "reference_problem") else ():
+            problem = checker.reference_problem(item["answer"])
+            if problem:
+                raise ConfigError(f"{where}: item {item['id']}: reference answer {item['answer']!r}: {problem}")
         out[name] = [
             {
                 **item,

@@ -76,6 +76,17 @@ class MathVerify:
         except Exception:  # noqa: BLE001 (math-verify raises whatever sympy raised on a malformed answer)
             return Verdict(0.0, "", UNPARSED)
 
+    def reference_problem(self, answer: str) -> str | None:
+        """Why math-verify cannot read the reference ``answer`` (checked before any job), or None."""
+        from math_verify.errors import TimeoutException
+
+        try:
+            return None if self._reference(answer) else "math-verify reads nothing from it"
+        except TimeoutException:
+            return f"math-verify ran out of its {self.timeout_seconds} s reading it"
+        except Exception as exc:  # noqa: BLE001 (whatever sympy raised on it)
+            return f"math-verify cannot read it ({type(exc).__name__})"
+
     def same(self, a: str, b: str) -> bool:
         from math_verify.errors import TimeoutException
 

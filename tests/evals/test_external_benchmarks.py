@@ -583,3 +583,12 @@ def test_an_existing_lm_eval_task_is_sampled_and_graded_by_its_own_filter_and_me
     assert 0 < mine.n_correct.sum() < 4 * len(rows)
     # the answers are sampled (temperature 1): some item's 4 answers differ
     assert any(len(set(s["resps"][0])) > 1 for s in logged)
+
+
+def test_a_reference_math_verify_cannot_read_is_refused_before_any_job(tmp_path):
+    rows = [{"problem": "p", "answer": "1/2", "unique_id": "a"}, {"problem": "q", "answer": "\\\\", "unique_id": "b"}]
+    path = _write(tmp_path / "test.jsonl", rows)
+    with pytest.raises(
+        ConfigError, match=r"eval\.external\.ext: item b: reference answer '\\\\\\\\': math-verify reads"
+    ):
+        external_items(_external({"format": "math500", "path": str(path)}))
