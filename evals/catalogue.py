@@ -342,6 +342,29 @@ def external_items(config: Mapping, source: str = "config") -> dict[str, list[di
     return out
 
 
+def samples_of(config: Mapping, name: str) -> int:
+    """The answers per item of external benchmark ``name``: its own ``samples``, else ``eval.samples``."""
+    return int(config["eval"]["external"][name].get("samples", config["eval"]["samples"]))
+
+
+def _check_samples(config: Mapping, source: str, name: str) -> None:
+    """A benchmark's own answers per item: sampled (temperature > 0) when above 1, within ``limits.samples``, and
+    at least every k of pass@k and maj@k."""
+    from armlab.configfile import check_limit, limits_of
+
+    samples, key = samples_of(config, name), f"eval.external.{name}.samples"
+    if samples > 1 and config["eval"]["temperature"] == 0:
+        raise ConfigError(f"{source}: {key}: {samples} answers at eval.temperature 0 would be copies of the greedy one")
+    check_limit(source, key, samples, limits_of(source, dict(config)), "samples")
+    for measure in ("pass_k", "maj_k"):
+        above = [k for k in config["eval"].get(measure) or [] if k > samples]
+        if above:
+            raise ConfigError(
+                f"{source}: {key}: {samples} answers per item, but eval.{measure} asks for {above}; "
+                f"{measure.replace('_', '@')} needs at least k answers per item"
+            )
+
+
 def _check_template(template: object, key: str) -> None:
     """A prompt template names only {question}, {options} and {letters} (the last two: multiple choice)."""
     if template is None:
@@ -372,6 +395,8 @@ def check_external(config: Mapping, source: str = "config", character_level: boo
     from armlab.training.tasks import VOCAB
 
     external = config["eval"].get("external") or {}
+    for name in external:
+        _check_samples(config, source, name)
     for section in ("benchmarks", "eval.lm_eval_tasks"):
         names = config["benchmarks"] if section == "benchmarks" else config["eval"].get("lm_eval_tasks") or {}
         taken = sorted(set(external) & set(names))

@@ -132,21 +132,23 @@ def write_task_configs(config: dict, data_dir: Path, out_dir: Path, final_dir: P
     the external items' files there), ``out_dir`` itself by default."""
     import pandas as pd
 
-    from armlab.evals.catalogue import external_items
+    from armlab.evals.catalogue import external_items, samples_of
 
     out_dir.mkdir(parents=True, exist_ok=True)
     verifier = "from armlab.evals.lm_eval_tasks import process_results  # noqa: F401\n"
     (out_dir / f"{VERIFIER_MODULE}.py").write_text(verifier)
     data_files = {benchmark: data_dir / "eval" / f"{benchmark}.parquet" for benchmark in config["benchmarks"]}
     specs = {benchmark: {"domain": spec["domain"]} for benchmark, spec in config["benchmarks"].items()}
+    sampling = {benchmark: config["eval"] for benchmark in specs}
     for benchmark, items in external_items(config).items():
         (out_dir / "external").mkdir(exist_ok=True)
         pd.DataFrame(items).to_parquet(out_dir / "external" / f"{benchmark}.parquet", index=False)
         data_files[benchmark] = Path(final_dir or out_dir) / "external" / f"{benchmark}.parquet"
         specs[benchmark] = {"domain": config["eval"]["external"][benchmark]["domain"], "until": []}
+        sampling[benchmark] = {**config["eval"], "samples": samples_of(config, benchmark)}
     names = []
     for benchmark, data_file in data_files.items():
-        text = yaml.safe_dump(task_config(benchmark, specs[benchmark], data_file, config["eval"]), sort_keys=False)
+        text = yaml.safe_dump(task_config(benchmark, specs[benchmark], data_file, sampling[benchmark]), sort_keys=False)
         text += f"process_results: !function {VERIFIER_MODULE}.process_results\n"
         (out_dir / f"{benchmark}.yaml").write_text(text)
         names.append(task_name(benchmark))

@@ -592,3 +592,40 @@ def test_a_reference_math_verify_cannot_read_is_refused_before_any_job(tmp_path)
         ConfigError, match=r"eval\.external\.ext: item b: reference answer '\\\\\\\\': math-verify reads"
     ):
         external_items(_external({"format": "math500", "path": str(path)}))
+
+
+def test_a_benchmark_can_have_its_own_number_of_answers(tiny_config, tiny_experiment, tmp_path):
+    """AIME is reported as avg@32 beside MATH-500's avg@4: eval.external.<name>.samples is k for that benchmark."""
+    from armlab.evals.lm_eval_tasks import write_task_configs
+    from armlab.evals.run import evaluate
+
+    path = _write(tmp_path / "gsm.jsonl", [{"question": f"{a}+1=", "answer": f"#### {a + 1}"} for a in range(6)])
+    external = {"gsm": {"source": "file", "format": "gsm8k", "path": str(path), "domain": "math",
+                        "prompt": "{question}", "samples": 6}}  # fmt: skip
+    config = {**tiny_config, "eval": {**tiny_config["eval"], "samples": 2, "external": external}}
+    write_task_configs(config, tiny_experiment / "data", tmp_path / "tasks")
+    scores = evaluate(config, tmp_path / "tasks", tiny_experiment / "base" / "policy.pt", "base", 0, tmp_path / "out")
+    assert scores.groupby("benchmark").n_samples.unique().map(list).to_dict() == {
+        "add": [2], "boolexpr": [2], "gsm": [6], "mod": [2], "units": [2]
+    }  # fmt: skip
+    answers = pd.read_parquet(tmp_path / "out" / "answers.parquet")
+    assert set(answers[answers.benchmark == "gsm"].groupby("item").size()) == {6}
+
+
+@pytest.mark.parametrize(
+    ("eval_keys", "samples", "message"),
+    [
+        ({"samples": 4, "pass_k": [1, 4]}, 2, r"eval\.external\.g\.samples: 2 answers per item, but eval\.pass_k asks "
+         r"for \[4\]"),
+        ({"samples": 1, "temperature": 0.0}, 3, r"eval\.external\.g\.samples: 3 answers at eval\.temperature 0"),
+        ({"samples": 2}, 5000, r"eval\.external\.g\.samples: 5000 is above the limit of .*; set limits\.samples"),
+    ],
+)  # fmt: skip
+def test_a_benchmarks_own_answers_are_checked_like_eval_samples(tmp_path, eval_keys, samples, message):
+    external = {"g": {"source": "file", "format": "gsm8k", "path": str(_gsm(tmp_path)), "domain": "math",
+                      "prompt": "{question}", "samples": samples}}  # fmt: skip
+    config = {"eval": {"max_gen_toks": 5, "temperature": 1.0, "pass_k": [1], **eval_keys, "external": external}}
+    path = tmp_path / "exp.yaml"
+    path.write_text(json.dumps(config))
+    with pytest.raises(ConfigError, match=message):
+        experiment.load([TINY, path])
