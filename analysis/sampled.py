@@ -130,7 +130,7 @@ def majority_at_k_per_run(
             f"results/<experiment>` of evaluations by this armlab)"
         )
     item = [*RUN, "benchmark", "item"]
-    counts = answers.groupby(item, observed=True)["sample"].agg(lambda s: int((s < max(ks)).sum()))
+    counts = answers[answers["sample"] < max(ks)].groupby(item, observed=True).size()
     have = counts.reindex(pd.MultiIndex.from_frame(scores[item].astype({"seed": "int64"})), fill_value=0)
     short = have[have < max(ks)]
     if len(short):

@@ -14,14 +14,15 @@ A new format is one :class:`BenchmarkFormat` and one :data:`FORMATS` entry.
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from importlib import util
 from pathlib import Path
 
 from armlab.configfile import ConfigError
 from armlab.registry import Registry
+from armlab.training.utils import derive_seed
 
 STEP_BY_STEP = "{question}\nPlease reason step by step, and put your final answer within \\boxed{{}}."
 MULTIPLE_CHOICE = (
@@ -188,8 +189,7 @@ def shuffled_options(benchmark: str, item: str, options: list[str]) -> tuple[lis
     """GPQA's options in an order fixed by (benchmark, item) (the correct one first on file); its index."""
     import numpy as np
 
-    seed = int.from_bytes(hashlib.sha256(f"{benchmark}\0{item}".encode()).digest()[:8], "little")
-    order = np.random.default_rng(seed).permutation(len(options))
+    order = np.random.default_rng(derive_seed(benchmark, item)).permutation(len(options))
     return [options[i] for i in order], int(np.flatnonzero(order == 0)[0])
 
 
@@ -269,16 +269,14 @@ def reasoning_gym_items(name: str, spec: Mapping, experiment: str, where: str) -
     try:
         import reasoning_gym  # noqa: F401
     except ImportError:
-        raise ConfigError(
-            f"{where}: source reasoning_gym needs the reasoning-gym package: pip install 'armlab[reasoning_gym]'"
-        ) from None
+        raise _missing("reasoning-gym", "reasoning_gym", where, "source reasoning_gym") from None
     from reasoning_gym.factory import DATASETS
 
     dataset = spec.get("dataset")
     if dataset not in DATASETS:
         raise ConfigError(Registry("reasoning-gym dataset", DATASETS).unknown(dataset, f"{where}.dataset"))
     size = int(spec.get("n_items") or 100)
-    seed = int.from_bytes(hashlib.sha256(f"{experiment}\0{name}".encode()).digest()[:8], "little") >> 1
+    seed = derive_seed(experiment, name)
     config = json.dumps(spec.get("config") or {}, sort_keys=True)
     try:
         generated = reasoning_gym_dataset(dataset, config, seed, size)
@@ -321,9 +319,9 @@ def external_items(config: Mapping, source: str = "config") -> dict[str, list[di
             default = "reasoning_gym"
         verifier = spec.get("verifier", default)
         checker = VERIFIERS.entry(verifier, f"{where}.verifier", ConfigError)
-        if checker.requirement:
-            _require(checker.requirement, f"{where}.verifier", verifier)
-        for item in items if hasattr(checker, "reference_problem") else ():
+        if checker.requirement and util.find_spec(checker.requirement.replace("-", "_")) is None:
+            raise _missing(checker.requirement, checker.extra, f"{where}.verifier", f"verifier {verifier!r}")
+        for item in items:
             problem = checker.reference_problem(item["answer"])
             if problem:
                 raise ConfigError(f"{where}: item {item['id']}: reference answer {item['answer']!r}: {problem}")
@@ -378,13 +376,9 @@ def _check_template(template: object, key: str) -> None:
         ) from None
 
 
-def _require(package: str, key: str, verifier: str) -> None:
-    from importlib import util
-
-    module = package.replace("-", "_")
-    if util.find_spec(module) is None:
-        extra = "eval" if package == "math-verify" else package.replace("-", "_")
-        raise ConfigError(f"{key}: verifier {verifier!r} needs the {package} package: pip install 'armlab[{extra}]'")
+def _missing(package: str, extra: str | None, key: str, who: str) -> ConfigError:
+    """The one-line error of a package that is not installed, with the armlab extra that installs it."""
+    return ConfigError(f"{key}: {who} needs the {package} package: pip install 'armlab[{extra}]'")
 
 
 def check_external(config: Mapping, source: str = "config", character_level: bool = False) -> None:
@@ -402,9 +396,10 @@ def check_external(config: Mapping, source: str = "config", character_level: boo
         taken = sorted(set(external) & set(names))
         if taken:
             raise ConfigError(f"{source}: eval.external.{taken[0]}: also in {section}; benchmark names are unique")
-    for name, items in external_items(config, source).items():
-        if not character_level:
-            continue
+    read = external_items(config, source)
+    if not character_level:
+        return
+    for name, items in read.items():
         room = config["model"]["max_len"] - config["eval"]["max_gen_toks"]
         for item in items:
             where = f"{source}: eval.external.{name}: item {item['id']}"

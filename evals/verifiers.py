@@ -28,12 +28,31 @@ class Verdict:
     status: str = GRADED  # GRADED, UNPARSED or TIMEOUT
 
 
-class MathVerify:
-    """math-verify (Hugging Face, github.com/huggingface/Math-Verify): the answer is extracted from the last
-    ``\\boxed{}`` or final-answer expression and compared with the reference by LaTeX, numeric and symbolic
-    equivalence (floats rounded to 6 digits), each step under a timeout."""
+class Verifier:
+    """What every verifier shares unless it says otherwise: no package beyond armlab's own, extracted answers that
+    are one answer when their strings are equal, and references it can always read."""
 
-    requirement = "math-verify"
+    requirement: str | None = None  # the package it needs (pip name)
+    extra: str | None = None  # the armlab extra that installs it
+
+    def grade(self, item: Mapping, response: str) -> Verdict:
+        raise NotImplementedError
+
+    def same(self, a: str, b: str) -> bool:
+        return a == b
+
+    def reference_problem(self, answer: str) -> str | None:
+        """Why the verifier cannot read the reference ``answer`` (checked before any job), or None."""
+        return None
+
+
+class MathVerify(Verifier):
+    """math-verify (Hugging Face, github.com/huggingface/Math-Verify): the answer is extracted from the
+    ``\\boxed{}`` (two boxed answers are read as the set of both) or the final-answer expression and compared with
+    the reference by LaTeX, numeric and symbolic equivalence (floats rounded to 6 digits), each step under a
+    timeout."""
+
+    requirement, extra = "math-verify", "eval"
 
     def __init__(self, timeout_seconds: int = TIMEOUT_SECONDS) -> None:
         self.timeout_seconds = timeout_seconds
@@ -77,7 +96,6 @@ class MathVerify:
             return Verdict(0.0, "", UNPARSED)
 
     def reference_problem(self, answer: str) -> str | None:
-        """Why math-verify cannot read the reference ``answer`` (checked before any job), or None."""
         from math_verify.errors import TimeoutException
 
         try:
@@ -108,11 +126,9 @@ CHOICE_PATTERNS = (
 )
 
 
-class Choice:
+class Choice(Verifier):
     """Multiple choice (GPQA, MMLU-Pro; simple-evals' rule): the last "Answer: X" in the response, else its last
     ``\\boxed{X}``, else its last standalone "(X)"/"X)"/"X.", is the chosen letter; correct iff it is the key's."""
-
-    requirement = None
 
     def grade(self, item: Mapping, response: str) -> Verdict:
         for pattern in CHOICE_PATTERNS:
@@ -122,14 +138,9 @@ class Choice:
                 return Verdict(float(letter == str(item["answer"]).strip().upper()), letter)
         return Verdict(0.0, "", UNPARSED)
 
-    def same(self, a: str, b: str) -> bool:
-        return a == b
 
-
-class Exact:
+class Exact(Verifier):
     """The stripped response equals the stripped reference (armlab's own ``verify_exact``)."""
-
-    requirement = None
 
     def grade(self, item: Mapping, response: str) -> Verdict:
         text = response.strip()
@@ -137,16 +148,13 @@ class Exact:
             return Verdict(0.0, "", UNPARSED)
         return Verdict(float(text == str(item["answer"]).strip()), text)
 
-    def same(self, a: str, b: str) -> bool:
-        return a == b
 
-
-class ReasoningGym:
+class ReasoningGym(Verifier):
     """reasoning-gym's own ``score_answer`` of the dataset that generated the item (github.com/open-thought/
     reasoning-gym): the item is rebuilt from its dataset, config, seed and index, and its score (in [0, 1]) is
     the verdict; an empty answer is unparsed."""
 
-    requirement = "reasoning-gym"
+    requirement, extra = "reasoning-gym", "reasoning_gym"
 
     def grade(self, item: Mapping, response: str) -> Verdict:
         text = response.strip()
@@ -157,9 +165,6 @@ class ReasoningGym:
         )
         entry = dataset[int(item["rg_index"])]
         return Verdict(float(dataset.score_answer(answer=text, entry=entry)), text)
-
-    def same(self, a: str, b: str) -> bool:
-        return a == b
 
 
 @functools.lru_cache(maxsize=64)
@@ -173,7 +178,7 @@ def reasoning_gym_dataset(name: str, config: str, seed: int, size: int):
     return reasoning_gym.create_dataset(name, seed=seed, size=size, **json.loads(config))
 
 
-VERIFIERS: Registry = Registry(
+VERIFIERS: Registry[Verifier] = Registry(
     "verifier", {"math_verify": MathVerify(), "choice": Choice(), "exact": Exact(), "reasoning_gym": ReasoningGym()}
 )
 
@@ -211,4 +216,4 @@ def grade(item: Mapping, response: str) -> Verdict:
 
 def same_answer(item: Mapping):
     """The ``same`` of the item's verifier (armlab's families: equal strings)."""
-    return VERIFIERS[item["verifier"]].same if item.get("verifier") else Exact().same
+    return VERIFIERS[item.get("verifier") or "exact"].same
