@@ -73,8 +73,14 @@ def benchmarks(subparsers):
                 **settings,
                 "pass_k": sorted({1, samples}),
                 "maj_k": [samples],
-                "external": {
-                    args.format: {"source": "file", "format": args.format, "path": args.path, "domain": fmt.domain}
+                "external": {  # its own samples: another benchmark's snippet beside it keeps its k
+                    args.format: {
+                        "source": "file",
+                        "format": args.format,
+                        "path": args.path,
+                        "domain": fmt.domain,
+                        "samples": samples,
+                    }
                 },
             }
         }

@@ -155,6 +155,55 @@ def write_task_configs(config: dict, data_dir: Path, out_dir: Path, final_dir: P
     return names
 
 
+def _indexed_names(root: Path) -> set[str]:
+    """The task, group and tag names that lm-eval's task YAMLs under ``root`` declare at their top level: a quick
+    read of the files (half a second, where ``TaskManager`` takes seconds) that finds most names it indexes."""
+    import re
+
+    names: set[str] = set()
+    scalar = re.compile(r"^(?:task|group|tag):[ \t]*([^\s#\[][^\s#]*)", re.M)
+    listed = re.compile(r"^(?:task|group|tag):[ \t]*(?:\[([^\]]*)\]|\n((?:[ \t]+-[^\n]*\n?)+))", re.M)
+    for path in root.rglob("*.yaml"):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        names.update(name.strip("'\"") for name in scalar.findall(text))
+        for inline, block in listed.findall(text):
+            entries = inline.split(",") if inline else [line.strip()[1:] for line in block.splitlines()]
+            names.update(entry.split("#")[0].strip().strip("'\"") for entry in entries)
+    return {name for name in names if name and ":" not in name and " " not in name}
+
+
+def check_existing_tasks(config: dict, source: str = "config") -> None:
+    """Every task of ``eval.lm_eval_tasks`` is one lm-eval knows, before any job (one line with near misses).
+
+    Names are looked up in lm-eval's task YAMLs first; only a name not found there costs lm-eval's own index.
+    """
+    from importlib import util
+
+    from armlab.configfile import ConfigError
+
+    wanted = sorted(config["eval"].get("lm_eval_tasks") or {})
+    spec = util.find_spec("lm_eval") if wanted else None
+    if spec is None or not spec.submodule_search_locations:
+        return  # nothing listed, or no lm-eval here: the evaluation jobs need the eval extra anyway
+    indexed = _indexed_names(Path(spec.submodule_search_locations[0], "tasks"))
+    unread = [name for name in wanted if name not in indexed]
+    if not unread:
+        return
+    import difflib
+
+    from lm_eval.tasks import TaskManager
+
+    known = set(TaskManager().all_tasks)
+    for name in unread:
+        if name not in known:
+            close = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.8)
+            hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+            raise ConfigError(
+                f"{source}: eval.lm_eval_tasks.{name}: lm-eval has no task, group or tag {name!r}{hint} "
+                f"(`lm_eval --tasks list` lists them)"
+            )
+
+
 def main(argv=None) -> None:
     import argparse
     import json

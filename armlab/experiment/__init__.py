@@ -18,6 +18,7 @@ from armlab.configfile import load_configs
 from armlab.contract import BUILTIN_BASE
 from armlab.evals.catalogue import check_external
 from armlab.evals.engines import check_engine
+from armlab.evals.lm_eval_tasks import check_existing_tasks
 from armlab.training.backends import BACKENDS, backends_used
 from armlab.training.config import validate_config
 
@@ -39,6 +40,7 @@ def load(config_files: Sequence[str | Path], overrides: Mapping | None = None) -
     characters = "armlab-builtin" in models or ("trl" in used and config["trl"].get("model") in (None, BUILTIN_BASE))
     check_external(config, source, character_level=characters)
     check_engine(config, source, hugging_face="hf" in models)
+    check_existing_tasks(config, source)
     out = layout.experiment_dir(config["experiment"])
     if parse_analysis_config(config, source=source).design is not None:
         waves.check_lock(out, config)
