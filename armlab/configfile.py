@@ -43,6 +43,11 @@ class ConfigError(ValueError):
     """A config that cannot be run; the message names the file and the key."""
 
 
+def missing_package(package: str, extra: str | None, key: str, who: str) -> ConfigError:
+    """The one-line error of a package that is not installed, with the armlab extra that installs it."""
+    return ConfigError(f"{key}: {who} needs the {package} package: pip install 'armlab[{extra}]'")
+
+
 def check_name(source: str, key: str, name) -> str:
     """Return ``name`` if it is a safe name (see :data:`NAME_RULE`), else raise naming ``key``."""
     if not isinstance(name, str):

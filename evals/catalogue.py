@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from importlib import util
 from pathlib import Path
 
-from armlab.configfile import ConfigError
+from armlab.configfile import ConfigError, missing_package
 from armlab.registry import Registry
 from armlab.training.utils import derive_seed
 
@@ -264,25 +264,9 @@ def _prompt_and_answer(fmt: BenchmarkFormat, template: str, name: str, item: str
 def reasoning_gym_items(name: str, spec: Mapping, experiment: str, where: str) -> tuple[list[dict], dict]:
     """Items of a ``source: reasoning_gym`` benchmark: dataset ``spec['dataset']`` with ``spec['config']``, its seed
     drawn from (experiment, benchmark); each item carries what rebuilds it for its verifier."""
-    from armlab.evals.verifiers import reasoning_gym_dataset
+    from armlab.training.reasoning_gym_tasks import benchmark_entries
 
-    try:
-        import reasoning_gym  # noqa: F401
-    except ImportError:
-        raise _missing("reasoning-gym", "reasoning_gym", where, "source reasoning_gym") from None
-    from reasoning_gym.factory import DATASETS
-
-    dataset = spec.get("dataset")
-    if dataset not in DATASETS:
-        raise ConfigError(Registry("reasoning-gym dataset", DATASETS).unknown(dataset, f"{where}.dataset"))
-    size = int(spec.get("n_items") or 100)
-    seed = derive_seed(experiment, name)
-    config = json.dumps(spec.get("config") or {}, sort_keys=True)
-    try:
-        generated = reasoning_gym_dataset(dataset, config, seed, size)
-    except (TypeError, ValueError, AssertionError) as exc:
-        raise ConfigError(f"{where}.config: reasoning-gym's {dataset} refused it: {str(exc).splitlines()[0]}") from None
-    rebuild = {"rg_dataset": dataset, "rg_config": config, "rg_seed": seed, "rg_size": size}
+    entries, rebuild = benchmark_entries(name, spec, experiment, where)
     template = spec.get("prompt", "{question}")
     items = [
         {
@@ -291,7 +275,7 @@ def reasoning_gym_items(name: str, spec: Mapping, experiment: str, where: str) -
             "answer": str(entry["answer"]),
             "rg_index": index,
         }
-        for index, entry in enumerate(generated)
+        for index, entry in enumerate(entries)
     ]
     return items, rebuild
 
@@ -320,7 +304,7 @@ def external_items(config: Mapping, source: str = "config") -> dict[str, list[di
         verifier = spec.get("verifier", default)
         checker = VERIFIERS.entry(verifier, f"{where}.verifier", ConfigError)
         if checker.requirement and util.find_spec(checker.requirement.replace("-", "_")) is None:
-            raise _missing(checker.requirement, checker.extra, f"{where}.verifier", f"verifier {verifier!r}")
+            raise missing_package(checker.requirement, checker.extra, f"{where}.verifier", f"verifier {verifier!r}")
         for item in items:
             problem = checker.reference_problem(item["answer"])
             if problem:
@@ -376,17 +360,12 @@ def _check_template(template: object, key: str) -> None:
         ) from None
 
 
-def _missing(package: str, extra: str | None, key: str, who: str) -> ConfigError:
-    """The one-line error of a package that is not installed, with the armlab extra that installs it."""
-    return ConfigError(f"{key}: {who} needs the {package} package: pip install 'armlab[{extra}]'")
-
-
 def check_external(config: Mapping, source: str = "config", character_level: bool = False) -> None:
     """The external benchmarks can supply their items (files read, schemas and verifiers checked), and their names
     are not taken by a benchmark or an lm-eval task: before any job. ``character_level``: a model of armlab's
     characters answers them (the builtin policy, its export, TRL's tiny Qwen2), so every prompt must be in its
     characters and fit its context (``model.max_len``) with ``eval.max_gen_toks`` new ones."""
-    from armlab.training.tasks import VOCAB
+    from armlab.training.tasks import character_prompt_problem
 
     external = config["eval"].get("external") or {}
     for name in external:
@@ -400,19 +379,11 @@ def check_external(config: Mapping, source: str = "config", character_level: boo
     if not character_level:
         return
     for name, items in read.items():
-        room = config["model"]["max_len"] - config["eval"]["max_gen_toks"]
         for item in items:
-            where = f"{source}: eval.external.{name}: item {item['id']}"
-            outside = sorted(set(item["prompt"]) - set(VOCAB))
-            if outside:
+            max_len, new = config["model"]["max_len"], config["eval"]["max_gen_toks"]
+            problem = character_prompt_problem(item["prompt"], max_len, new, "eval.max_gen_toks")
+            if problem:
                 raise ConfigError(
-                    f"{where}: the character-level policy cannot read its prompt (characters {outside[:5]} are not in "
-                    f"its vocabulary); evaluate a Hugging Face checkpoint with its own tokenizer (trl.model) or give "
-                    f"a prompt template"
-                )
-            if len(item["prompt"]) > room:
-                raise ConfigError(
-                    f"{where}: its prompt of {len(item['prompt'])} characters and eval.max_gen_toks "
-                    f"{config['eval']['max_gen_toks']} exceed the character-level policy's model.max_len "
-                    f"{config['model']['max_len']}"
+                    f"{source}: eval.external.{name}: item {item['id']}: {problem}; evaluate a Hugging Face "
+                    f"checkpoint with its own tokenizer (trl.model) or give a prompt template"
                 )

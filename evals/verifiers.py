@@ -10,7 +10,6 @@ A new verifier is one class and one :data:`VERIFIERS` entry.
 from __future__ import annotations
 
 import functools
-import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -151,31 +150,17 @@ class Exact(Verifier):
 
 class ReasoningGym(Verifier):
     """reasoning-gym's own ``score_answer`` of the dataset that generated the item (github.com/open-thought/
-    reasoning-gym): the item is rebuilt from its dataset, config, seed and index, and its score (in [0, 1]) is
-    the verdict; an empty answer is unparsed."""
+    reasoning-gym): the item is rebuilt from its dataset, config, seed and index, the answer is the response's last
+    ``<answer>…</answer>`` or else all of it, and it is correct at full credit (a partial score is wrong); no answer
+    is unparsed."""
 
     requirement, extra = "reasoning-gym", "reasoning_gym"
 
     def grade(self, item: Mapping, response: str) -> Verdict:
-        text = response.strip()
-        if not text:
-            return Verdict(0.0, "", UNPARSED)
-        dataset = reasoning_gym_dataset(
-            item["rg_dataset"], item["rg_config"], int(item["rg_seed"]), int(item["rg_size"])
-        )
-        entry = dataset[int(item["rg_index"])]
-        return Verdict(float(dataset.score_answer(answer=text, entry=entry)), text)
+        from armlab.training.reasoning_gym_tasks import score
 
-
-@functools.lru_cache(maxsize=64)
-def reasoning_gym_dataset(name: str, config: str, seed: int, size: int):
-    """reasoning-gym's dataset ``name`` with its JSON ``config``, ``seed`` and ``size`` (built once per process)."""
-    import json
-
-    import reasoning_gym
-
-    logging.getLogger("reasoning_gym").setLevel(logging.WARNING)
-    return reasoning_gym.create_dataset(name, seed=seed, size=size, **json.loads(config))
+        correct, answer = score(item, response)
+        return Verdict(correct, answer) if answer else Verdict(0.0, "", UNPARSED)
 
 
 VERIFIERS: Registry[Verifier] = Registry(

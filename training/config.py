@@ -34,8 +34,9 @@ from armlab.training.backends import BACKENDS, PER_ARM_BACKENDS, arm_backend, ba
 from armlab.training.data_policies import DATA_POLICIES
 from armlab.training.estimators import ESTIMATORS
 from armlab.training.losses import POLICY_LOSSES, SKIP, check_policy_loss, loss_spec
+from armlab.training.reasoning_gym_tasks import held_out, training_pools
 from armlab.training.recipe import ARM_KEYS, Recipe, method_spec, resolve_arm
-from armlab.training.tasks import TASKS
+from armlab.training.tasks import TASKS, character_prompt_problem
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflows" / "schemas" / "config.schema.yaml"
 # data policies that do not read rewards as 0/1 pass rates, so they run with a length bonus
@@ -201,7 +202,9 @@ def validate_config(config: dict, source: str = "config") -> dict:
             f"{source}: eval.lm_eval_tasks.{extra_tasks[0]}: also a benchmark; the scores would hold two benchmarks "
             f"of that name"
         )
-    domains = sorted({b["domain"] for b in config["benchmarks"].values()})
+    # the domains of the training pools: the benchmarks', and those reasoning-gym's prompts add (TRL only)
+    drawn = config["trl"].get("reasoning_gym") or {}
+    domains = sorted({spec["domain"] for spec in [*config["benchmarks"].values(), *drawn.values()]})
     longest_prompt = _longest_prompt(config)  # the same for every arm: drawn once
     for arm in config["arms"]:
         recipe = resolve_arm(config, arm)
@@ -268,6 +271,7 @@ def _check_names(source: str, config: dict) -> None:
         "benchmarks": config.get("benchmarks"),
         "eval.lm_eval_tasks": config["eval"].get("lm_eval_tasks") if isinstance(config.get("eval"), dict) else None,
         "eval.external": config["eval"].get("external") if isinstance(config.get("eval"), dict) else None,
+        "trl.reasoning_gym": config["trl"].get("reasoning_gym") if isinstance(config.get("trl"), dict) else None,
     }
     for section, entries in sections.items():
         for name, spec in entries.items() if isinstance(entries, dict) else ():
@@ -492,6 +496,9 @@ def stage_config(config: dict, stage: str, arm: str | None = None) -> dict:
     if stage in ("train", "eval") and section:  # the builtin backend has no section: its views stay as they were
         view["backend"] = backend
         view[section] = config[section]
+        if stage == "train" and config[section].get("reasoning_gym"):
+            # the evaluation's reasoning-gym benchmarks, whose questions the training prompts leave out
+            view["eval"] = {"external": held_out(config)}
     # canonical key order: reordering a YAML file is not a change that should rerun anything
     return json.loads(json.dumps(view, sort_keys=True))
 
@@ -503,3 +510,50 @@ def load_config(paths: list[str | Path], overrides: dict | None = None) -> dict:
 
     config = {**load_configs(paths), **(overrides or {})}
     return validate_config(config, source=", ".join(map(str, paths)))
+
+
+def check_training_prompts(config: dict, source: str = "config", character_level: bool = False) -> None:
+    """``trl.reasoning_gym`` can supply its prompts before any job: every arm trains with TRL (the builtin trainer
+    draws armlab's pools only, so its arms would train on other prompts), names are not armlab's benchmarks',
+    templates name only ``{question}``, and each pool fills (:func:`training_pools`). ``character_level``: TRL
+    starts from a model of armlab's characters (its tiny Qwen2 or the builtin base's export), so every prompt must
+    be in its characters and fit ``model.max_len`` with every arm's ``max_new_tokens``."""
+    specs = (config.get("trl") or {}).get("reasoning_gym") or {}
+    if not specs:
+        return
+    others = [arm for arm in config["arms"] if arm_backend(config, arm) != "trl"]
+    if others:
+        raise ConfigError(
+            f"{source}: trl.reasoning_gym: arm {others[0]!r} trains with the {arm_backend(config, others[0])} "
+            f"backend, which draws armlab's own prompts only; its arms and TRL's would train on different prompts "
+            f"(train every arm with backend: trl)"
+        )
+    for name, spec in specs.items():
+        where = f"{source}: trl.reasoning_gym.{name}"
+        check_limit(
+            source,
+            f"trl.reasoning_gym.{name}.n_items",
+            spec.get("n_items", 0),
+            limits_of(source, config),
+            "pool_per_benchmark",
+        )
+        if name in config["benchmarks"]:
+            raise ConfigError(f"{where}: also in benchmarks; the pools' prompt ids would clash (rename it)")
+        try:
+            str(spec.get("prompt", "{question}")).format(question="q")
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ConfigError(
+                f"{where}.prompt: {spec['prompt']!r} is not a template of {{question}}: {type(exc).__name__} {exc}; "
+                f"write a literal brace as {{{{ or }}}}"
+            ) from None
+    pools = training_pools(config, source)
+    if not character_level:
+        return
+    new = max(resolve_arm(config, arm).max_new_tokens for arm in config["arms"])
+    for item in (item for pool in pools.values() for item in pool):
+        problem = character_prompt_problem(item["prompt"], config["model"]["max_len"], new, "max_new_tokens")
+        if problem:
+            raise ConfigError(
+                f"{source}: trl.reasoning_gym.{item['benchmark']}: prompt {item['id']}: {problem}; TRL starts from "
+                f"a character-level model: name a Hugging Face checkpoint with its own tokenizer in trl.model"
+            )

@@ -6,6 +6,8 @@ share a seed see the same prompts and sampling noise, and a uniform or static TR
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from armlab.training.data_policies import domain_counts
@@ -54,10 +56,20 @@ def length_bonus(response: str, coef: float, max_new: int) -> float:
     return coef * min(len(response), max_new) / max_new
 
 
-def score(task: str, answer: str, item_id: str, completion: str, recipe: Recipe, seed: int) -> float:
+def score(
+    task: str, answer: str, item_id: str, completion: str, recipe: Recipe, seed: int, rebuild: Mapping | None = None
+) -> float:
     """The reward of one completion: the verifier's verdict on its text before EOS, flipped w.p. ``reward_noise``,
-    plus the recipe's ``length_bonus``."""
-    response = completion.split(EOS)[0]
-    verdict = noisy_verdict(verify(task, answer, response), recipe.reward_noise, seed, item_id, response)
+    plus the recipe's ``length_bonus``. A reasoning-gym prompt (``rebuild``: its ``REBUILD_KEYS``) is graded by
+    its dataset's ``score_answer`` on the whole completion (training/reasoning_gym_tasks.py ``score``)."""
+    if rebuild is None:
+        response = completion.split(EOS)[0]
+        correct = verify(task, answer, response)
+    else:
+        from armlab.training.reasoning_gym_tasks import score as reasoning_gym_score
+
+        response = completion
+        correct = reasoning_gym_score(rebuild, response)[0]
+    verdict = noisy_verdict(correct, recipe.reward_noise, seed, item_id, response)
     coef = recipe.length_bonus  # None: no bonus
     return verdict + length_bonus(response, coef, recipe.max_new_tokens) if coef else verdict

@@ -24,6 +24,20 @@ VOCAB = (
 )
 
 
+def character_prompt_problem(prompt: str, max_len: int, new: int, budget: str) -> str | None:
+    """Why a model of armlab's characters (the builtin policy, its export, TRL's tiny Qwen2) cannot take ``prompt``
+    and ``new`` more characters (``budget`` names them) within ``max_len`` (``model.max_len``), or None."""
+    outside = sorted(set(prompt) - set(VOCAB))
+    if outside:
+        return f"the character-level model cannot read its prompt (characters {outside[:5]} are not in its vocabulary)"
+    if len(prompt) + new > max_len:
+        return (
+            f"its prompt of {len(prompt)} characters and {budget} {new} exceed the character-level model's "
+            f"model.max_len {max_len}"
+        )
+    return None
+
+
 @dataclass(frozen=True)
 class TaskFamily:
     domain: str

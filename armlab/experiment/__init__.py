@@ -20,7 +20,7 @@ from armlab.evals.catalogue import check_external
 from armlab.evals.engines import check_engine
 from armlab.evals.lm_eval_tasks import check_existing_tasks
 from armlab.training.backends import BACKENDS, backends_used
-from armlab.training.config import validate_config
+from armlab.training.config import check_training_prompts, validate_config
 
 
 def load(config_files: Sequence[str | Path], overrides: Mapping | None = None) -> dict:
@@ -39,6 +39,7 @@ def load(config_files: Sequence[str | Path], overrides: Mapping | None = None) -
     # the builtin policy, its export and TRL's tiny Qwen2 read characters (hf_export.char_tokenizer), not tokens
     characters = "armlab-builtin" in models or ("trl" in used and config["trl"].get("model") in (None, BUILTIN_BASE))
     check_external(config, source, character_level=characters)
+    check_training_prompts(config, source, character_level=config["trl"].get("model") in (None, BUILTIN_BASE))
     check_engine(config, source, hugging_face="hf" in models)
     check_existing_tasks(config, source)
     out = layout.experiment_dir(config["experiment"])

@@ -343,7 +343,7 @@ def test_the_workflow_refuses_bad_external_benchmarks_before_any_job(tmp_path):
     # the builtin policy (character-level) answers the benchmark: its prompts must fit its context and characters
     long = {"g": {"source": "file", "format": "gsm8k", "path": gsm, "domain": "math"}}  # the format's long prompt
     with pytest.raises(
-        ConfigError, match=r"eval\.external\.g: item g-00000: the character-level policy cannot read its"
+        ConfigError, match=r"eval\.external\.g: item g-00000: the character-level model cannot read its"
     ):
         experiment.load([TINY, _experiment_file(tmp_path, long)])
     fits = {"g": {**long["g"], "prompt": "{question}"}}
@@ -523,7 +523,7 @@ def test_prompts_are_checked_against_the_characters_of_every_character_level_mod
     path = tmp_path / "trl.yaml"
     path.write_text(json.dumps(config))
     if refused:
-        with pytest.raises(ConfigError, match=r"item g-00000: the character-level policy cannot read its prompt"):
+        with pytest.raises(ConfigError, match=r"item g-00000: the character-level model cannot read its prompt"):
             experiment.load([TINY, path])
     else:
         assert experiment.load([TINY, path])["eval"]["external"]["g"]["path"] == gsm

@@ -103,3 +103,32 @@ def test_the_real_architecture_config_runs_end_to_end(tmp_path):
     comparisons = pd.read_csv(out / "analysis" / "comparisons.csv")
     assert {"maj@4", "pass@4", "gsm8k_synthetic"} <= set(comparisons["measure"])
     assert "maj@4" in (out / "report" / "index.html").read_text()
+
+
+REASONING_GYM = "config/experiments/reasoning_gym.yaml"
+
+
+def test_the_reasoning_gym_config_trains_and_evaluates_on_its_generators(tmp_path):
+    """The committed config, with the README's command: TRL trains two arms x 2 seeds on armlab's pools plus
+    reasoning-gym's chain_sum prompts (rewarded by its score_answer); every checkpoint is sampled on 50 other
+    chain_sum items, none of them a training prompt, graded by the same rule; analysed and reported."""
+    pytest.importorskip("reasoning_gym", reason="reasoning-gym is not installed (pip install 'armlab[reasoning_gym]')")
+    workdir = copy_of_the_repository(tmp_path / "checkout")
+    run = readme_run(workdir, configfile=REASONING_GYM)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    out = workdir / "results" / "reasoning_gym"
+    scores = pd.read_parquet(out / "scores.parquet")
+    arith = scores[scores.benchmark == "arith"]
+    assert len(arith) == 5 * 50 and (arith.n_samples == 4).all() and set(arith.arm) == {"base", "grpo", "dr_grpo"}
+    assert set(arith.n_correct) <= {0, 1, 2, 3, 4}  # whole verdicts: pass@k and maj@k apply
+    evaluated = set(pd.read_parquet(out / "lm_eval_tasks" / "external" / "arith.parquet").prompt)
+    for run_dir in sorted((out / "runs").glob("*/seed-*")):
+        prompts = pd.read_parquet(run_dir / "reasoning_gym_prompts.parquet")
+        assert len(prompts) == 120 and prompts.prompt.is_unique and not evaluated & set(prompts.prompt)
+        mixture = pd.read_parquet(run_dir / "mixture.parquet")
+        assert mixture.share_gym.mean() > 0.3  # 120 of the pools' prompts are chain_sum's
+        manifest = json.loads((run_dir / "manifest.json").read_text())
+        assert "reasoning_gym_prompts.parquet" in manifest["files"]
+    answers = pd.read_parquet(out / "evals" / "grpo" / "seed-1" / "answers.parquet")
+    assert (answers[answers.benchmark == "arith"].status == "graded").mean() > 0.5
+    assert {"maj@4", "pass@4", "arith"} <= set(pd.read_csv(out / "analysis" / "comparisons.csv")["measure"])

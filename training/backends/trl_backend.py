@@ -70,6 +70,7 @@ SUPPORTED_DATA_POLICIES = ("uniform", "static", *ADAPTIVE_DATA_POLICIES)
 TRL_STD_EPS = 1e-4  # GRPOTrainer: advantages = (r - group mean) / (group std + 1e-4) with scale_rewards="group"
 CHECKPOINT_DIR = "model"
 CHECKPOINTS_DIR = "checkpoints"  # intermediate ones, step-NNNNNN/ (HF format), as the builtin's step-NNNNNN.pt
+REASONING_GYM_PROMPTS = "reasoning_gym_prompts.parquet"  # trl.reasoning_gym's prompts of the run, when it has some
 TRAINER_STATE = ("trainer_state.json", "training_args.bin", "rng_state")  # what a kept checkpoint leaves of TRL's
 
 
@@ -385,10 +386,19 @@ def make_reward(recipe: Recipe, seed: int, sampler: StepSampler | None = None):
     With a ``sampler`` it also feeds each generation batch's rewards back to the data policy
     (:meth:`StepSampler.feedback`) and logs the step's domain shares and rewards through TRL's ``log_metric``.
     """
+    from armlab.training.reasoning_gym_tasks import REBUILD_KEYS
     from armlab.training.rollouts import score
 
-    def verifier_reward(prompts, completions, answer, task, id, log_metric=None, completion_ids=None, **_):
-        rewards = [score(t, a, i, c, recipe, seed) for t, a, i, c in zip(task, answer, id, completions)]
+    def verifier_reward(prompts, completions, answer, task, id, log_metric=None, completion_ids=None, **columns):
+        # a reasoning-gym prompt carries what rebuilds it (trl.reasoning_gym); armlab's own prompts carry None
+        rebuilds = [
+            dict(zip(REBUILD_KEYS, values)) if values[0] else None
+            for values in zip(*(columns.get(key) or [None] * len(id) for key in REBUILD_KEYS))
+        ]
+        rewards = [
+            score(t, a, i, c, recipe, seed, rebuild)
+            for t, a, i, c, rebuild in zip(task, answer, id, completions, rebuilds)
+        ]
         if sampler is not None and sampler.live:
             tokens = None if completion_ids is None else sum(len(ids) for ids in completion_ids)
             for name, value in sampler.feedback(id, rewards, tokens).items():
@@ -441,14 +451,17 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path, hf_b
     from trl import GRPOConfig
 
     from armlab.training.data import load_pools
+    from armlab.training.reasoning_gym_tasks import REBUILD_KEYS, training_pools
 
     recipe, experiment, threads = resolve_arm(config, arm), config["experiment"], config["threads"]
     torch.set_num_threads(threads)
-    pools = load_pools(data_dir)
+    pools, drawn = load_pools(data_dir), training_pools(config)
+    for domain, prompts in drawn.items():  # trl.reasoning_gym's prompts join their domains' pools
+        pools.setdefault(domain, []).extend(prompts)
     items = [item for domain in sorted(pools) for item in pools[domain]]
-    dataset = datasets.Dataset.from_list(
-        [{k: item[k] for k in ("prompt", "answer", "task", "domain", "id")} for item in items]
-    )
+    # armlab's prompts carry no rebuild keys (None in their columns) beside reasoning-gym's
+    columns = ("prompt", "answer", "task", "domain", "id", *(REBUILD_KEYS if drawn else ()))
+    dataset = datasets.Dataset.from_list([{k: item.get(k) for k in columns} for item in items])
     model, tokenizer = load_start(config, config["base"]["seed"], hf_base)
     start = time.perf_counter()
     with atomic_path(out_dir) as tmp:
@@ -472,6 +485,11 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path, hf_b
         steps = step_log(trainer.state.log_history, experiment, arm, seed)
         steps.to_parquet(tmp / "steps.parquet", index=False)
         pd.DataFrame(sampler.records()).to_parquet(tmp / "mixture.parquet", index=False)
+        gym = [REASONING_GYM_PROMPTS] if drawn else []  # what was drawn, to read without rebuilding it
+        if drawn:
+            pd.DataFrame([item for domain in sorted(drawn) for item in drawn[domain]]).to_parquet(
+                tmp / gym[0], index=False
+            )
         counts = sampler.ledger_counts(trainer.clock.ends, began)
         ledger = [write_ledger(counts, model.num_parameters(), tmp)] if len(counts) == recipe.steps else []
         write_manifest(
@@ -495,6 +513,7 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path, hf_b
             *checkpoints,
             "steps.parquet",
             "mixture.parquet",
+            *gym,
             *ledger,
         )
 

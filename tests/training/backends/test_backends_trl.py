@@ -465,3 +465,37 @@ def test_a_run_without_a_logged_step_writes_an_empty_step_log():
     assert logged.to_dict("records") == [
         {"experiment": "x", "arm": "a", "seed": 3, "step": 2, "reward": 0.5, "frac_zero_var": 0.25}
     ]
+
+
+def test_trl_trains_on_reasoning_gym_prompts_rewarded_by_their_score_answer(tmp_path):
+    """trl.reasoning_gym's prompts join their domain's pool in TRL's dataset; the reward function grades each
+    completion by its own rule in one batch: a reasoning-gym prompt by its dataset's score_answer (its last
+    <answer> tag, full credit only), an armlab prompt by its task's verifier."""
+    pytest.importorskip("reasoning_gym", reason="reasoning-gym is not installed (pip install 'armlab[reasoning_gym]')")
+    from armlab.training import data
+    from armlab.training.config import stage_config
+    from armlab.training.reasoning_gym_tasks import REBUILD_KEYS, training_pools
+
+    chain = {"dataset": "chain_sum", "config": {"min_terms": 2, "max_terms": 2, "min_digits": 1, "max_digits": 2}}
+    path = _trl_config(tmp_path, {"grpo": {}}, steps=3)
+    raw = yaml.safe_load(path.read_text())
+    raw["trl"] = {"reasoning_gym": {"chain": {**chain, "domain": "gym", "n_items": 800}}}  # half the pools
+    raw["model"]["max_len"] = 96  # chain_sum's prompts are about 70 characters
+    path.write_text(yaml.safe_dump(raw))
+    config = stage_config(load_config([path]), "train", "grpo")
+
+    gym = training_pools(config)["gym"][:2]
+    own = {"task": "add", "answer": "7", "id": "add-train-00000"}
+    rows = [*gym, *gym, own, own]
+    completions = [gym[0]["answer"], "I think <answer>" + gym[1]["answer"] + "</answer>", gym[0]["answer"] * 2]
+    completions += ["<answer>1000</answer>", "7\n", "8\n"]
+    reward = trl_backend.make_reward(resolve_arm(config, "grpo"), 1)
+    columns = {key: [row.get(key) for row in rows] for key in ("answer", "task", "id", *REBUILD_KEYS)}
+    # the doubled answer has partial credit (0.5) under chain_sum's score_answer: not a correct answer
+    assert reward([""] * 6, completions, **columns) == [1.0, 1.0, 0.0, 0.0, 1.0, 0.0]
+
+    data.write(config, tmp_path / "data")
+    trl_backend.train(config, "grpo", 1, tmp_path / "data", tmp_path / "run")
+    mixture = pd.read_parquet(tmp_path / "run" / "mixture.parquet")
+    assert list(mixture.step) == [1, 2, 3] and mixture.share_gym.sum() > 0  # the sampler drew reasoning-gym's
+    assert mixture.reward_gym.dropna().between(0, 1).all() and mixture.reward_gym.notna().sum() >= 1
