@@ -43,6 +43,27 @@ class ConfigError(ValueError):
     """A config that cannot be run; the message names the file and the key."""
 
 
+def check_template(template: object, key: str, fields: tuple[str, ...] = ("question",)) -> None:
+    """A prompt template names ``{question}`` and otherwise only ``fields``, each by its plain name (no attribute
+    or index): one line naming ``key`` otherwise."""
+    import string
+
+    if template is None:
+        return
+    try:
+        named = [field for _, field, _, _ in string.Formatter().parse(str(template)) if field is not None]
+    except ValueError as exc:
+        problem: str | None = f"it is not a format string ({exc})"
+    else:
+        unknown = [field for field in named if field not in fields]
+        problem = f"it names {{{unknown[0]}}}" if unknown else None if "question" in named else "it has no {question}"
+    if problem:
+        allowed = ", ".join(f"{{{field}}}" for field in fields) + (" with {question} in it" if fields[1:] else "")
+        raise ConfigError(
+            f"{key}: {template!r} is not a template of {allowed}: {problem}; write a literal brace as {{{{ or }}}}"
+        )
+
+
 def missing_package(package: str, extra: str | None, key: str, who: str) -> ConfigError:
     """The one-line error of a package that is not installed, with the armlab extra that installs it."""
     return ConfigError(f"{key}: {who} needs the {package} package: pip install 'armlab[{extra}]'")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from importlib import util
 from pathlib import Path
 
-from armlab.configfile import ConfigError, missing_package
+from armlab.configfile import ConfigError, check_template, missing_package
 from armlab.registry import Registry
 from armlab.training.utils import derive_seed
 
@@ -289,7 +289,7 @@ def external_items(config: Mapping, source: str = "config") -> dict[str, list[di
     for name, spec in (config["eval"].get("external") or {}).items():
         where = f"{source}: eval.external.{name}"
         rebuild: dict = {}  # what rebuilds a reasoning-gym item for its verifier
-        _check_template(spec.get("prompt"), f"{where}.prompt")
+        check_template(spec.get("prompt"), f"{where}.prompt", ("question", "options", "letters"))
         if spec["source"] == "file":
             for key in ("format", "path"):
                 if key not in spec:
@@ -345,19 +345,6 @@ def _check_samples(config: Mapping, source: str, name: str) -> None:
                 f"{source}: {key}: {samples} answers per item, but eval.{measure} asks for {above}; "
                 f"{measure.replace('_', '@')} needs at least k answers per item"
             )
-
-
-def _check_template(template: object, key: str) -> None:
-    """A prompt template names only {question}, {options} and {letters} (the last two: multiple choice)."""
-    if template is None:
-        return
-    try:
-        str(template).format(question="q", options="o", letters="l")
-    except (KeyError, IndexError, ValueError) as exc:
-        raise ConfigError(
-            f"{key}: {template!r} is not a template of {{question}} (and, for multiple choice, {{options}} and "
-            f"{{letters}}): {type(exc).__name__} {exc}; write a literal brace as {{{{ or }}}}"
-        ) from None
 
 
 def check_external(config: Mapping, source: str = "config", character_level: bool = False) -> None:

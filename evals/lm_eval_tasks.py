@@ -157,18 +157,22 @@ def write_task_configs(config: dict, data_dir: Path, out_dir: Path, final_dir: P
 
 def _indexed_names(root: Path) -> set[str]:
     """The task, group and tag names that lm-eval's task YAMLs under ``root`` declare at their top level: a quick
-    read of the files (half a second, where ``TaskManager`` takes seconds) that finds most names it indexes."""
+    read of the files (half a second, where ``TaskManager`` takes seconds) that finds most names it indexes. A
+    ``group:`` counts only in a group's own config (its ``task:`` a list): lm-eval does not index the old
+    ``group:`` key of a task's config (scrolls)."""
     import re
 
     names: set[str] = set()
-    scalar = re.compile(r"^(?:task|group|tag):[ \t]*([^\s#\[][^\s#]*)", re.M)
-    listed = re.compile(r"^(?:task|group|tag):[ \t]*(?:\[([^\]]*)\]|\n((?:[ \t]+-[^\n]*\n?)+))", re.M)
+    scalar = re.compile(r"^(task|group|tag):[ \t]*([^\s#\[][^\s#]*)", re.M)
+    listed = re.compile(r"^(task|group|tag):[ \t]*(?:\[([^\]]*)\]|\n((?:[ \t]+-[^\n]*\n?)+))", re.M)
+    group_config = re.compile(r"^task:[ \t]*(?:\[|\n[ \t]+-)", re.M)
     for path in root.rglob("*.yaml"):
         text = path.read_text(encoding="utf-8", errors="replace")
-        names.update(name.strip("'\"") for name in scalar.findall(text))
-        for inline, block in listed.findall(text):
+        keys = {"task", "tag", "group"} if group_config.search(text) else {"task", "tag"}
+        names.update(name.strip("'\"") for key, name in scalar.findall(text) if key in keys)
+        for key, inline, block in listed.findall(text):
             entries = inline.split(",") if inline else [line.strip()[1:] for line in block.splitlines()]
-            names.update(entry.split("#")[0].strip().strip("'\"") for entry in entries)
+            names.update(entry.split("#")[0].strip().strip("'\"") for entry in entries if key in keys)
     return {name for name in names if name and ":" not in name and " " not in name}
 
 

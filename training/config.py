@@ -24,6 +24,7 @@ from armlab.configfile import (
     check_finite,
     check_limit,
     check_name,
+    check_template,
     check_text,
     limits_of,
     parse_comparisons,
@@ -539,13 +540,7 @@ def check_training_prompts(config: dict, source: str = "config", character_level
         )
         if name in config["benchmarks"]:
             raise ConfigError(f"{where}: also in benchmarks; the pools' prompt ids would clash (rename it)")
-        try:
-            str(spec.get("prompt", "{question}")).format(question="q")
-        except (KeyError, IndexError, ValueError) as exc:
-            raise ConfigError(
-                f"{where}.prompt: {spec['prompt']!r} is not a template of {{question}}: {type(exc).__name__} {exc}; "
-                f"write a literal brace as {{{{ or }}}}"
-            ) from None
+        check_template(spec.get("prompt"), f"{where}.prompt")
     pools = training_pools(config, source)
     if not character_level:
         return

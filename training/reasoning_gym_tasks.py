@@ -14,7 +14,6 @@ import functools
 import json
 import logging
 from collections.abc import Mapping
-from typing import Any
 
 from armlab.configfile import ConfigError, missing_package
 from armlab.training.utils import derive_seed
@@ -35,9 +34,20 @@ def dataset(name: str, config: str, seed: int, size: int):
     return reasoning_gym.create_dataset(name, seed=seed, size=size, **json.loads(config))
 
 
-def open_dataset(spec: Mapping, seed: int, size: int, where: str) -> tuple[Any, dict]:
-    """The dataset of a spec (``dataset``, ``config``) and the rebuild keys its items share; one-line errors name
-    ``where`` (reasoning-gym missing, an unknown dataset with near misses, a config its generator refuses)."""
+def entry(name: str, config: str, seed: int, size: int, index: int) -> dict:
+    """Item ``index`` of a dataset (:func:`dataset`), generated once per process."""
+    return _entry(name, config, seed, size, index)
+
+
+@functools.lru_cache(maxsize=65536)
+def _entry(name: str, config: str, seed: int, size: int, index: int) -> dict:
+    return dataset(name, config, seed, size)[index]
+
+
+def open_dataset(spec: Mapping, seed: int, size: int, where: str) -> dict:
+    """The rebuild keys that a spec's (``dataset``, ``config``) items share, once its first item is drawn; one-line
+    errors name ``where`` (reasoning-gym missing, an unknown dataset with near misses, a config its generator
+    refuses)."""
     from armlab.registry import Registry
 
     try:
@@ -47,21 +57,29 @@ def open_dataset(spec: Mapping, seed: int, size: int, where: str) -> tuple[Any, 
     name = spec.get("dataset")
     if name not in DATASETS:
         raise ConfigError(Registry("reasoning-gym dataset", DATASETS).unknown(name, f"{where}.dataset"))
-    config = json.dumps(spec.get("config") or {}, sort_keys=True)
+    rebuild = {"rg_dataset": name, "rg_config": json.dumps(spec.get("config") or {}, sort_keys=True)}
+    rebuild |= {"rg_seed": seed, "rg_size": size}
+    draw(rebuild, 0, f"{where}.config")  # a config some generators accept but cannot draw from fails here
+    return rebuild
+
+
+def draw(rebuild: Mapping, index: int, where: str) -> dict:
+    """Item ``index`` of the dataset that ``rebuild`` names; whatever its generator raises is one line naming
+    ``where``."""
+    name = rebuild["rg_dataset"]
     try:
-        generated = dataset(name, config, seed, size)
-        generated[0]  # a config some generators accept but cannot draw from fails here
-    except (TypeError, ValueError, AssertionError) as exc:
-        raise ConfigError(f"{where}.config: reasoning-gym's {name} refused it: {str(exc).splitlines()[0]}") from None
-    return generated, {"rg_dataset": name, "rg_config": config, "rg_seed": seed, "rg_size": size}
+        return entry(name, rebuild["rg_config"], int(rebuild["rg_seed"]), int(rebuild["rg_size"]), index)
+    except Exception as exc:  # noqa: BLE001 (a generator's own check, whatever it raises)
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"{where}: reasoning-gym's {name} refused it (item {index}): {message}") from None
 
 
 def benchmark_entries(name: str, spec: Mapping, experiment: str, where: str) -> tuple[list[dict], dict]:
     """The entries of evaluation benchmark ``name`` (its first ``n_items``, seeded from (experiment, name)) and
     the rebuild keys they share."""
     size = int(spec.get("n_items") or EVAL_ITEMS)
-    generated, rebuild = open_dataset(spec, derive_seed(experiment, name), size, where)
-    return [generated[index] for index in range(size)], rebuild
+    rebuild = open_dataset(spec, derive_seed(experiment, name), size, where)
+    return [draw(rebuild, index, f"{where}.config") for index in range(size)], rebuild
 
 
 def answer_of(response: str) -> str:
@@ -82,15 +100,31 @@ def score(item: Mapping, response: str) -> tuple[float, str]:
     answer = answer_of(response)
     if not answer:
         return 0.0, ""
-    generated = dataset(item["rg_dataset"], item["rg_config"], int(item["rg_seed"]), int(item["rg_size"]))
-    entry = generated[int(item["rg_index"])]
-    return float(generated.score_answer(answer=answer, entry=entry) >= FULL_CREDIT), answer
+    key = (item["rg_dataset"], item["rg_config"], int(item["rg_seed"]), int(item["rg_size"]))
+    try:
+        credit = dataset(*key).score_answer(answer=answer, entry=entry(*key, int(item["rg_index"])))
+    except Exception:  # noqa: BLE001 (a scorer that chokes on an answer has not given it credit)
+        credit = 0.0
+    return float(credit >= FULL_CREDIT), answer
+
+
+DRAWN_BY = ("source", "dataset", "config", "n_items")  # what decides a reasoning-gym benchmark's items
 
 
 def held_out(config: Mapping) -> dict[str, Mapping]:
-    """The reasoning-gym benchmarks of ``eval.external``: their questions are never training prompts."""
+    """The reasoning-gym benchmarks of ``eval.external``, by what decides their items: their questions are never
+    training prompts."""
     external = (config.get("eval") or {}).get("external") or {}
-    return {name: spec for name, spec in external.items() if spec.get("source") == "reasoning_gym"}
+    return {
+        name: {key: spec[key] for key in DRAWN_BY if key in spec}
+        for name, spec in external.items()
+        if spec.get("source") == "reasoning_gym"
+    }
+
+
+def training_seed(experiment: str, name: str) -> int:
+    """The seed of ``trl.reasoning_gym`` entry ``name``'s draws: another stream than an evaluation benchmark's."""
+    return derive_seed(experiment, name, "train")
 
 
 def training_pools(config: Mapping, source: str = "config") -> dict[str, list[dict]]:
@@ -102,33 +136,33 @@ def training_pools(config: Mapping, source: str = "config") -> dict[str, list[di
         return {}
     experiment = config["experiment"]
     evaluated = {
-        entry["question"]
+        item["question"]
         for name, spec in held_out(config).items()
-        for entry in benchmark_entries(name, spec, experiment, f"{source}: eval.external.{name}")[0]
+        for item in benchmark_entries(name, spec, experiment, f"{source}: eval.external.{name}")[0]
     }
     pools: dict[str, list[dict]] = {}
     for name, spec in specs.items():
         where = f"{source}: trl.reasoning_gym.{name}"
         wanted = int(spec.get("n_items") or config["data"]["pool_per_benchmark"])
         size = wanted * MAX_DRAWS_PER_PROMPT
-        generated, rebuild = open_dataset(spec, derive_seed(experiment, name, "train"), size, where)
+        rebuild = open_dataset(spec, training_seed(experiment, name), size, where)
         template, seen = spec.get("prompt", "{question}"), set(evaluated)
         items: list[dict] = []
         for index in range(size):
             if len(items) == wanted:
                 break
-            entry = generated[index]
-            if entry["question"] in seen:
+            drawn = draw(rebuild, index, f"{where}.config")
+            if drawn["question"] in seen:
                 continue
-            seen.add(entry["question"])
+            seen.add(drawn["question"])
             items.append(
                 {
                     "id": f"{name}-train-{len(items):05d}",
                     "benchmark": name,
                     "domain": spec["domain"],
                     "task": "",
-                    "prompt": template.format(question=entry["question"]),
-                    "answer": str(entry["answer"]),
+                    "prompt": template.format(question=drawn["question"]),
+                    "answer": str(drawn["answer"]),
                     **rebuild,
                     "rg_index": index,
                 }
@@ -140,3 +174,77 @@ def training_pools(config: Mapping, source: str = "config") -> dict[str, list[di
             )
         pools.setdefault(spec["domain"], []).extend(items)
     return pools
+
+
+PROBED_ITEMS = 5  # items compared between processes
+_PROBE = """
+import json, sys
+from armlab.training.reasoning_gym_tasks import first_items
+print(json.dumps([first_items(*key) for key in json.loads(sys.argv[1])]))
+"""
+
+
+def first_items(name: str, config: str, seed: int, size: int) -> list[list[str]]:
+    """The question and answer of a dataset's first items (at most :data:`PROBED_ITEMS`)."""
+    return [
+        [str(item["question"]), str(item["answer"])]
+        for item in map(dataset(name, config, seed, size).__getitem__, range(min(PROBED_ITEMS, size)))
+    ]
+
+
+def draws_of(config: Mapping, source: str = "config") -> dict[str, tuple]:
+    """Every reasoning-gym draw of the experiment (evaluation benchmarks and training prompts): key -> (dataset,
+    JSON config, seed, size)."""
+    experiment, draws = config["experiment"], {}
+    benchmarks = [
+        (name, spec, derive_seed(experiment, name), int(spec.get("n_items") or EVAL_ITEMS), "eval.external")
+        for name, spec in held_out(config).items()
+    ]
+    for name, spec in ((config.get("trl") or {}).get("reasoning_gym") or {}).items():
+        wanted = int(spec.get("n_items") or config["data"]["pool_per_benchmark"])
+        benchmarks.append(
+            (name, spec, training_seed(experiment, name), wanted * MAX_DRAWS_PER_PROMPT, "trl.reasoning_gym")
+        )
+    for name, spec, seed, size, section in benchmarks:
+        config_json = json.dumps(spec.get("config") or {}, sort_keys=True)
+        draws[f"{source}: {section}.{name}.dataset"] = (spec["dataset"], config_json, seed, size)
+    return draws
+
+
+def check_reproducible(draws: Mapping[str, tuple]) -> None:
+    """Each draw's first items are the same here and in two fresh processes with other hash seeds: the evaluation
+    job rebuilds an item to grade it, and every training job draws its prompts anew, so a generator whose items
+    depend on Python's hash seed or on global random state (reasoning-gym's word_ladder, isomorphic_strings, ...)
+    would grade other items than it asked and let evaluation questions into training. One line naming the key."""
+    import os
+    import subprocess
+    import sys
+
+    if not draws:
+        return
+    probe = json.dumps(list(draws.values()))
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _PROBE, probe],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": hash_seed},
+        )
+        for hash_seed in ("1", "2")
+    ]
+    outputs = []
+    for run in runs:
+        out, err = run.communicate()
+        if run.returncode:
+            last = (err.strip().splitlines() or ["no message"])[-1]
+            raise ConfigError(f"{next(iter(draws))}: reasoning-gym failed in a fresh process: {last}")
+        outputs.append(json.loads(out))
+    here = [first_items(*key) for key in draws.values()]
+    for (where, key), mine, first, second in zip(draws.items(), here, *outputs):
+        if not mine == first == second:
+            raise ConfigError(
+                f"{where}: reasoning-gym's {key[0]} draws other items in another process (they depend on Python's "
+                f"hash seed or on global random state), so armlab could neither rebuild its items to grade them nor "
+                f"keep its evaluation questions out of training; choose another dataset"
+            )

@@ -21,6 +21,7 @@ from armlab.evals.engines import check_engine
 from armlab.evals.lm_eval_tasks import check_existing_tasks
 from armlab.training.backends import BACKENDS, backends_used
 from armlab.training.config import check_training_prompts, validate_config
+from armlab.training.reasoning_gym_tasks import check_reproducible, draws_of
 
 
 def load(config_files: Sequence[str | Path], overrides: Mapping | None = None) -> dict:
@@ -40,6 +41,7 @@ def load(config_files: Sequence[str | Path], overrides: Mapping | None = None) -
     characters = "armlab-builtin" in models or ("trl" in used and config["trl"].get("model") in (None, BUILTIN_BASE))
     check_external(config, source, character_level=characters)
     check_training_prompts(config, source, character_level=config["trl"].get("model") in (None, BUILTIN_BASE))
+    check_reproducible(draws_of(config, source))  # reasoning-gym's items are drawn anew in each job
     check_engine(config, source, hugging_face="hf" in models)
     check_existing_tasks(config, source)
     out = layout.experiment_dir(config["experiment"])

@@ -277,7 +277,13 @@ def _gsm(tmp_path: Path, rows=None) -> Path:
          r"did you mean 'gsm8k'\?"),
         ({"format": "gsm8k", "path": "{gsm}", "verifier": "math"}, r"eval\.external\.ext\.verifier: unknown verifier"),
         ({"format": "gsm8k"}, r"eval\.external\.ext: source file needs 'path'"),
-        ({"format": "gsm8k", "path": "{gsm}", "prompt": "{questoin}"}, r"eval\.external\.ext\.prompt: .*KeyError"),
+        ({"format": "gsm8k", "path": "{gsm}", "prompt": "{questoin}"},
+         r"eval\.external\.ext\.prompt: '\{questoin\}' is not a template of \{question\}, \{options\}, \{letters\} "
+         r"with \{question\} in it: it names \{questoin\}"),
+        # an attribute is not a field, and a template without the question would give every item one prompt
+        ({"format": "gsm8k", "path": "{gsm}", "prompt": "{question.upper}"}, r"it names \{question\.upper\}"),
+        ({"format": "gsm8k", "path": "{gsm}", "prompt": "Solve it."}, r"'Solve it\.' .* it has no \{question\}"),
+        ({"format": "gsm8k", "path": "{gsm}", "prompt": "{question"}, r"it is not a format string"),
         ({"format": "math500", "path": "{gsm}"},
          r"gsm\.jsonl: row 0: no field 'problem' \(the math500 schema of huggingface\.co/datasets/HuggingFaceH4/"
          r"MATH-500 .* map yours with .*eval\.external\.ext\.fields\)"),
@@ -595,11 +601,20 @@ def test_an_unknown_lm_eval_task_is_refused_before_any_job(tmp_path):
         path.write_text(json.dumps({"eval": {"lm_eval_tasks": {t: {"domain": "math"} for t in tasks}}}))
         return experiment.load([TINY, path])
 
-    started = time.perf_counter()
-    assert list(load(["gsm8k"])["eval"]["lm_eval_tasks"]) == ["gsm8k"]
-    assert time.perf_counter() - started < 5  # lm-eval's index (about 9 s here) was not built
-    # AraDiCE's per-dialect MMLU tasks are named by their group's template, not by a `task:` line
+    from importlib import util
+
+    import lm_eval.tasks
+
+    from armlab.evals.lm_eval_tasks import _indexed_names
+
+    scanned = _indexed_names(Path(util.find_spec("lm_eval").submodule_search_locations[0], "tasks"))
+    # AraDiCE's per-dialect MMLU tasks are named by their group's template, not by a `task:` line; scrolls is the
+    # old `group:` key of its tasks' configs, which lm-eval does not index
     indexed_only = "AraDiCE_ArabicMMLU_high_humanities_history_egy"
+    assert {"gsm8k", "mmlu", "arc_easy"} <= scanned and not {indexed_only, "scrolls"} & scanned
+    with pytest.MonkeyPatch.context() as patch:  # a name the quick read finds never builds lm-eval's index
+        patch.setattr(lm_eval.tasks, "TaskManager", None)
+        assert list(load(["gsm8k"])["eval"]["lm_eval_tasks"]) == ["gsm8k"]
     with pytest.raises(
         ConfigError,
         match=r"exp\.yaml: eval\.lm_eval_tasks\.gsm8kk: lm-eval has no task, group or tag 'gsm8kk'; did "

@@ -3,6 +3,9 @@ distinct, never an evaluation item's question, graded by the generator's own sco
 checked before any job."""
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 import yaml
@@ -59,23 +62,35 @@ def test_training_prompts_are_seeded_distinct_and_never_evaluation_items(tmp_pat
     expected = list(dict.fromkeys(q for q in drawn if q not in evaluated))
     assert prompts == expected
     assert [item["id"] for item in pools["gym"][:2]] == ["chain-train-00000", "chain-train-00001"]
-    assert pools == training_pools(stage_config(config, "train", "grpo"))  # reproducible
+    # another process, with another hash seed, draws the same prompts (each training job draws them anew)
+    view = tmp_path / "view.json"
+    view.write_text(json.dumps(stage_config(config, "train", "grpo")))
+    code = "import json, sys; from armlab.training.reasoning_gym_tasks import training_pools as p; "
+    code += "print(json.dumps(p(json.load(open(sys.argv[1])))))"
+    env = {**os.environ, "PYTHONHASHSEED": "7"}
+    run = subprocess.run([sys.executable, "-c", code, str(view)], capture_output=True, text=True, env=env, check=True)
+    assert json.loads(run.stdout) == json.loads(json.dumps(pools))
     # another experiment draws other prompts
     other = experiment.load([_config(tmp_path, train, external, experiment="other")])
     assert [i["prompt"] for i in training_pools(other)["gym"]] != prompts
 
 
-def test_the_train_view_holds_the_evaluations_reasoning_gym_benchmarks_only(tmp_path):
-    """Editing eval.temperature reruns no training; editing a reasoning-gym benchmark the prompts leave out does."""
+def test_the_train_view_holds_what_draws_the_evaluations_reasoning_gym_items_only(tmp_path):
+    """Editing eval.temperature, or a reasoning-gym benchmark's samples, prompt or domain, reruns no training;
+    editing what draws its items (its dataset, config or n_items), which the prompts leave out, does."""
     train = {"chain": {**CHAIN, "domain": "gym", "n_items": 20}}
     external = {"held": {"source": "reasoning_gym", **CHAIN, "domain": "gym", "n_items": 10}}
     config = experiment.load([_config(tmp_path, train, external)])
     view = stage_config(config, "train", "grpo")
-    assert view["eval"] == {"external": config["eval"]["external"]}
-    hotter = {**config, "eval": {**config["eval"], "temperature": 0.7}}
-    assert stage_config(hotter, "train", "grpo") == view
-    more = {**config, "eval": {**config["eval"], "external": {"held": {**external["held"], "n_items": 30}}}}
-    assert stage_config(more, "train", "grpo") != view
+    assert view["eval"] == {"external": {"held": {"source": "reasoning_gym", **CHAIN, "n_items": 10}}}
+
+    def edited(**changes):
+        held = {**config["eval"]["external"]["held"], **changes}
+        return stage_config({**config, "eval": {**config["eval"], "external": {"held": held}}}, "train", "grpo")
+
+    assert stage_config({**config, "eval": {**config["eval"], "temperature": 0.7}}, "train", "grpo") == view
+    assert edited(samples=4) == edited(prompt="Q: {question}") == edited(domain="other") == view
+    assert edited(n_items=30) != view and edited(config={**CHAIN["config"], "max_terms": 3}) != view
     assert "eval" not in stage_config({**config, "trl": {}}, "train", "grpo")
 
 
@@ -112,6 +127,14 @@ def test_partial_credit_is_not_a_correct_answer():
         ({"train": {"add": {**CHAIN, "domain": "gym"}}}, r"trl\.reasoning_gym\.add: also in benchmarks"),
         ({"train": {"c": {**CHAIN, "domain": "gym", "prompt": "{q}"}}}, r"trl\.reasoning_gym\.c\.prompt: '\{q\}' is"),
         (
+            {"train": {"c": {**CHAIN, "domain": "gym", "prompt": "{question.x}"}}},
+            r"trl\.reasoning_gym\.c\.prompt: '\{question\.x\}' is not a template of \{question\}: it names",
+        ),
+        (
+            {"train": {"c": {**CHAIN, "domain": "gym", "prompt": "Add."}}},
+            r"trl\.reasoning_gym\.c\.prompt: 'Add\.' is not a template of \{question\}: it has no \{question\}",
+        ),
+        (
             {"train": {"c": {"dataset": "chain_summ", "domain": "gym"}}},
             r"trl\.reasoning_gym\.c\.dataset: unknown reasoning-gym dataset 'chain_summ'; did you mean 'chain_sum'",
         ),
@@ -146,3 +169,36 @@ def test_bad_training_prompts_are_one_line_errors_before_any_job(tmp_path, chang
     path.write_text(yaml.safe_dump(config))
     with pytest.raises(ConfigError, match=r"bad\.yaml: " + message):
         experiment.load([path])
+
+
+def test_a_generator_that_draws_other_items_in_another_process_is_refused():
+    """isomorphic_strings' items depend on Python's hash seed: the evaluation job could not rebuild the items it
+    asked, and a training job could not keep the evaluation's questions out. chain_sum's do not."""
+    from armlab.training.reasoning_gym_tasks import check_reproducible
+
+    stable = {"x.yaml: trl.reasoning_gym.c.dataset": ("chain_sum", json.dumps(CHAIN["config"]), 5, 100)}
+    check_reproducible(stable)
+    unstable = {"x.yaml: eval.external.iso.dataset": ("isomorphic_strings", "{}", 5, 10)}
+    with pytest.raises(
+        ConfigError, match=r"x\.yaml: eval\.external\.iso\.dataset: reasoning-gym's isomorphic_strings draws"
+    ):
+        check_reproducible({**stable, **unstable})
+
+
+def test_every_reasoning_gym_draw_is_checked_across_processes(tmp_path):
+    """The workflow's start checks the evaluation's benchmarks and the training prompts, with their own seeds."""
+    from armlab.training.reasoning_gym_tasks import draws_of
+
+    train = {"chain": {**CHAIN, "domain": "gym", "n_items": 20}}
+    external = {"held": {"source": "reasoning_gym", **CHAIN, "domain": "gym", "n_items": 10}}
+    config = experiment.load([_config(tmp_path, train, external)])
+    config_json = json.dumps(CHAIN["config"], sort_keys=True)
+    assert draws_of(config, "x.yaml") == {
+        "x.yaml: eval.external.held.dataset": ("chain_sum", config_json, derive_seed("tiny", "held"), 10),
+        "x.yaml: trl.reasoning_gym.chain.dataset": (
+            "chain_sum",
+            config_json,
+            derive_seed("tiny", "chain", "train"),
+            1000,
+        ),
+    }
