@@ -312,6 +312,7 @@ def evaluate(
         scores.to_parquet(tmp / "scores.parquet", index=False)
         answers = answer_verdicts(samples)
         answers.to_parquet(tmp / ANSWERS, index=False)
+        outcomes = answer_outcomes(answers)
         write_manifest(
             tmp,
             {
@@ -323,7 +324,7 @@ def evaluate(
                 "sampling": {key: config["eval"][key] for key in ("samples", "temperature", "top_p", "max_gen_toks")}
                 | {"stream": stream, "torch_seed": torch_seed(stream), "how": SAMPLING_STREAMS[model]},
                 # per benchmark, how many answers were graded, unparsed or timed out (the last two counted wrong)
-                "outcomes": answer_outcomes(answers),
+                "outcomes": outcomes,
                 "seconds": time.perf_counter() - start,
                 **environment_record(config["threads"]),
                 **registration.record(out_dir),
@@ -332,7 +333,7 @@ def evaluate(
         )
     accuracy = scores.groupby("benchmark").score.mean()
     print(f"[eval {arm} seed {seed}] " + " ".join(f"{b} {a:.2f}" for b, a in accuracy.items()), flush=True)
-    for benchmark, counts in answer_outcomes(answers).items():
+    for benchmark, counts in outcomes.items():
         missed = {status: n for status, n in counts.items() if status != GRADED and n}
         if missed:
             shown = ", ".join(f"{n} {status}" for status, n in missed.items())

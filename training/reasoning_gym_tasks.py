@@ -34,14 +34,32 @@ def dataset(name: str, config: str, seed: int, size: int):
     return reasoning_gym.create_dataset(name, seed=seed, size=size, **json.loads(config))
 
 
+@functools.lru_cache(maxsize=65536)
 def entry(name: str, config: str, seed: int, size: int, index: int) -> dict:
     """Item ``index`` of a dataset (:func:`dataset`), generated once per process."""
-    return _entry(name, config, seed, size, index)
-
-
-@functools.lru_cache(maxsize=65536)
-def _entry(name: str, config: str, seed: int, size: int, index: int) -> dict:
     return dataset(name, config, seed, size)[index]
+
+
+def rebuild_of(spec: Mapping, seed: int, size: int) -> dict:
+    """The rebuild keys (but the index) of the items a spec (``dataset``, ``config``) draws with ``seed``."""
+    config = json.dumps(spec.get("config") or {}, sort_keys=True)
+    return {"rg_dataset": spec.get("dataset"), "rg_config": config, "rg_seed": seed, "rg_size": size}
+
+
+def benchmark_draw(name: str, spec: Mapping, experiment: str) -> tuple[int, int]:
+    """(seed, size) of evaluation benchmark ``name``: its first ``n_items``, seeded from (experiment, name)."""
+    return derive_seed(experiment, name), int(spec.get("n_items") or EVAL_ITEMS)
+
+
+def training_draw(name: str, spec: Mapping, config: Mapping) -> tuple[int, int]:
+    """(seed, size) of ``trl.reasoning_gym`` entry ``name``: seeded from (experiment, name, "train"), another
+    stream than an evaluation benchmark's, and :data:`MAX_DRAWS_PER_PROMPT` draws per prompt wanted."""
+    return derive_seed(config["experiment"], name, "train"), wanted_prompts(spec, config) * MAX_DRAWS_PER_PROMPT
+
+
+def wanted_prompts(spec: Mapping, config: Mapping) -> int:
+    """The training prompts an entry of ``trl.reasoning_gym`` asks for (default ``data.pool_per_benchmark``)."""
+    return int(spec.get("n_items") or config["data"]["pool_per_benchmark"])
 
 
 def open_dataset(spec: Mapping, seed: int, size: int, where: str) -> dict:
@@ -57,8 +75,7 @@ def open_dataset(spec: Mapping, seed: int, size: int, where: str) -> dict:
     name = spec.get("dataset")
     if name not in DATASETS:
         raise ConfigError(Registry("reasoning-gym dataset", DATASETS).unknown(name, f"{where}.dataset"))
-    rebuild = {"rg_dataset": name, "rg_config": json.dumps(spec.get("config") or {}, sort_keys=True)}
-    rebuild |= {"rg_seed": seed, "rg_size": size}
+    rebuild = rebuild_of(spec, seed, size)
     draw(rebuild, 0, f"{where}.config")  # a config some generators accept but cannot draw from fails here
     return rebuild
 
@@ -77,9 +94,8 @@ def draw(rebuild: Mapping, index: int, where: str) -> dict:
 def benchmark_entries(name: str, spec: Mapping, experiment: str, where: str) -> tuple[list[dict], dict]:
     """The entries of evaluation benchmark ``name`` (its first ``n_items``, seeded from (experiment, name)) and
     the rebuild keys they share."""
-    size = int(spec.get("n_items") or EVAL_ITEMS)
-    rebuild = open_dataset(spec, derive_seed(experiment, name), size, where)
-    return [draw(rebuild, index, f"{where}.config") for index in range(size)], rebuild
+    rebuild = open_dataset(spec, *benchmark_draw(name, spec, experiment), where)
+    return [draw(rebuild, index, f"{where}.config") for index in range(rebuild["rg_size"])], rebuild
 
 
 def answer_of(response: str) -> str:
@@ -122,11 +138,6 @@ def held_out(config: Mapping) -> dict[str, Mapping]:
     }
 
 
-def training_seed(experiment: str, name: str) -> int:
-    """The seed of ``trl.reasoning_gym`` entry ``name``'s draws: another stream than an evaluation benchmark's."""
-    return derive_seed(experiment, name, "train")
-
-
 def training_pools(config: Mapping, source: str = "config") -> dict[str, list[dict]]:
     """The training prompts of ``trl.reasoning_gym`` per domain: each entry's ``n_items`` (default
     ``data.pool_per_benchmark``) distinct questions drawn from (experiment, name, "train"), none the question of
@@ -134,21 +145,19 @@ def training_pools(config: Mapping, source: str = "config") -> dict[str, list[di
     specs = (config.get("trl") or {}).get("reasoning_gym") or {}
     if not specs:
         return {}
-    experiment = config["experiment"]
     evaluated = {
         item["question"]
         for name, spec in held_out(config).items()
-        for item in benchmark_entries(name, spec, experiment, f"{source}: eval.external.{name}")[0]
+        for item in benchmark_entries(name, spec, config["experiment"], f"{source}: eval.external.{name}")[0]
     }
     pools: dict[str, list[dict]] = {}
     for name, spec in specs.items():
         where = f"{source}: trl.reasoning_gym.{name}"
-        wanted = int(spec.get("n_items") or config["data"]["pool_per_benchmark"])
-        size = wanted * MAX_DRAWS_PER_PROMPT
-        rebuild = open_dataset(spec, training_seed(experiment, name), size, where)
+        wanted = wanted_prompts(spec, config)
+        rebuild = open_dataset(spec, *training_draw(name, spec, config), where)
         template, seen = spec.get("prompt", "{question}"), set(evaluated)
         items: list[dict] = []
-        for index in range(size):
+        for index in range(rebuild["rg_size"]):
             if len(items) == wanted:
                 break
             drawn = draw(rebuild, index, f"{where}.config")
@@ -169,8 +178,8 @@ def training_pools(config: Mapping, source: str = "config") -> dict[str, list[di
             )
         if len(items) < wanted:
             raise ConfigError(
-                f"{where}.n_items: {size} draws gave only {len(items)} distinct questions that are not evaluation "
-                f"items, but n_items = {wanted}; lower n_items or widen its config"
+                f"{where}.n_items: {rebuild['rg_size']} draws gave only {len(items)} distinct questions that are not "
+                f"evaluation items, but n_items = {wanted}; lower n_items or widen its config"
             )
         pools.setdefault(spec["domain"], []).extend(items)
     return pools
@@ -193,22 +202,20 @@ def first_items(name: str, config: str, seed: int, size: int) -> list[list[str]]
 
 
 def draws_of(config: Mapping, source: str = "config") -> dict[str, tuple]:
-    """Every reasoning-gym draw of the experiment (evaluation benchmarks and training prompts): key -> (dataset,
-    JSON config, seed, size)."""
-    experiment, draws = config["experiment"], {}
-    benchmarks = [
-        (name, spec, derive_seed(experiment, name), int(spec.get("n_items") or EVAL_ITEMS), "eval.external")
+    """Every reasoning-gym draw of the experiment, evaluation benchmarks and training prompts: key -> (dataset,
+    JSON config, seed, size), the values of its rebuild keys but the index."""
+    drawn = [
+        ("eval.external", name, spec, benchmark_draw(name, spec, config["experiment"]))
         for name, spec in held_out(config).items()
     ]
-    for name, spec in ((config.get("trl") or {}).get("reasoning_gym") or {}).items():
-        wanted = int(spec.get("n_items") or config["data"]["pool_per_benchmark"])
-        benchmarks.append(
-            (name, spec, training_seed(experiment, name), wanted * MAX_DRAWS_PER_PROMPT, "trl.reasoning_gym")
-        )
-    for name, spec, seed, size, section in benchmarks:
-        config_json = json.dumps(spec.get("config") or {}, sort_keys=True)
-        draws[f"{source}: {section}.{name}.dataset"] = (spec["dataset"], config_json, seed, size)
-    return draws
+    drawn += [
+        ("trl.reasoning_gym", name, spec, training_draw(name, spec, config))
+        for name, spec in ((config.get("trl") or {}).get("reasoning_gym") or {}).items()
+    ]
+    return {
+        f"{source}: {section}.{name}.dataset": tuple(rebuild_of(spec, *seed_and_size).values())
+        for section, name, spec, seed_and_size in drawn
+    }
 
 
 def check_reproducible(draws: Mapping[str, tuple]) -> None:
@@ -244,7 +251,7 @@ def check_reproducible(draws: Mapping[str, tuple]) -> None:
     for (where, key), mine, first, second in zip(draws.items(), here, *outputs):
         if not mine == first == second:
             raise ConfigError(
-                f"{where}: reasoning-gym's {key[0]} draws other items in another process (they depend on Python's "
-                f"hash seed or on global random state), so armlab could neither rebuild its items to grade them nor "
-                f"keep its evaluation questions out of training; choose another dataset"
+                f"{where}: reasoning-gym's {key[0]} draws other items in another process (they depend "
+                f"on Python's hash seed or on global random state), so armlab could neither rebuild its items to grade "
+                f"them nor keep its evaluation questions out of training; choose another dataset"
             )
