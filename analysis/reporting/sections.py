@@ -198,10 +198,18 @@ def provenance(manifests: list[dict]) -> tuple[dict[str, str], pd.DataFrame]:
         "config hash": "config_hash",
     }
     facts = {label: distinct(frame.get(column, pd.Series(dtype=str))) for label, column in columns.items()}
+    facts["numerics (the machines its bits hold on)"] = numerics_classes(manifests) or "not recorded"
     facts |= {name: distinct(packages[name]) for name in packages.columns}
     times = frame.reindex(columns=["arm", "seed", "seconds", "ms_per_step"])
     times = times.assign(seconds=times["seconds"].round(1), ms_per_step=times["ms_per_step"].round().astype("Int64"))
     return facts, times
+
+
+def numerics_classes(manifests: list[dict]) -> str:
+    """The distinct numerics classes the runs recorded (armlab.numerics): the machines their bits are reproducible
+    on; "" where none recorded one."""
+    classes = dict.fromkeys(str(m["numerics"].get("class")) for m in manifests if isinstance(m.get("numerics"), dict))
+    return "; ".join(classes)
 
 
 def runs_summary(runs: Runs | None) -> str:
@@ -216,7 +224,12 @@ def runs_summary(runs: Runs | None) -> str:
     commits = sorted({str(m["git_commit"]) for m in runs.manifests if m.get("git_commit")})
     dirty = sum(bool(m.get("git_dirty")) for m in runs.manifests)
     changes = f" ({dirty} run(s) with uncommitted changes to tracked files)" if dirty else ""
-    return text + f"; commit {', '.join(commits) or 'not recorded'}{changes}"
+    numerics = numerics_classes(runs.manifests)
+    return (
+        text
+        + f"; commit {', '.join(commits) or 'not recorded'}{changes}"
+        + (f"; numerics {numerics}" if numerics else "")
+    )
 
 
 # ----------------------------------------------------------------------------- sections
