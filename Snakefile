@@ -66,8 +66,9 @@ rule all:
 onstart:
     if SEQUENTIAL:
         waves.write_lock(OUT, config)
-    # preregistration: the predictions are locked before the first training job starts (analysis/predictions.py)
-    _locked = predictions.write_lock(OUT, ANALYSIS_CONFIG.predictions)
+    # preregistration: the predictions, and what decides their verdicts, are locked before the first training job
+    # starts (analysis/predictions.py)
+    _locked = predictions.write_lock(OUT, ANALYSIS_CONFIG)
     if _locked:
         print(_locked)
 
