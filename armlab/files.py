@@ -512,7 +512,7 @@ def experiment_outputs(experiment_dir: str | Path) -> list[Path]:
     return sorted({path for pattern in EVIDENCE for path in root.glob(pattern)})
 
 
-def remove_corrupt_outputs(experiment_dir: str | Path, log=print) -> list[Path]:
+def remove_corrupt_outputs(experiment_dir: str | Path, log=print, dry_run: bool = False) -> list[Path]:
     """Delete every job output under ``experiment_dir`` that fails its manifest; return what was deleted.
 
     A job's output directory is the first directory, walking down, that holds a ``manifest.json``
@@ -521,10 +521,26 @@ def remove_corrupt_outputs(experiment_dir: str | Path, log=print) -> list[Path]:
     is logged per bad file), so that the workflow reruns the job; a manifest that is not valid JSON
     is deleted too. A manifest without checksums is left alone, and nothing outside its own
     directory is ever deleted. A folder that is a symbolic link (runs kept on another disk) is followed and
-    checked like any other, once, and named in the log when it leads out of the experiment.
+    checked like any other, once, and named in the log when it leads out of the experiment. With ``dry_run``
+    (``snakemake -n``) nothing is deleted: the log says what a run would delete, and that is returned. A file that
+    cannot be deleted (a read-only folder) is a :class:`BadFile` naming it.
     """
+
+    def remove(file: Path) -> None:
+        if not dry_run:
+            try:
+                file.unlink()
+            except OSError as exc:
+                raise BadFile(
+                    f"{file}: fails its manifest and cannot be removed ({exc.strerror}); make {file.parent} "
+                    f"writable, or remove the file yourself, so that its job reruns"
+                ) from None
+        removed.append(file)
+
+    removing = "a run would remove" if dry_run else "removed"
     root = Path(experiment_dir)
-    removed, seen, inside = [], set(), root.resolve()
+    removed: list[Path] = []
+    seen, inside = set(), root.resolve()
     for walked, dirnames, filenames in os.walk(root, followlinks=True):
         current = Path(walked)
         real = current.resolve()
@@ -542,11 +558,10 @@ def remove_corrupt_outputs(experiment_dir: str | Path, log=print) -> list[Path]:
         dirnames[:] = []  # below a job's output (e.g. a trainer's own files) nothing is ours to judge
         manifest_path = current / MANIFEST
         try:
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            log(f"armlab: {manifest_path}: not valid JSON (truncated); removed it so that its job reruns")
-            manifest_path.unlink()
-            removed.append(manifest_path)
+            manifest = json.loads(regular_file(manifest_path, "job manifest", "json_file_bytes").read_text("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            log(f"armlab: {manifest_path}: not valid JSON (truncated); {removing} it so that its job reruns")
+            remove(manifest_path)
             continue
         try:
             files = _recorded_files(manifest_path, manifest)
@@ -557,12 +572,12 @@ def remove_corrupt_outputs(experiment_dir: str | Path, log=print) -> list[Path]:
         ]
         if not problems:
             continue
+        doing = "a run would remove" if dry_run else "removing"
         for problem in problems:
-            log(f"armlab: {problem}; removing the outputs of {current} so that its job reruns")
+            log(f"armlab: {problem}; {doing} the outputs of {current} so that its job reruns")
         for file in [current / name for name in files] + [manifest_path]:
             if file.is_file() or file.is_symlink():
-                file.unlink()
-                removed.append(file)
+                remove(file)
     return removed
 
 
