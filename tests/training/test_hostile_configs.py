@@ -161,6 +161,12 @@ CASES = [
     ("argv bash -c", _command(["bash", "-c", "{arm}"]), r"command\.template: a placeholder is passed to 'bash'"),
     ("argv sh -c glued", _command(["sh", "-c{arm}"]), r"command\.template: a placeholder is passed to 'sh'"),
     ("argv program", _command(["{arm}", "--x"]), r"command\.template: the program '\{arm\}' holds a placeholder"),
+    (
+        "argv find -exec",
+        _command(["find", ".", "-exec", "{arm}", ";"]),
+        r"command\.template: the program '\{arm\}' holds a placeholder",
+    ),
+    ("argv bash script", _command("bash {arm}"), r"command\.template: a placeholder is the script that 'bash' runs"),
     ("argv assignment", _command("X=1 train {arm}"), r"command\.template: 'X=1' assigns a variable"),
     ("shell backslash", _command("train \\{arm}", shell=True), r"command\.template: placeholder \{arm\} follows a"),
     ("shell list", _command(["train", "{arm}"], shell=True), r"command\.template: with command\.shell: true"),

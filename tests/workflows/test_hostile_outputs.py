@@ -608,6 +608,14 @@ TEMPLATES = {
     "placeholder inside nested $(...)": ("train --arm $(echo $(cat {output_dir})) --lr {lr}", "inside $(...)"),
     "placeholder inside arithmetic": ("train --seed $(( {seed} + 1 )) --arm {arm} --lr {lr}", "inside $(...)"),
     "placeholder after a subshell inside $(...)": ("train --x $( (cd /; ls) ; echo {arm}) --lr {lr}", "inside $(...)"),
+    # a value that is a program's name, run by a re-parsing wrapper (on 5a28ea2 each was accepted)
+    "find -exec running a value": ("find . -exec {arm} ';' && train --lr {lr}", "the program '{arm}' holds a"),
+    "set -- then bash -c on $1": ('set -- {arm}; bash -c "$1"; train --lr {lr}', "passed to 'set', which puts it"),
+    "printf -v then eval": ('printf -v x %s {arm}; eval "$x"; train --lr {lr}', "passed to 'printf', which puts"),
+    "a value as bash's script": ("bash {arm} --lr {lr}", "the script that 'bash' runs"),
+    "a value as python's script after options": ("python -W ignore {arm} --lr {lr}", "the script that 'python' runs"),
+    "a value piped into read": ('echo {arm} | {{ read x; eval "$x"; }}; train --lr {lr}', "piped into 'read'"),
+    "let reads names as variables": ("let n={arm}; train --lr {lr}", "passed to 'let'"),
 }
 
 
