@@ -40,18 +40,16 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeGuard
+from typing import Protocol, TypeGuard
 
 import pandas as pd
 
 from armlab import files, layout
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.settings import Settings
 from armlab.analysis.summaries import PRIMARY
 from armlab.contract import KEY, SAMPLE_COUNTS
 from armlab.registration import against_locks
-
-if TYPE_CHECKING:
-    from armlab.analysis.config import Config
 
 LOCK = layout.PREDICTIONS_LOCK
 DIRECTIONS = ("better", "worse", "equivalent", "not_better", "not_worse")
@@ -83,6 +81,25 @@ CLAIMS = {
     "not_better": "{arm} is not better than {reference} by more than {points:g} point(s)",
     "not_worse": "{arm} is not worse than {reference} by more than {points:g} point(s)",
 }
+
+
+class Analysis(Protocol):
+    """What the lock reads of an experiment's :class:`armlab.analysis.config.Config` (which imports this module)."""
+
+    @property
+    def comparisons(self) -> tuple: ...
+
+    @property
+    def benchmarks(self) -> dict | None: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def predictions(self) -> tuple: ...
+
+    @property
+    def measures(self) -> list[str] | None: ...
 
 
 @dataclass(frozen=True)
@@ -160,28 +177,25 @@ def _plain(value):
     return json.loads(json.dumps(value, sort_keys=True))
 
 
-def meaning(prediction: Prediction, config: Config) -> dict:
+def meaning(prediction: Prediction, config: Analysis) -> dict:
     """What decides the verdict of ``prediction`` under ``config``, beyond the prediction itself (see the module
     docstring): plain data, compared key by key with the meaning locked. A family, arm or measure the config does
     not have is None."""
-    from armlab.analysis.config import compared_measures
-
     family = next((c for c in config.comparisons if c.family == prediction.family), None)
     benchmarks = config.benchmarks
-    measures = compared_measures(config.settings, benchmarks) if benchmarks is not None else None
     settings = asdict(config.settings)
     return _plain(
         {
             "reference": family.reference if family else None,
             "family arms": list(family.arms) if family else None,
-            "family measures": measures,
+            "family measures": config.measures,
             "measure": _definition(prediction.summary, config) if benchmarks is not None else None,
             **{f"analysis.{key}": settings[key] for key in VERDICT_SETTINGS},
         }
     )
 
 
-def _definition(measure: str, config: Config) -> dict | None:
+def _definition(measure: str, config: Analysis) -> dict | None:
     """What measure ``measure`` is under ``config`` (whose benchmarks are known): a weighted mean of benchmarks (a
     summary, a subset, one benchmark), a statistic over every benchmark, or pass@k / maj@k of the primary summary."""
     import pandas as pd
@@ -225,7 +239,7 @@ def _changes(old, new, key: str = "") -> list[str]:
     return [] if old == new else [f"{key} {shown(old)} -> {shown(new)}"]
 
 
-def write_lock(results: str | Path, config: Config) -> str | None:
+def write_lock(results: str | Path, config: Analysis) -> str | None:
     """Lock the predictions of ``config`` and what each means (:func:`meaning`) before the first training job starts;
     returns a line for the console, or None.
 
@@ -321,7 +335,7 @@ def check_scores(lock: dict | None, scores: pd.DataFrame, jobs: Path) -> dict | 
     }
 
 
-def check_meaning(lock: dict | None, config: Config) -> dict | None:
+def check_meaning(lock: dict | None, config: Analysis) -> dict | None:
     """``lock``, with ``changed`` (locked prediction's (family, arm, measure) -> what changed) for every locked
     prediction whose meaning under ``config`` differs from the one locked; exploratory as a whole when the lock
     pins no meanings (an older armlab's)."""
@@ -351,18 +365,16 @@ def changed_notes(lock: dict | None) -> list[str]:
     ]
 
 
-def check_withdrawn(results: str | Path, config: Config) -> None:
+def check_withdrawn(results: str | Path, config: Analysis) -> None:
     """Refuse, when the workflow starts, a config in which a prediction of the lock in ``results`` has no comparison
     any more (its family, arm or measure dropped or renamed): a locked prediction stays in the analysis, which
     would fail after every job. One line naming the lock and the prediction; nothing when there is no lock."""
-    from armlab.analysis.config import compared_measures
-
     path = Path(results) / LOCK
     if not path.exists():
         return
     lock = read_lock(path)
     families = {c.family: c for c in config.comparisons}
-    measures = compared_measures(config.settings, config.benchmarks) if config.benchmarks is not None else None
+    measures = config.measures
     for p in lock["predictions"] if lock else ():
         family = families.get(p.family)
         gone = (
