@@ -853,6 +853,17 @@ START_CASES = {
 }
 
 
+def test_a_byte_order_mark_is_not_part_of_a_benchmark_file_s_first_column(tmp_path):
+    """A CSV saved by a spreadsheet starts with U+FEFF: on 5a28ea2 GPQA's first column, "Record ID", was missing."""
+    from armlab.evals.catalogue import external_items
+
+    configs = _external(
+        "gpqa.csv", b"\xef\xbb\xbf" + _csv(GPQA_HEADER, ["r1", "Q?", "a", "b", "c", "d"]).encode(), fmt="gpqa_diamond"
+    )(tmp_path)
+    config = json.loads(configs[1].read_text()) | {"experiment": "x", "benchmarks": {}}
+    assert [item["id"] for item in external_items(config)["ext"]] == ["r1"]
+
+
 def _fifo_external(folder):
     paths = _external("other.jsonl", _jsonl(GSM))(folder)
     os.mkfifo(folder / "gsm.jsonl")

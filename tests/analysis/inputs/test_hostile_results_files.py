@@ -795,12 +795,3 @@ def test_a_bad_step_log_names_itself(case, tmp_path, monkeypatch, capsys):
     kind, pattern = make(tmp_path)
     argv = ["steps", kind, "--pattern", pattern, "--experiment", "x", "--out", tmp_path / "runs"]
     assert_refused(tmp_path, monkeypatch, capsys, "armlab", argv, *expected)
-
-
-def test_a_byte_order_mark_is_not_part_of_the_first_column(tmp_path):
-    """A CSV saved by a spreadsheet starts with U+FEFF: on 5a28ea2 its first column, `experiment`, was missing."""
-    path = _tidy_csv(tmp_path)
-    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
-    out = tmp_path / "analysis"
-    assert cli.main(["analyze", str(FIXTURE / "experiment.yaml"), "--scores", str(path), "--out", str(out), *FAST]) == 0
-    assert set(pd.read_csv(out / "comparisons.csv")["n_seeds"]) == {3}
