@@ -13,6 +13,7 @@ DEFAULT_LIMITS = {
     "n_items": 100_000,  # benchmarks.<name>.n_items
     "seeds": 1000,  # len(seeds), or seeds.max of a sequential design
     "samples": 4096,  # eval.samples
+    "prompt_chars": 65_536,  # a prompt of eval.external or trl.reasoning_gym, and a template's width or precision
     "resamples": 1_000_000,  # analysis.resamples
     "sign_flip_resamples": 10_000_000,  # analysis.sign_flip_resamples
     "exact_max_seeds": 22,  # analysis.exact_max_seeds (2^n sign patterns are enumerated)

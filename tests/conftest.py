@@ -98,7 +98,8 @@ def rewrite_with_a_backdated_time(root):
     path = root / registration.PREDICTIONS_LOCK
     lock = json.loads(path.read_text())
     lock["predictions"][0]["direction"] = "worse"
-    lock["hash"] = predictions.predictions_hash([predictions.Prediction(**p) for p in lock["predictions"]])
+    locked = [predictions.Prediction(**p) for p in lock["predictions"]]
+    lock["hash"] = predictions.predictions_hash(locked, lock.get("meanings"))
     lock["locked_at"] = "2020-01-01T00:00:00Z"
     path.write_text(json.dumps(lock))
 

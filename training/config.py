@@ -257,7 +257,27 @@ def validate_config(config: dict, source: str = "config") -> dict:
                 f"prompt plus max_new_tokens of arm {arm!r} ({need})"
             )
     _check_items_exist(source, config)
+    _check_base_batch(source, config)
     return config
+
+
+def _check_base_batch(source: str, config: dict) -> None:
+    """The base policy (trained where a builtin arm or ``trl.model: builtin_base`` needs it) draws each batch of
+    ``base.batch_size`` distinct prompts from the training pools: they must hold that many."""
+    used = backends_used(config)
+    if "builtin" not in used and not ("trl" in used and config["trl"].get("model") == BUILTIN_BASE):
+        return
+    pool, benchmarks, batch = (
+        config["data"]["pool_per_benchmark"],
+        len(config["benchmarks"]),
+        config["base"]["batch_size"],
+    )
+    if pool * benchmarks < batch:
+        raise ConfigError(
+            f"{source}: data.pool_per_benchmark: {pool} prompts x {benchmarks} benchmark(s) = {pool * benchmarks}, "
+            f"fewer than base.batch_size {batch}, the distinct prompts of each batch of the base policy; raise "
+            f"data.pool_per_benchmark or lower base.batch_size"
+        )
 
 
 def _check_names(source: str, config: dict) -> None:
@@ -540,7 +560,7 @@ def check_training_prompts(config: dict, source: str = "config", character_level
         )
         if name in config["benchmarks"]:
             raise ConfigError(f"{where}: also in benchmarks; the pools' prompt ids would clash (rename it)")
-        check_template(spec.get("prompt"), f"{where}.prompt")
+        check_template(spec.get("prompt"), f"{where}.prompt", longest=limits_of(source, config)["prompt_chars"])
     pools = training_pools(config, source)
     if not character_level:
         return

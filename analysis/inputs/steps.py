@@ -29,6 +29,7 @@ from armlab.limits import DEFAULT_LIMITS
 from armlab.registry import Registry
 
 STEP = "step"
+MAX_STEP = 2**53  # the largest step a float (JSON's and CSV's numbers) holds exactly
 WANDB_PREFIX = "train/"  # the section TRL (and most trainers) log training quantities under in W&B
 STEPS_FILE = "steps.parquet"
 
@@ -127,9 +128,10 @@ def step_frame(
     seen: dict[int, str] = {}
     for where, row in records:
         named = {renames.get(key, key): value for key, value in row.items()}
-        step = _value(named.get(STEP))
-        if step is None or not (math.isfinite(step) and step.is_integer() and step >= 0):
-            raise AnalysisInputError(f"{where}: {STEP} is {named.get(STEP)!r}; expected a whole number >= 0")
+        # true/false count as 1/0 for a quantity, never for the step; a step is exact in a float and in the parquet
+        step = None if isinstance(named.get(STEP), bool) else _value(named.get(STEP))
+        if step is None or not (math.isfinite(step) and step.is_integer() and 0 <= step <= MAX_STEP):
+            raise AnalysisInputError(f"{where}: {STEP} is {named.get(STEP)!r}; expected a whole number from 0 to 2**53")
         if int(step) in seen:
             raise AnalysisInputError(f"{where}: {STEP} {int(step)} again (first at {seen[int(step)]}); one row a step")
         seen[int(step)] = where

@@ -64,12 +64,18 @@ def curve_inputs(wildcards):
         raise WorkflowError(str(err)) from None
 
 
-def remove_results_built_on(job_dir):
-    """Remove the results made from a job's removed outputs, so that Snakemake rebuilds them."""
+def remove_results_built_on(job_dir, dry_run=False):
+    """Remove the results made from a job's removed outputs, so that Snakemake rebuilds them (``dry_run``: say so)."""
     for path in PLAN.results_built_on(job_dir):
         if path.is_file():
+            if dry_run:
+                print(f"armlab: a run would remove {path}, made from the outputs of {job_dir}")
+                continue
             print(f"armlab: removing {path}, made from the removed outputs of {job_dir}")
-            path.unlink()
+            try:
+                path.unlink()
+            except OSError as err:
+                raise WorkflowError(f"{path}: cannot be removed ({err.strerror}); make its folder writable") from None
 
 
 wildcard_constraints:

@@ -131,7 +131,11 @@ LOG = '{"step": 1, "reward": 0.5}\n'
 BAD_LOGS = {
     "no step": ('{"reward": 0.5}\n', [], r"no 'step' field; name the field that counts steps"),
     "step twice": (LOG + LOG, [], r"metrics.jsonl line 2: step 1 again \(first at .*line 1\)"),
-    "step not whole": ('{"step": 1.5, "reward": 0.5}\n', [], r"line 1: step is 1.5; expected a whole number >= 0"),
+    "step not whole": (
+        '{"step": 1.5, "reward": 0.5}\n',
+        [],
+        r"line 1: step is 1.5; expected a whole number from 0 to 2\*\*53",
+    ),
     "negative step": ('{"step": -1}\n', [], r"line 1: step is -1"),
     "not JSON": ('{"step": 1,\n', [], r"metrics.jsonl line 1"),
     "mapped field missing": (LOG, ["reward=rew"], r"no field 'rew' \(given for reward\)"),
