@@ -40,8 +40,17 @@ if workflow.is_main_process:
     for _removed in remove_corrupt_outputs(OUT):
         if _removed.name == MANIFEST:
             remove_results_built_on(_removed.parent)
+    # checkpoints made elsewhere that changed since they were recorded (or evaluations of other checkpoints than
+    # their record names now) are recorded and evaluated again
+    for _reason, _paths in PLAN.changed_records():
+        print(f"armlab: {_reason}; recording and evaluating it again")
+        for _path in _paths:
+            _path.unlink()
     # also in a dry run, before any job: what the seeds can decide and what the runs cost (armlab plan)
-    print(planning.plan_text(config, ANALYSIS_CONFIG, jobs=OUT, cores=max(1, int(workflow.cores or 1))))
+    # (runs made elsewhere: what their seeds can decide, without the recipe's steps and checkpoints or the times of
+    # training jobs, which are not theirs)
+    _planned = config if PLAN.trains else {key: value for key, value in config.items() if key not in ("recipe", "arms")}
+    print(planning.plan_text(_planned, ANALYSIS_CONFIG, jobs=OUT, cores=max(1, int(workflow.cores or 1))))
     if SEQUENTIAL:  # what the next wave will contain
         print(waves.plan(OUT, ANALYSIS_CONFIG))
 
