@@ -208,8 +208,11 @@ def runs_summary(runs: Runs | None) -> str:
     """One line on the training runs: how many, how long, which commit; or that there are none."""
     if runs is None:
         return NO_TRAINING_LOGS
+    trained = [m for m in runs.manifests if not m.get("trained_elsewhere")]  # the others' seconds: their recording
+    elsewhere = len(runs.manifests) - len(trained)
     text = f"{runs.steps.groupby(['arm', 'seed']).ngroups} runs with step logs"
-    seconds = pd.Series([m.get("seconds") for m in runs.manifests], dtype=float)
+    text += f", {elsewhere} of them trained elsewhere (see Checkpoints evaluated)" if elsewhere else ""
+    seconds = pd.Series([m.get("seconds") for m in trained], dtype=float)
     timing = _span(seconds, "{:.0f}")
     if timing:
         text += f", {seconds.sum() / 60:.1f} min of training ({timing} s per run)"
@@ -233,6 +236,7 @@ class Page:
     figures: Mapping[str, str] = field(default_factory=dict)
     config_text: str = ""
     curves: Curves | None = None  # armlab curves --config's tables, where the report was given them
+    checkpoints: pd.DataFrame | None = None  # the checkpoints of runs made elsewhere, as recorded (read_checkpoints)
 
     def figures_of_families(self, prefix: str) -> dict[str, str]:
         """The figures ``<prefix>-<i>`` by the family of the config's i-th comparison ("" where there is none)."""
@@ -276,6 +280,29 @@ def what_was_run(page: Page) -> str:
         )
     body += details(f"Config file ({cfg.source})", f"<pre>{esc(config_text)}</pre>")
     return section("run", "What was run", body)
+
+
+def checkpoints_section(page: Page) -> str:
+    """Runs made elsewhere: every checkpoint evaluated, with its folder and the sha256 of its files as recorded
+    before the evaluation (the base checkpoint as arm base); "" where the runs were trained here."""
+    recorded = page.checkpoints
+    if recorded is None:
+        return ""
+    runs = recorded.drop_duplicates(["arm", "seed"])
+    text = (
+        f"{len(recorded)} checkpoint(s) of {len(runs)} run(s) trained elsewhere, each a folder whose files were "
+        f"hashed before it was evaluated; its sha256 is of its files' paths, sizes and sha256 "
+        f"(training/backends/checkpoints.py). A checkpoint whose files change is recorded and evaluated again."
+    )
+    shown = recorded.drop(columns="description").assign(
+        step=recorded["step"].map(lambda step: "—" if pd.isna(step) else str(int(step))),
+        bytes=recorded["bytes"].map(lambda n: f"{n:,}"),
+    )
+    described = runs.dropna(subset="description").drop_duplicates("arm")[["arm", "description"]]
+    body = f"<p>{esc(text)}</p>"
+    if not described.empty:
+        body += html_table(described)
+    return section("checkpoints", "Checkpoints evaluated", body + html_table(shown))
 
 
 def sequential_verdicts(analysis: Analysis) -> str:
@@ -676,6 +703,7 @@ SECTIONS: Registry[Section] = Registry(
     "report section",
     {
         "run": Section("What was run", what_was_run),
+        "checkpoints": Section("Checkpoints", checkpoints_section),
         "verdicts": Section("Verdicts", verdict_section),
         "replication": Section("Replication", replication_section),
         "comparisons": Section("Comparisons", comparison_section),
