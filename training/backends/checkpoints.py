@@ -20,6 +20,7 @@ evaluated again.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import glob
 import hashlib
@@ -52,16 +53,12 @@ ARM_OWN_KEYS = ("description", "claims")  # an arm's keys in a checkpoints exper
 
 @dataclass(frozen=True)
 class Model:
-    """One checkpoint of a run: its step (None: unknown, a run without intermediate checkpoints), its folder as
-    matched and resolved, and its files: relative POSIX path -> ``[size, st_mtime_ns, st_ctime_ns]``."""
+    """One checkpoint of a run: its step (None: unknown, a run without intermediate checkpoints), its folder (links
+    resolved), and its files: relative POSIX path -> ``[size, st_mtime_ns, st_ctime_ns]``."""
 
     step: int | None
     path: Path
     files: dict[str, list[int]]
-
-    def identity(self) -> dict:
-        """What a record keeps of the model to tell, without hashing, whether its files changed since."""
-        return {"step": self.step, "path": str(self.path), "files": self.files}
 
 
 @dataclass(frozen=True)
@@ -124,7 +121,7 @@ def check_arm(config: dict, recipe: Recipe, arm: str) -> None:
     claims = spec.get("claims", {})
     if not isinstance(claims, dict):
         raise ValueError(f"arms.{arm}.claims: expected a mapping of recipe keys to values, got {claims!r}")
-    keys = sorted(recipe.as_dict())
+    keys = sorted(field.name for field in dataclasses.fields(Recipe))
     for key, value in claims.items():
         if key not in keys:
             raise ValueError(f"arms.{arm}.claims.{key}: not a recipe key; expected one of {keys}")
