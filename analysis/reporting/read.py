@@ -137,7 +137,7 @@ def read_runs(directory: Path | str) -> Runs | None:
     return Runs(steps=pd.concat(logs, ignore_index=True), manifests=manifests)
 
 
-CHECKPOINT_COLUMNS = ["arm", "seed", "step", "path", "sha256", "bytes", "description"]
+CHECKPOINT_COLUMNS = ["arm", "seed", "step", "path", "sha256", "bytes", "description", "claims"]
 
 
 def read_checkpoints(directory: Path | str) -> pd.DataFrame | None:
@@ -153,7 +153,8 @@ def read_checkpoints(directory: Path | str) -> pd.DataFrame | None:
         checkpoints = manifest.get("checkpoints")
         if not isinstance(checkpoints, list) or not all(isinstance(c, dict) for c in checkpoints):
             raise AnalysisInputError(f"{path}: checkpoints: expected the list of the checkpoints it records")
-        run = {"arm": arm, "seed": tidy.as_seed(seed), "description": manifest.get("description")}
+        claims = manifest.get("recipe") or {}  # what the run claims it was trained with, as its arm says
+        run = {"arm": arm, "seed": tidy.as_seed(seed), "description": manifest.get("description"), "claims": claims}
         rows += [
             run | {key: checkpoint.get(key) for key in ("step", "path", "sha256", "bytes")}
             for checkpoint in checkpoints

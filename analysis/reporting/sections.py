@@ -294,14 +294,19 @@ def checkpoints_section(page: Page) -> str:
         f"hashed before it was evaluated; its sha256 is of its files' paths, sizes and sha256 "
         f"(training/backends/checkpoints.py). A checkpoint whose files change is recorded and evaluated again."
     )
-    shown = recorded.drop(columns="description").assign(
+    shown = recorded.drop(columns=["description", "claims"]).assign(
         step=recorded["step"].map(lambda step: "—" if pd.isna(step) else str(int(step))),
         bytes=recorded["bytes"].map(lambda n: f"{n:,}"),
     )
-    described = runs.dropna(subset="description").drop_duplicates("arm")[["arm", "description"]]
+    arms = runs.drop_duplicates("arm").assign(
+        claims=lambda frame: frame["claims"].map(
+            lambda claims: ", ".join(f"{k}: {v}" for k, v in _flatten(claims).items())
+        )
+    )
+    described = arms[(arms["description"].notna()) | (arms["claims"] != "")][["arm", "description", "claims"]]
     body = f"<p>{esc(text)}</p>"
-    if not described.empty:
-        body += html_table(described)
+    if not described.empty:  # what each arm is and claims it was trained with, as its config says: not checked
+        body += html_table(described.fillna("—"))
     return section("checkpoints", "Checkpoints evaluated", body + html_table(shown))
 
 

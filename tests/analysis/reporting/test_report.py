@@ -545,6 +545,7 @@ def test_runs_made_elsewhere_are_listed_with_each_checkpoints_path_and_sha256(tm
             for i, step in enumerate(steps)
         ]
         record = {"checkpoints": models, "description": None if arm == "base" else "GRPO on verl"}
+        record |= {"recipe": {"estimator": {"name": "grpo"}, "lr": 1e-6}} if arm == "grpo" else {}
         write_manifest(folder, record, "checkpoints.json")
     trained = tmp_path / "dr_grpo" / "seed-1"
     trained.mkdir(parents=True)
@@ -557,6 +558,7 @@ def test_runs_made_elsewhere_are_listed_with_each_checkpoints_path_and_sha256(tm
     for path, sha256 in zip(found.path, found.sha256):
         assert f"<td>{path}</td><td>{sha256}</td>" in html
     assert "<td>base</td><td>0</td><td>—</td>" in html and "<td>2,000</td>" in html
-    assert "<td>grpo</td><td>GRPO on verl</td>" in html
+    assert "<td>grpo</td><td>GRPO on verl</td><td>estimator.name: grpo, lr: 1e-06</td>" in html
+    assert "<td>base</td><td>—</td>" not in html  # an arm that says nothing of itself has no row
     assert read.read_checkpoints(tmp_path / "dr_grpo") is None
     assert sections.checkpoints_section(sections.Page(None, None)) == ""  # type: ignore[arg-type]
