@@ -708,7 +708,6 @@ SECTIONS: Registry[Section] = Registry(
     "report section",
     {
         "run": Section("What was run", what_was_run),
-        "checkpoints": Section("Checkpoints", checkpoints_section),
         "verdicts": Section("Verdicts", verdict_section),
         "replication": Section("Replication", replication_section),
         "comparisons": Section("Comparisons", comparison_section),
@@ -716,6 +715,7 @@ SECTIONS: Registry[Section] = Registry(
         "benchmarks": Section("Benchmarks", benchmarks_section),
         "distributions": Section("Distributions", distributions_section),
         "training": Section("Training", training_section),
+        "checkpoints": Section("Checkpoints", checkpoints_section),
         "curves": Section("Curves", curves_section),
         "rankings": Section("Rankings", rankings_section),
         "sampling": Section("Sampling", sampling_section),
