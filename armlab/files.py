@@ -601,6 +601,12 @@ MANIFEST_PACKAGES = (
 )
 
 
+def numerics_record(mode: str) -> dict:
+    from armlab import numerics
+
+    return numerics.record(mode)
+
+
 def _git(args: list[str], where: Path | None) -> str | None:
     """The output of ``git args`` in the checkout holding ``where`` (default: this code's), or None outside one."""
     import subprocess
@@ -626,8 +632,9 @@ def git_dirty(where: Path | None = None) -> bool | None:
     return None if status is None else bool(status)
 
 
-def environment_record(threads: int) -> dict:
-    """What a manifest records about the software and machine a run used."""
+def environment_record(threads: int, numerics: str | None = None) -> dict:
+    """What a manifest records about the software and machine a run used; with a ``numerics`` mode, what decides its
+    floating-point bits (armlab.numerics.record), in a job that called armlab.numerics.start."""
     import platform
     from importlib import metadata
 
@@ -644,4 +651,4 @@ def environment_record(threads: int) -> dict:
         "packages": versions,
         "git_commit": git_commit(),
         "git_dirty": git_dirty(),
-    }
+    } | ({"numerics": numerics_record(numerics)} if numerics else {})

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from armlab import registration
+from armlab import numerics, registration
 from armlab.contract import LEDGER, LEDGER_FILE
 from armlab.evals.run import MODELS, engine_model, named_checkpoint, score_checkpoint
 from armlab.files import (
@@ -91,6 +91,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
     config, start = read_json(args.config, "config"), time.perf_counter()
+    numerics.start(config["numerics"], config["threads"])
     model = engine_model(config, args.model)
     curve = learning_curve(config, args.tasks, args.run_manifest, args.arm, args.seed, model)
     with atomic_path(args.out) as tmp:
@@ -106,7 +107,7 @@ def main(argv=None) -> None:
             record
             | {
                 "seconds": time.perf_counter() - start,
-                **environment_record(config["threads"]),
+                **environment_record(config["threads"], config["numerics"]),
                 **registration.record(args.out),
             },
             "scores.parquet",

@@ -26,7 +26,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import pandas as pd  # noqa: E402
 
-from armlab import registration  # noqa: E402
+from armlab import numerics, registration  # noqa: E402
 from armlab.contract import COLUMNS, TASK_PREFIX  # noqa: E402
 from armlab.evals.lm_eval_tasks import sampled_existing_tasks, task_name  # noqa: E402
 from armlab.evals.verifiers import GRADED, TIMEOUT, UNPARSED, grade, same_answer, vote_classes  # noqa: E402
@@ -339,7 +339,7 @@ def evaluate(
                 # per benchmark, how many answers were graded, unparsed or timed out (the last two counted wrong)
                 "outcomes": outcomes,
                 "seconds": time.perf_counter() - start,
-                **environment_record(config["threads"]),
+                **environment_record(config["threads"], config["numerics"]),
                 **registration.record(out_dir),
             },
             *sorted(p.name for p in tmp.iterdir()),
@@ -411,6 +411,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
     config = read_json(args.config, "config")
+    numerics.start(config["numerics"], config["threads"])
     model = engine_model(config, args.model)
     checkpoint = checkpoint_to_evaluate(args)
     # a record's sha256 of the checkpoint just checked: the workflow compares it with the record's at its next start

@@ -480,9 +480,9 @@ def _longest_prompt(config: dict) -> int:
 
 STAGE_KEYS = {
     "data": ("experiment", "data", "benchmarks"),
-    "base": ("experiment", "threads", "data", "benchmarks", "model", "base"),
-    "train": ("experiment", "threads", "data", "benchmarks", "model", "base", "recipe"),
-    "eval": ("experiment", "threads", "benchmarks", "eval"),
+    "base": ("experiment", "threads", "numerics", "data", "benchmarks", "model", "base"),
+    "train": ("experiment", "threads", "numerics", "data", "benchmarks", "model", "base", "recipe"),
+    "eval": ("experiment", "threads", "numerics", "benchmarks", "eval"),
     "analysis": ("experiment", "seeds", "benchmarks", "comparisons", "predictions", "analysis", "limits", "eval"),
 }
 

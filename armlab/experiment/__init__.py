@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from armlab import layout, registration
+from armlab import layout, numerics, registration
 from armlab.analysis import planning, waves
 from armlab.analysis.config import parse_config as parse_analysis_config
 from armlab.configfile import ConfigError, load_configs
@@ -51,6 +51,9 @@ def load(config_files: Sequence[str | Path], overrides: Mapping | None = None) -
     check_reproducible(draws_of(config, source))  # reasoning-gym's items are drawn anew in each job
     check_engine(config, source, hugging_face="hf" in models)
     check_existing_tasks(config, source)
+    problem = numerics.machine_problem(config["numerics"])
+    if problem:  # every job would refuse it
+        raise ConfigError(f"{source}: {problem}")
     out = layout.experiment_dir(config["experiment"])
     if parse_analysis_config(config, source=source).design is not None:
         waves.check_lock(out, config)

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from snakemake.io import directory
 
+from armlab import numerics
 from armlab.configfile import ConfigError
 from armlab.experiment.plan import RunPlan
 from armlab.training.backends import BACKENDS
@@ -13,6 +14,9 @@ from armlab.training.config import stage_config
 # Jobs run `python` from PATH: the driver's own interpreter (its folder goes first on PATH here), or, under
 # `--sdm conda`, the interpreter of the rule's conda environment (environment.yml), which Snakemake puts first.
 os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+# the kernels that decide the jobs' floating-point bits, for every process a job starts too (a command backend's
+# trainer, the vLLM worker); each armlab job also pins them itself (armlab/numerics.py)
+os.environ.update(numerics.environment(config["numerics"]))
 # the runs, backends, base policy and paths of the experiment (armlab/experiment/plan.py, unit-tested there);
 # below, only what needs Snakemake: wildcards, checkpoints and directory outputs
 PLAN = RunPlan(config)

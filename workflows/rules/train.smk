@@ -31,6 +31,7 @@ rule export_base:
         f"{OUT}/logs/base_hf.log",
     params:
         out=lambda wildcards, output: os.path.dirname(output.manifest),
+        numerics=config["numerics"],
     threads: 1
     resources:
         mem_mb=2000,
@@ -39,7 +40,7 @@ rule export_base:
     conda:
         "../../environment.yml"
     shell:
-        "python -m armlab.training.backends.hf_export --policy {input.policy} --out {params.out} > {log} 2>&1"
+        "python -m armlab.training.backends.hf_export --policy {input.policy} --out {params.out} --numerics {params.numerics} > {log} 2>&1"
 
 
 # runs made elsewhere (backend checkpoints): the base checkpoint recorded as the run of arm base
