@@ -192,6 +192,17 @@ def write_csv(frame, path: str | Path) -> None:
     safe.to_csv(path, index=False)
 
 
+def file_kind(mode: int) -> str:
+    """What a file of ``mode`` (``os.stat``'s ``st_mode``) is, in words: "a regular file", "a directory", ..."""
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket"
+
+
 def regular_file(
     path: str | Path, what: str = "file", limit: str = "input_file_bytes", limits: Mapping[str, int] = DEFAULT_LIMITS
 ) -> Path:
@@ -205,18 +216,8 @@ def regular_file(
         raise BadFile(f"{path}: {what} not found") from None
     except OSError as exc:
         raise BadFile(f"{path}: cannot read {what} ({exc.strerror})") from None
-    mode = info.st_mode
-    if not stat.S_ISREG(mode):
-        kind = (
-            "a directory"
-            if stat.S_ISDIR(mode)
-            else "a FIFO (named pipe)"
-            if stat.S_ISFIFO(mode)
-            else "a device"
-            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-            else "a socket"
-        )
-        raise BadFile(f"{path}: {what} is {kind}, not a regular file; expected the file itself")
+    if not stat.S_ISREG(info.st_mode):
+        raise BadFile(f"{path}: {what} is {file_kind(info.st_mode)}, not a regular file; expected the file itself")
     if info.st_size > limits[limit]:
         raise BadFile(
             f"{path}: {what} is {info.st_size} bytes, above the limit of {limits[limit]} bytes; "

@@ -21,4 +21,8 @@ DEFAULT_LIMITS = {
     "input_file_bytes": 8 * 2**30,  # a scores table, CSV or JSON-lines input (verl dump, lm-eval samples)
     "json_file_bytes": 512 * 2**20,  # a JSON file parsed whole (lm-eval results, manifests, locks)
     "input_line_bytes": 64 * 2**20,  # one line of a JSON-lines input
+    # a checkpoint trained elsewhere (backend checkpoints), checked before any job: a pattern that names a disk
+    # instead of a model folder fails at once instead of hashing it
+    "checkpoint_bytes": 2**40,  # all the files of one checkpoint folder (1 TiB)
+    "checkpoint_files": 10_000,  # the files of one checkpoint folder
 }

@@ -184,6 +184,14 @@ def validate_config(config: dict, source: str = "config") -> dict:
                 f"{sorted(recipe_schema['properties'])}, and backend)"
             )
     _check_arm_backends(source, config)
+    for arm, overrides in config["arms"].items():
+        backend = arm_backend(config, arm)
+        foreign = [key for key in overrides if key in ARM_KEYS and key not in ("backend", *BACKENDS[backend].arm_keys)]
+        if foreign:
+            raise ConfigError(
+                f"{source}: arms.{arm}.{foreign[0]}: only the arms of runs trained elsewhere (backend checkpoints) "
+                f"take it; this arm trains with the {backend} backend"
+            )
     for field, (registry, _) in METHODS.items():
         if field in config["recipe"]:  # policy_loss has no schema default
             _check_method(source, f"recipe.{field}", config["recipe"][field], registry)
@@ -513,10 +521,10 @@ def stage_config(config: dict, stage: str, arm: str | None = None) -> dict:
             raise ConfigError("stage_config: a training view is the view of one arm; name the arm")
         view["arms"] = {arm: config["arms"][arm]}
         backend = arm_backend(config, arm)
-    section = BACKENDS[backend].section
+    section, section_view = BACKENDS[backend].section, BACKENDS[backend].section_view
     if stage in ("train", "eval") and section:  # the builtin backend has no section: its views stay as they were
         view["backend"] = backend
-        view[section] = config[section]
+        view[section] = config[section] if section_view is None else section_view(config, stage)
         if stage == "train" and config[section].get("reasoning_gym"):
             # the evaluation's reasoning-gym benchmarks, whose questions the training prompts leave out
             view["eval"] = {"external": held_out(config)}

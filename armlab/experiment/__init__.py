@@ -40,6 +40,13 @@ def load(config_files: Sequence[str | Path], overrides: Mapping | None = None) -
     models = {BACKENDS[name].lm_eval_model for name in used}
     # the builtin policy, its export and TRL's tiny Qwen2 read characters (hf_export.char_tokenizer), not tokens
     characters = "armlab-builtin" in models or ("trl" in used and config["trl"].get("model") in (None, BUILTIN_BASE))
+    for name in used:  # the checkpoints of runs made elsewhere, found and checked now
+        recorded = BACKENDS[name].recorded
+        if recorded is not None:
+            try:
+                recorded.check_files(config)
+            except ValueError as err:
+                raise ConfigError(f"{source}: {err}") from None
     check_external(config, source, character_level=characters)
     check_training_prompts(config, source, character_level=config["trl"].get("model") in (None, BUILTIN_BASE))
     check_reproducible(draws_of(config, source))  # reasoning-gym's items are drawn anew in each job
