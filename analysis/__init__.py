@@ -5,11 +5,11 @@ In the order data flows through it:
 
 - the statistics, :mod:`armlab.analysis.stats`: pure functions over arrays with keyword options (exact tests
   and intervals, interval methods by name, Holm, normal theory, power, the sequential design, sampling noise,
-  per-run statistics); they import nothing above them but :mod:`~armlab.analysis.errors` and
-  :mod:`~armlab.analysis.defaults`;
-- the config: :mod:`~armlab.analysis.defaults` (the ``analysis:`` defaults, once), :mod:`~armlab.analysis.settings`
-  (validated settings, and the options they give the statistics), :mod:`~armlab.analysis.config` (``comparisons``,
-  ``analysis``, ``input``, ``predictions``);
+  per-run statistics); they import nothing above them but :mod:`~armlab.analysis.errors` (and
+  :mod:`armlab.spec`, whose :class:`~armlab.spec.Analysis` holds every default they take);
+- the config: :mod:`~armlab.analysis.settings` (the validated ``analysis:`` section, an
+  :class:`armlab.spec.Analysis`, and the options it gives the statistics), :mod:`~armlab.analysis.config`
+  (``comparisons``, ``analysis``, ``input``, ``predictions``);
 - the inputs, :mod:`armlab.analysis.inputs`: one module per format (``tidy``, ``wide_csv``, ``lmeval``, ``verl``)
   behind the registry ``FORMATS``, reading within limits (``reading``), locating runs (``runs``) and
   ``validation``;

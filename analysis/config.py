@@ -20,80 +20,15 @@ the rest (``recipe``, ``arms``, ``seeds``, ...):
 ``input`` (optional)
     where the scores come from; see :mod:`armlab.analysis.inputs` for the kinds.
 ``analysis`` (optional)
-    the settings below; every key is optional, unknown keys are an error.
+    the settings (below); every key is optional, unknown keys are an error.
 ``predictions`` (optional)
     preregistered predictions ``{family, arm, summary, direction, margin, source, claim}``
     (:mod:`armlab.analysis.predictions`); each must name a comparison and, where the config
     names its benchmarks, a measure the comparisons table will hold.
 
-=====================  ============  ===============================================
-key                    default       meaning
-=====================  ============  ===============================================
-alpha                  0.05          family-wise error rate (gatekept Holm); TOST level
-confidence             0.95          level of the reported two-sided interval
-resamples              10000         bootstrap resamples
-ci_methods             []            intervals over seeds shown after the first one
-                                     (always the sign-flip test's interval), one row
-                                     each in comparisons.csv: t, percentile, bca
-                                     (:data:`armlab.analysis.stats.intervals.SEED_METHODS`);
-                                     percentile and bca are too narrow at few seeds,
-                                     so they are opt-in
-equivalence_test       sign_flip     TOST that decides equivalence: sign_flip (exact)
-                                     or t (paired t-TOST)
-item_bootstrap         false         add crossed seeds x items intervals over new seeds
-                                     and new items (needs per-item rows)
-crossed_methods        [components]  crossed intervals: components (variance
-                                     components, Satterthwaite df) and/or percentile
-                                     (pigeonhole bootstrap, conservative;
-                                     :data:`armlab.analysis.stats.intervals.CROSSED_METHODS`)
-equivalence_margin     0.01          delta, in score units (0.01 = one point)
-power                  0.8           target power for the MDE and seeds needed
-power_effect           0.01          effect (score units) for ``seeds_needed``
-bootstrap_seed         0             seed of every bootstrap/Monte-Carlo generator
-power_replicates       4000          simulated samples per seed count for the sign-flip
-                                     test's power (MDE, seeds needed)
-exact_max_seeds        20            enumerate all sign patterns up to this many seeds
-sign_flip_resamples    100000        Monte-Carlo sign patterns beyond that
-per_benchmark          true          also compare on every single benchmark
-subsets                {}            ``{name: [benchmarks]}`` (equal weights) or
-                                     ``{name: {benchmark: weight}}``
-statistics             []            per-run statistics compared like summaries
-                                     (secondary cells): ``[iqm, optimality_gap]``,
-                                     or ``{optimality_gap: {gamma: 0.9}}`` to set
-                                     parameters (:data:`armlab.analysis.stats.statistics.STATISTICS`)
-rankings               null          ``{name: [arms]}``; default one per family
-                                     (its reference and arms)
-pairing                paired        paired: runs matched by seed, the sign-flip test
-                                     of paired differences; unpaired: independent
-                                     runs, the exact permutation test of run-level
-                                     scores (:func:`armlab.analysis.stats.resampling.permutation`)
-common_seeds_only      false         paired runs whose arms ran different seeds: keep
-                                     the seeds every compared arm ran, list the rest
-                                     as dropped (default: refused)
-drop_incomplete        false         drop runs lacking benchmarks or items instead of
-                                     failing; the outputs list what was dropped
-pass_k                 eval.pass_k   k of the unbiased pass@k (Chen et al. 2021), each
-                                     a measure ``pass@k`` compared like a summary
-                                     (secondary cells); needs per-item sample counts
-                                     with at least k answers per item
-maj_k                  eval.maj_k    k of maj@k (majority vote over an item's first k
-                                     answers, self-consistency), each a measure
-                                     ``maj@k`` compared like pass@k; needs the
-                                     evaluations' answers.parquet (``--jobs``)
-curve_threshold        null          accuracy whose first crossing ``armlab curves``
-                                     times (steps_to_threshold); null: halfway from
-                                     the family's mean at its first evaluated step
-                                     to its mean at the last (:mod:`armlab.analysis.curves`)
-curve_compute          cum_flops     the compute ledger column ``armlab curves`` compares
-                                     the curves at equal amounts of: cum_flops,
-                                     cum_rollout_tokens, cum_seconds, ... (docs/contracts.md);
-                                     null: at equal steps only
-curve_budgets          null          the compute budgets it compares at; null: 10
-                                     evenly spaced over the range every run covers
-curve_fractions        [0.25, 0.4,   the fractions of training ``armlab curves``
-                       0.6]          forecasts the final difference from
-                                     (:mod:`armlab.analysis.forecasts`)
-=====================  ============  ===============================================
+Each key of ``analysis:`` is a field of :class:`armlab.spec.Analysis`, where its type, range, default and meaning
+are written (docs/settings.md, "analysis", is generated from it); :func:`parse_config` checks the section against
+those ranges and the registries, and fills in the defaults.
 """
 
 from __future__ import annotations
@@ -101,14 +36,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Collection, Iterable, Mapping
+import typing
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import yaml
 
-from armlab.analysis.defaults import DEFAULTS
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.predictions import Prediction, parse_predictions
 from armlab.analysis.settings import Settings
@@ -125,17 +60,13 @@ from armlab.configfile import (
 )
 from armlab.contract import BASE_ARM, LEDGER
 from armlab.limits import DEFAULT_LIMITS
+from armlab.spec import Analysis, Comparison, SequentialDesign, Setting, plain, settings_of
 
-PAIRINGS = ("paired", "unpaired")
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """One comparison family: every arm is compared with ``reference``."""
-
-    family: str
-    reference: str
-    arms: tuple
+SETTINGS = {setting.name: setting for setting in settings_of(Analysis)}
+PAIRINGS = typing.get_args(SETTINGS["pairing"].type)
+EQUIVALENCE_TESTS = typing.get_args(SETTINGS["equivalence_test"].type)
+# the section's defaults as a config writes them (lists, not tuples): what an absent key reads as
+DEFAULTS = {name: plain(setting.default) for name, setting in SETTINGS.items()}
 
 
 @dataclass(frozen=True)
@@ -321,7 +252,7 @@ def _parse_design(seeds: object, settings: Settings, source: str) -> Design | No
     """The sequential design of ``seeds: {initial, wave, max, start, spending, margin}``; None for a seed list."""
     if not isinstance(seeds, dict):
         return None
-    unknown = sorted(set(seeds) - {"initial", "wave", "max", "start", "spending", "margin"})
+    unknown = sorted(set(seeds) - {setting.name for setting in settings_of(SequentialDesign)})
     if unknown:
         raise AnalysisInputError(f"{source}: seeds: unknown key(s) {unknown} of a sequential design")
     for key in ("initial", "wave", "max"):
@@ -431,8 +362,8 @@ def _parse_settings(section: dict, source: str) -> Settings:
 
     from armlab.analysis.stats import intervals  # the registries import scipy: only once a config is parsed
 
-    if s["equivalence_test"] not in ("sign_flip", "t"):
-        fail("equivalence_test", "sign_flip or t")
+    if s["equivalence_test"] not in EQUIVALENCE_TESTS:
+        fail("equivalence_test", " or ".join(EQUIVALENCE_TESTS))
     if s["pairing"] not in PAIRINGS:
         fail("pairing", f"one of {list(PAIRINGS)}")
     if s["pairing"] == "unpaired":
@@ -443,35 +374,34 @@ def _parse_settings(section: dict, source: str) -> Settings:
                 fail(key, f"{allowed!r} with analysis.pairing: unpaired (the other choices pair runs by seed)")
         if flag("common_seeds_only"):
             fail("common_seeds_only", "false with analysis.pairing: unpaired (unpaired runs need no common seeds)")
-    return Settings(
-        alpha=number("alpha", 0, 0.5),
-        confidence=number("confidence", 0, 1),
-        resamples=integer("resamples", 100),
-        ci_methods=choices("ci_methods", intervals.SEED_METHODS, empty=True),
-        equivalence_test=s["equivalence_test"],
-        crossed_methods=choices("crossed_methods", intervals.CROSSED_METHODS),
-        power_replicates=integer("power_replicates", 100),
-        item_bootstrap=flag("item_bootstrap"),
-        equivalence_margin=number("equivalence_margin", 0, float("inf")),
-        power=number("power", 0, 1),
-        power_effect=number("power_effect", 0, float("inf")),
-        bootstrap_seed=integer("bootstrap_seed", 0),
-        exact_max_seeds=integer("exact_max_seeds", 1),
-        sign_flip_resamples=integer("sign_flip_resamples", 100),
-        per_benchmark=flag("per_benchmark"),
-        subsets=_parse_subsets(s["subsets"], source),
-        statistics=_parse_statistics(s["statistics"], source),
-        rankings=_parse_rankings(s["rankings"], source),
-        drop_incomplete=flag("drop_incomplete"),
-        pass_k=_parse_ks(s["pass_k"], "pass_k", source),
-        maj_k=_parse_ks(s["maj_k"], "maj_k", source),
-        pairing=s["pairing"],
-        common_seeds_only=flag("common_seeds_only"),
-        curve_threshold=None if s["curve_threshold"] is None else number("curve_threshold", 0, 1),
-        curve_compute=_parse_curve_compute(s["curve_compute"], source),
-        curve_budgets=_parse_curve_budgets(s["curve_budgets"], source),
-        curve_fractions=_parse_curve_fractions(s["curve_fractions"], source),
-    )
+
+    def simple(setting: Setting) -> Any:
+        """A flag, a whole number at least its minimum, or a number within its bounds (or None, its default)."""
+        bounds = setting.keywords
+        if setting.type is bool:
+            return flag(setting.name)
+        if setting.type is int:
+            return integer(setting.name, bounds["minimum"])
+        if s[setting.name] is None and setting.default is None:
+            return None
+        return number(setting.name, bounds["exclusiveMinimum"], bounds.get("exclusiveMaximum", math.inf))
+
+    # the settings a type and range do not say all of: drawn from a registry, named, or lists with their own rules
+    parsers: dict[str, Callable[[], Any]] = {
+        "ci_methods": lambda: choices("ci_methods", intervals.SEED_METHODS, empty=True),
+        "crossed_methods": lambda: choices("crossed_methods", intervals.CROSSED_METHODS),
+        "equivalence_test": lambda: s["equivalence_test"],
+        "pairing": lambda: s["pairing"],
+        "subsets": lambda: _parse_subsets(s["subsets"], source),
+        "statistics": lambda: _parse_statistics(s["statistics"], source),
+        "rankings": lambda: _parse_rankings(s["rankings"], source),
+        "pass_k": lambda: _parse_ks(s["pass_k"], "pass_k", source),
+        "maj_k": lambda: _parse_ks(s["maj_k"], "maj_k", source),
+        "curve_compute": lambda: _parse_curve_compute(s["curve_compute"], source),
+        "curve_budgets": lambda: _parse_curve_budgets(s["curve_budgets"], source),
+        "curve_fractions": lambda: _parse_curve_fractions(s["curve_fractions"], source),
+    }
+    return Settings(**{name: parsers[name]() if name in parsers else simple(x) for name, x in SETTINGS.items()})
 
 
 def _parse_curve_fractions(value: object, source: str) -> tuple[float, ...]:

@@ -10,6 +10,7 @@ import pandas as pd
 from scipy import stats
 
 from armlab.analysis.stats import resampling
+from armlab.spec import DEFAULT_ANALYSIS as ANALYSIS  # every default a keyword below takes
 
 
 def rankings(
@@ -17,10 +18,10 @@ def rankings(
     sets: Mapping[str, Sequence[str]],
     higher_is_better: Mapping[str, bool] | None = None,
     *,
-    confidence: float = 0.95,
-    max_exact: int = 20,
-    resamples: int = 100_000,
-    seed: int = 0,
+    confidence: float = ANALYSIS.confidence,
+    max_exact: int = ANALYSIS.exact_max_seeds,
+    resamples: int = ANALYSIS.sign_flip_resamples,
+    seed: int = ANALYSIS.bootstrap_seed,
     unpaired: bool = False,
 ) -> pd.DataFrame:
     """Rank arms by their mean over seeds under each summary, and say which neighbours the seeds separate.

@@ -1,10 +1,10 @@
 """The validated ``analysis:`` section of a config, :class:`Settings`, and the options it gives the statistics.
 
-Keys and meanings are documented in :mod:`armlab.analysis.config`, which validates the section and fills in
-:data:`armlab.analysis.defaults.DEFAULTS`. The statistics never see :class:`Settings`: they take keyword
-arguments, which :meth:`Settings.interval_options` and :meth:`Settings.power_options` give for a configured
-analysis. The modules above the statistics import :class:`Settings` from here without importing the config's
-validation (no import circle).
+Its keys, types, ranges, defaults and meanings are the fields of :class:`armlab.spec.Analysis` (docs/settings.md);
+:mod:`armlab.analysis.config` validates the section against them. The statistics never see :class:`Settings`: they
+take keyword arguments, which :meth:`Settings.interval_options` and :meth:`Settings.power_options` give for a
+configured analysis. The modules above the statistics import :class:`Settings` from here without importing the
+config's validation (no import circle).
 """
 
 from __future__ import annotations
@@ -12,42 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from armlab.spec import Analysis
+
 if TYPE_CHECKING:
     from armlab.analysis.stats.intervals import ExactTest
     from armlab.analysis.stats.power import Options
 
 
-@dataclass(frozen=True)
-class Settings:
-    """Validated ``analysis:`` section (see the module docstring)."""
-
-    alpha: float
-    confidence: float
-    resamples: int
-    ci_methods: tuple
-    item_bootstrap: bool
-    equivalence_margin: float
-    power: float
-    power_effect: float
-    bootstrap_seed: int
-    exact_max_seeds: int
-    sign_flip_resamples: int
-    per_benchmark: bool
-    subsets: dict  # name -> {benchmark: weight}, weights summing to 1
-    rankings: dict | None  # name -> tuple of arms
-    drop_incomplete: bool
-    equivalence_test: str
-    crossed_methods: tuple
-    power_replicates: int
-    statistics: dict  # name -> {parameter: value}, every parameter given
-    pass_k: tuple  # k of each pass@k measure
-    pairing: str  # or "unpaired": runs not matched by seed, compared as independent samples
-    common_seeds_only: bool  # paired runs of different seed sets: keep the seeds every compared arm ran
-    maj_k: tuple = ()  # k of each maj@k measure (majority vote over the first k answers); () in older manifests
-    curve_threshold: float | None = None  # armlab curves' steps_to_threshold level; None: the family's midpoint
-    curve_compute: str | None = "cum_flops"  # the compute ledger column of the equal-compute comparison; None: none
-    curve_budgets: tuple | None = None  # its budgets; None: 10 evenly spaced over the range every run covers
-    curve_fractions: tuple = (0.25, 0.4, 0.6)  # the fractions of training the final difference is forecast from
+@dataclass(frozen=True, kw_only=True)
+class Settings(Analysis):
+    """Validated ``analysis:`` section: :class:`armlab.spec.Analysis` with the options it gives the statistics."""
 
     def exact_test(self) -> ExactTest:
         """The options of the exact sign-flip and permutation tests."""

@@ -22,6 +22,7 @@ import yaml
 
 from armlab.files import BadFile, regular_file
 from armlab.limits import DEFAULT_LIMITS
+from armlab.spec import SequentialDesign, default_of
 
 # letters, digits, '_', '.', '-'; not starting with '.' or '-'; no '..' anywhere (checked separately)
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
@@ -33,7 +34,6 @@ MAX_INCLUDE_DEPTH = 16
 # lists and mappings nested deeper than this are refused (a config nests a few levels; Python's parsers and the checks
 # here recurse once a level)
 MAX_NESTING = 64
-INT64_MAX = 2**63 - 1
 # the most characters a name gains in a file name: ``samples_armlab_<benchmark>.jsonl`` of an evaluation (21),
 # written beside a temporary sibling ``.<name>.armlab-tmp-<pid>-<8 random>`` (29; pid up to 7 digits), see
 # armlab.files.atomic_path
@@ -354,9 +354,10 @@ def load_configs(paths, overrides: dict | None = None) -> dict:
     return deep_update(config, overrides or {})
 
 
-# the defaults of a sequential design's optional keys (``seeds: {initial, wave, max, start, spending}``), defined once:
-# config validation, the seed list, the analysis and armlab.analysis.stats.sequential.Design all take them from here
-SEQUENTIAL_DEFAULTS: dict[str, Any] = {"start": 1, "spending": "obrien_fleming"}
+# the defaults of a sequential design's optional keys (``seeds: {initial, wave, max, start, spending}``), those of
+# armlab.spec.SequentialDesign: config validation, the seed list, the analysis and
+# armlab.analysis.stats.sequential.Design take them from here
+SEQUENTIAL_DEFAULTS: dict[str, Any] = {key: default_of(SequentialDesign, key) for key in ("start", "spending")}
 
 
 def seed_list(seeds) -> list:

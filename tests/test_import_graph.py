@@ -1,5 +1,5 @@
 """Imports follow the data flow: armlab's core (the neutral home) <- training <- evals; analysis reads files only,
-and inside it the statistics (armlab.analysis.stats) sit below everything but its errors and defaults;
+and inside it the statistics (armlab.analysis.stats) sit below everything but its errors;
 the experiment (armlab.experiment: whole-config validation, run planning) sits above training, evals and analysis, and
 the command line (armlab.cli) on top.
 
@@ -22,16 +22,15 @@ LAYERS = {
     ],
     "armlab.training": list((REPO / "training").rglob("*.py")),
     "armlab.evals": list((REPO / "evals").rglob("*.py")),
-    # the analysis's rooms: its errors and defaults (data), the statistics, the inputs, the rest above them, the
-    # report above all that, and the subcommands on top
+    # the analysis's rooms: its errors, the statistics, the inputs, the rest above them, the report above all that,
+    # and the subcommands on top
     "armlab.analysis.errors": [REPO / "analysis" / "errors.py"],
-    "armlab.analysis.defaults": [REPO / "analysis" / "defaults.py"],
     "armlab.analysis.stats": list((REPO / "analysis" / "stats").rglob("*.py")),
     "armlab.analysis.inputs": list((REPO / "analysis" / "inputs").rglob("*.py")),
     "armlab.analysis": [
         p
         for p in (REPO / "analysis").rglob("*.py")
-        if p.parent.name not in ("stats", "inputs", "reporting") and p.stem not in ("errors", "defaults", "commands")
+        if p.parent.name not in ("stats", "inputs", "reporting") and p.stem not in ("errors", "commands")
     ],
     "armlab.analysis.reporting": list((REPO / "analysis" / "reporting").rglob("*.py")),
     "armlab.analysis.commands": [REPO / "analysis" / "commands.py"],
@@ -45,16 +44,14 @@ ALLOWED = {
     "armlab.training": {"armlab"},
     "armlab.evals": {"armlab", "armlab.training"},
     "armlab.analysis.errors": set(),
-    "armlab.analysis.defaults": set(),
     # the statistics are pure functions of arrays: nothing of the analysis above them (its config, its Settings)
-    "armlab.analysis.stats": {"armlab", "armlab.analysis.errors", "armlab.analysis.defaults"},
+    "armlab.analysis.stats": {"armlab", "armlab.analysis.errors"},
     # the inputs: the files of docs/contracts.md into the tidy table; of the analysis above them only the config's
     # type (test_the_inputs_know_the_config_only_as_a_type)
     "armlab.analysis.inputs": {"armlab", "armlab.analysis.errors", "armlab.analysis"},
     "armlab.analysis": {
         "armlab",
         "armlab.analysis.errors",
-        "armlab.analysis.defaults",
         "armlab.analysis.stats",
         "armlab.analysis.inputs",
     },

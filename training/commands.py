@@ -5,7 +5,7 @@ import textwrap
 
 def arms(subparsers):
     """``armlab arms``: every registered advantage estimator, data policy and policy loss, with its parameters, and
-    every recipe key with its default and meaning (from the config schema)."""
+    every recipe key with its default and meaning (from armlab.spec)."""
     parser = subparsers.add_parser(
         "arms",
         help="list the estimators, data policies and policy losses a config may name, and the recipe's keys",
@@ -14,7 +14,7 @@ def arms(subparsers):
     )
 
     def run(args):
-        from armlab.training.config import recipe_keys
+        from armlab.schema import recipe_keys
         from armlab.training.data_policies import list_policies
         from armlab.training.estimators import list_estimators
         from armlab.training.losses import list_policy_losses

@@ -18,7 +18,6 @@ import jsonschema
 import yaml
 
 from armlab.configfile import (
-    INT64_MAX,
     SEQUENTIAL_DEFAULTS,
     ConfigError,
     check_finite,
@@ -31,12 +30,13 @@ from armlab.configfile import (
 )
 from armlab.contract import BASE_ARM, BUILTIN_BASE
 from armlab.registry import Registry
+from armlab.spec import ARM_KEYS, INT64_MAX, Recipe, method_spec
 from armlab.training.backends import BACKENDS, PER_ARM_BACKENDS, arm_backend, backends_used
 from armlab.training.data_policies import DATA_POLICIES
 from armlab.training.estimators import ESTIMATORS
 from armlab.training.losses import POLICY_LOSSES, SKIP, check_policy_loss, loss_spec
 from armlab.training.reasoning_gym_tasks import held_out, training_pools
-from armlab.training.recipe import ARM_KEYS, Recipe, method_spec, resolve_arm
+from armlab.training.recipe import resolve_arm
 from armlab.training.tasks import TASKS, character_prompt_problem
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflows" / "schemas" / "config.schema.yaml"
@@ -76,15 +76,6 @@ def _schema() -> dict:
             "schema): run from a clone, installed with `make setup` or `pip install -e .`"
         )
     return yaml.safe_load(SCHEMA_PATH.read_text())
-
-
-def recipe_keys() -> list[dict]:
-    """Every recipe key with its schema default (None where the schema has none) and its meaning, in schema order:
-    the one place they are written (``armlab arms`` prints them; docs/methods.md holds a copy a test compares)."""
-    return [
-        {"name": name, "default": spec.get("default"), "description": " ".join(spec["description"].split())}
-        for name, spec in _schema()["properties"]["recipe"]["properties"].items()
-    ]
 
 
 def _with_defaults(validator_class: type[jsonschema.protocols.Validator]) -> type[jsonschema.protocols.Validator]:

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 from armlab.lazy import lazy_module
 from armlab.registry import Registry
-from armlab.training.recipe import Method, list_methods
+from armlab.spec import Method
+from armlab.training.recipe import list_methods
 
 if TYPE_CHECKING:
     import torch

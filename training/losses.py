@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from armlab.lazy import lazy_module
 from armlab.registry import Registry
-from armlab.training.recipe import Recipe, list_methods
+from armlab.spec import Recipe
+from armlab.training.recipe import list_methods
 
 torch = lazy_module("torch")
 

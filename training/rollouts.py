@@ -10,8 +10,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from armlab.spec import Recipe
 from armlab.training.data_policies import domain_counts
-from armlab.training.recipe import Recipe
 from armlab.training.tasks import EOS, verify
 from armlab.training.utils import derive_seed
 

@@ -29,13 +29,14 @@ import torch
 
 from armlab import numerics, registration
 from armlab.files import one_line_errors, verify_file
+from armlab.spec import Recipe
 from armlab.training.data import load_pools
 from armlab.training.data_policies import Uniform, make_data_policy
 from armlab.training.estimators import compute_advantages
 from armlab.training.ledger import write_ledger
 from armlab.training.losses import POLICY_LOSSES, loss_spec
 from armlab.training.policy import CharTransformer, decode, group_logprobs, left_pad, load_model, save_model
-from armlab.training.recipe import Recipe, kept_checkpoint_steps, resolve_arm
+from armlab.training.recipe import kept_checkpoint_steps, resolve_arm
 from armlab.training.rollouts import draw_prompts, score, step_seed, stream_key
 from armlab.training.utils import (
     atomic_path,

@@ -18,6 +18,7 @@ import numpy as np
 from scipy import stats
 
 from armlab.analysis.errors import AnalysisInputError
+from armlab.spec import DEFAULT_ANALYSIS as ANALYSIS  # every default a keyword below takes
 
 _BLOCK_CELLS = 1 << 21  # sign patterns x steps evaluated at once (16 MB)
 
@@ -69,7 +70,11 @@ def sign_patterns(
 
 
 def max_t_sign_flip(
-    diffs: np.ndarray, *, max_exact: int = 20, resamples: int = 100_000, rng: np.random.Generator | None = None
+    diffs: np.ndarray,
+    *,
+    max_exact: int = ANALYSIS.exact_max_seeds,
+    resamples: int = ANALYSIS.sign_flip_resamples,
+    rng: np.random.Generator | None = None,
 ) -> np.ndarray:
     """Per step, the p-value of mean difference = 0 adjusted for all T steps (single-step maxT, Westfall & Young 1993,
     Resampling-Based Multiple Testing, sec. 2.6), by flipping the signs of whole seeds.

@@ -38,6 +38,7 @@ import numpy as np
 from scipy import stats
 
 from armlab.analysis.stats.resampling import extreme_subset_means, min_pvalue, permutation, sign_flip_rank
+from armlab.spec import DEFAULT_ANALYSIS as ANALYSIS  # every default a keyword below takes
 
 SIMULATED_MAX_SEEDS = 14  # 2^14 subset means per replicate; beyond, t power (gap <= 0.01 measured)
 SIMULATED_MAX_RUNS = 16  # unpaired: n1 + n2 runs, C(16, 8) = 12,870 splits per replicate; beyond, t power
@@ -86,8 +87,8 @@ def sign_flip_power(
     n: int,
     level: float,
     *,
-    replicates: int = 4000,
-    seed: int = 0,
+    replicates: int = ANALYSIS.power_replicates,
+    seed: int = ANALYSIS.bootstrap_seed,
     n_reference: int = 0,
 ) -> np.ndarray:
     """Power of the two-sided exact sign-flip test on n normal differences at ``level`` (n <= 14).
@@ -137,10 +138,10 @@ def detectable_effect_sd(
     n: int,
     level: float,
     power: float,
-    replicates: int = 4000,
-    seed: int = 0,
-    max_exact: int = 20,
-    resamples: int = 100_000,
+    replicates: int = ANALYSIS.power_replicates,
+    seed: int = ANALYSIS.bootstrap_seed,
+    max_exact: int = ANALYSIS.exact_max_seeds,
+    resamples: int = ANALYSIS.sign_flip_resamples,
     n_reference: int = 0,
 ) -> float:
     """Smallest mu / sigma the sign-flip test at ``level`` detects with probability ``power`` with n seeds.
@@ -195,11 +196,11 @@ def minimum_detectable_effect(
     n: np.ndarray | int,
     *,
     level: np.ndarray | float,
-    power: float = 0.8,
-    replicates: int = 4000,
-    seed: int = 0,
-    max_exact: int = 20,
-    resamples: int = 100_000,
+    power: float = ANALYSIS.power,
+    replicates: int = ANALYSIS.power_replicates,
+    seed: int = ANALYSIS.bootstrap_seed,
+    max_exact: int = ANALYSIS.exact_max_seeds,
+    resamples: int = ANALYSIS.sign_flip_resamples,
     n_reference: np.ndarray | int = 0,
 ) -> np.ndarray:
     """Smallest true mean difference detected with probability ``power`` at ``level`` (score units).
@@ -237,11 +238,11 @@ def seeds_needed(
     sd: np.ndarray | float,
     *,
     level: np.ndarray | float,
-    power: float = 0.8,
-    replicates: int = 4000,
-    seed: int = 0,
-    max_exact: int = 20,
-    resamples: int = 100_000,
+    power: float = ANALYSIS.power,
+    replicates: int = ANALYSIS.power_replicates,
+    seed: int = ANALYSIS.bootstrap_seed,
+    max_exact: int = ANALYSIS.exact_max_seeds,
+    resamples: int = ANALYSIS.sign_flip_resamples,
     max_seeds: int = 100_000,
     unpaired: bool = False,
 ) -> np.ndarray:

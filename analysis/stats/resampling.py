@@ -24,6 +24,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from armlab.analysis.errors import AnalysisInputError
+from armlab.spec import DEFAULT_ANALYSIS as ANALYSIS  # every default a keyword below takes
 
 _BLOCK_CELLS = 1 << 21  # cells per block (rows x subset means, resamples x items): 16 MB at any seed or item count
 _BLOCK_ROWS = 64  # resamples per block of the crossed bootstrap: a multiple of every BLAS kernel's row tile
@@ -209,8 +210,8 @@ def sign_flip(
     confidence: float | None = None,
     alpha: float | None = None,
     margin: float | None = None,
-    max_exact: int = 20,
-    resamples: int = 100_000,
+    max_exact: int = ANALYSIS.exact_max_seeds,
+    resamples: int = ANALYSIS.sign_flip_resamples,
     rng: np.random.Generator | None = None,
 ) -> dict[str, np.ndarray]:
     """Exact sign-flip test of mean(d) = 0, its confidence interval and its TOST, per row of ``diffs``.
@@ -256,8 +257,8 @@ def permutation(
     confidence: float | None = None,
     alpha: float | None = None,
     margin: float | None = None,
-    max_exact: int = 20,
-    resamples: int = 100_000,
+    max_exact: int = ANALYSIS.exact_max_seeds,
+    resamples: int = ANALYSIS.sign_flip_resamples,
     rng: np.random.Generator | None = None,
 ) -> dict[str, np.ndarray]:
     """Exact permutation test of mean(x) - mean(y) = 0 for independent samples, its interval and its TOST, per row.
@@ -327,20 +328,30 @@ def _invert(
 
 
 def sign_flip_pvalue(
-    diffs: np.ndarray, *, max_exact: int = 20, resamples: int = 100_000, rng: np.random.Generator | None = None
+    diffs: np.ndarray,
+    *,
+    max_exact: int = ANALYSIS.exact_max_seeds,
+    resamples: int = ANALYSIS.sign_flip_resamples,
+    rng: np.random.Generator | None = None,
 ) -> np.ndarray:
     """Two-sided exact sign-flip p-value for mean(d) = 0, per row (see :func:`sign_flip`)."""
     return sign_flip(diffs, max_exact=max_exact, resamples=resamples, rng=rng)["p_value"]
 
 
-def min_sign_flip_pvalue(n: np.ndarray | int, *, max_exact: int = 20, resamples: int = 100_000) -> np.ndarray:
+def min_sign_flip_pvalue(
+    n: np.ndarray | int, *, max_exact: int = ANALYSIS.exact_max_seeds, resamples: int = ANALYSIS.sign_flip_resamples
+) -> np.ndarray:
     """Smallest two-sided p :func:`sign_flip` can return with n seeds: 2/2^n, or 2/(B+1) beyond ``max_exact``."""
     n = np.asarray(n)
     return np.where(n <= max_exact, 2.0 ** (1.0 - n), 2.0 / (resamples + 1))
 
 
 def min_permutation_pvalue(
-    n1: np.ndarray | int, n2: np.ndarray | int, *, max_exact: int = 20, resamples: int = 100_000
+    n1: np.ndarray | int,
+    n2: np.ndarray | int,
+    *,
+    max_exact: int = ANALYSIS.exact_max_seeds,
+    resamples: int = ANALYSIS.sign_flip_resamples,
 ) -> np.ndarray:
     """Smallest two-sided p :func:`permutation` gives with n1 and n2 runs: 2 / C(n1 + n2, n1), or 2/(B+1) beyond."""
     n1, n2 = np.broadcast_arrays(np.asarray(n1), np.asarray(n2))
@@ -349,7 +360,11 @@ def min_permutation_pvalue(
 
 
 def min_pvalue(
-    n: np.ndarray | int, n_reference: np.ndarray | int = 0, *, max_exact: int = 20, resamples: int = 100_000
+    n: np.ndarray | int,
+    n_reference: np.ndarray | int = 0,
+    *,
+    max_exact: int = ANALYSIS.exact_max_seeds,
+    resamples: int = ANALYSIS.sign_flip_resamples,
 ) -> np.ndarray:
     """Smallest two-sided p of the exact test: sign-flip on n seeds, or permutation of n against n_reference runs."""
     n, n_reference = np.broadcast_arrays(np.asarray(n), np.asarray(n_reference))

@@ -41,11 +41,11 @@ from typing import overload
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from armlab.analysis.defaults import DEFAULTS
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.stats.resampling import kth_from_end
 from armlab.configfile import SEQUENTIAL_DEFAULTS
 from armlab.registry import Registry
+from armlab.spec import DEFAULT_ANALYSIS
 
 DIFFERS, EQUIVALENT, INCONCLUSIVE, CONTINUE = "differs", "equivalent", "inconclusive", "continue"
 
@@ -82,12 +82,12 @@ class Design:
     spending: str = SEQUENTIAL_DEFAULTS["spending"]
     start: int = SEQUENTIAL_DEFAULTS["start"]  # the first seed; seeds run in increasing order
     # the test's settings: by default those of a configured analysis (analysis.alpha, .equivalence_margin, ...)
-    alpha: float = DEFAULTS["alpha"]
-    margin: float = DEFAULTS["equivalence_margin"]
-    confidence: float = DEFAULTS["confidence"]
-    max_exact: int = DEFAULTS["exact_max_seeds"]
-    resamples: int = DEFAULTS["sign_flip_resamples"]
-    seed: int = DEFAULTS["bootstrap_seed"]
+    alpha: float = DEFAULT_ANALYSIS.alpha
+    margin: float = DEFAULT_ANALYSIS.equivalence_margin
+    confidence: float = DEFAULT_ANALYSIS.confidence
+    max_exact: int = DEFAULT_ANALYSIS.exact_max_seeds
+    resamples: int = DEFAULT_ANALYSIS.sign_flip_resamples
+    seed: int = DEFAULT_ANALYSIS.bootstrap_seed
 
     def __post_init__(self) -> None:
         SPENDING.entry(self.spending, "seeds.spending", AnalysisInputError)

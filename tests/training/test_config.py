@@ -9,8 +9,9 @@ import yaml
 from conftest import REPO, TINY
 
 from armlab.configfile import load_mapping
-from armlab.training.config import ConfigError, load_config, recipe_keys, resolve_arm, validate_config
-from armlab.training.recipe import Recipe
+from armlab.schema import recipe_keys
+from armlab.spec import Recipe
+from armlab.training.config import ConfigError, load_config, resolve_arm, validate_config
 
 
 @pytest.fixture

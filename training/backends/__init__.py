@@ -16,8 +16,8 @@ from pathlib import Path
 
 from armlab.contract import BUILTIN_BASE
 from armlab.registry import Registry
+from armlab.spec import Recipe
 from armlab.training.backends import checkpoints
-from armlab.training.recipe import Recipe
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from armlab.configfile import limits_of
 from armlab.contract import BASE_ARM
 from armlab.files import BadFile, file_kind, file_sha256, read_json, regular_file, verify_manifest
 from armlab.layout import CHECKPOINT_RECORD
-from armlab.training.recipe import ARM_KEYS, METHOD_FIELDS, Recipe
+from armlab.spec import ARM_KEYS, METHOD_FIELDS, Recipe
 
 RECORD = CHECKPOINT_RECORD  # the run's record of its checkpoints, beside its manifest
 # the placeholders each pattern takes (all of them required)

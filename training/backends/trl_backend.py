@@ -48,8 +48,9 @@ from typing import TYPE_CHECKING
 
 from armlab import numerics, registration
 from armlab.contract import TRL_STEP_NAMES
+from armlab.spec import Method, Recipe
 from armlab.training.ledger import STEP_COUNTS, write_ledger
-from armlab.training.recipe import Method, Recipe, kept_checkpoint_steps, resolve_arm
+from armlab.training.recipe import kept_checkpoint_steps, resolve_arm
 from armlab.training.utils import (
     atomic_path,
     config_hash,
