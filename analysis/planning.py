@@ -30,11 +30,12 @@ from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.forecasts import MIN_POINTS, seen_through
 from armlab.analysis.stats import multiplicity, resampling
 from armlab.contract import PROBE
+from armlab.spec import Plan, settings_of
 
 if TYPE_CHECKING:
     from armlab.analysis.stats.sequential import Design
 
-PLAN_KEYS = ("sd", "effect")
+PLAN_KEYS = tuple(setting.name for setting in settings_of(Plan))  # armlab.spec.Plan: sd, effect
 SEARCH_MAX_SEEDS = 64  # the fewest seeds that can reach alpha is looked for up to here
 
 

@@ -38,7 +38,8 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import asdict, dataclass
+import typing
+from dataclasses import asdict
 from pathlib import Path
 from typing import Protocol, TypeGuard
 
@@ -50,9 +51,10 @@ from armlab.analysis.settings import Settings
 from armlab.analysis.summaries import PRIMARY
 from armlab.contract import KEY, SAMPLE_COUNTS
 from armlab.registration import against_locks
+from armlab.spec import Prediction, PredictionsLock, settings_of
 
 LOCK = layout.PREDICTIONS_LOCK
-DIRECTIONS = ("better", "worse", "equivalent", "not_better", "not_worse")
+DIRECTIONS = typing.get_args(next(s.type for s in settings_of(Prediction) if s.name == "direction"))
 # the analysis settings a verdict depends on: the level, the test that decides and its interval, the runs that count
 VERDICT_SETTINGS = (
     "alpha",
@@ -67,7 +69,7 @@ VERDICT_SETTINGS = (
 )
 # a margin is in score units, on a [0, 1] scale: at half of it or more, an interval of any difference passes
 MAX_MARGIN = 0.5
-KEYS = ("family", "arm", "summary", "direction", "margin", "source", "claim")
+KEYS = tuple(s.name for s in settings_of(Prediction))
 # replications.csv: its text columns, then its numbers and the in_config flag
 TEXT_COLUMNS = ("registration", "claim", "source", "family", "arm", "reference", "measure", "prediction", "verdict")
 REPLICATION_COLUMNS = [
@@ -100,19 +102,6 @@ class Analysis(Protocol):
 
     @property
     def measures(self) -> list[str] | None: ...
-
-
-@dataclass(frozen=True)
-class Prediction:
-    """One preregistered prediction, every default filled in (so that writing a default out changes nothing)."""
-
-    family: str
-    arm: str
-    summary: str
-    direction: str
-    margin: float
-    source: str
-    claim: str
 
 
 def parse_predictions(value: object, comparisons, default_margin: float, source: str) -> tuple[Prediction, ...]:
@@ -161,7 +150,17 @@ def parse_predictions(value: object, comparisons, default_margin: float, source:
         if (family, arm, summary) in seen:
             raise AnalysisInputError(f"{where}: a second prediction for ({family}, {arm}, {summary})")
         seen.add((family, arm, summary))
-        out.append(Prediction(family, arm, summary, direction, float(margin), entry["source"], claim))
+        out.append(
+            Prediction(
+                family=family,
+                arm=arm,
+                summary=summary,
+                direction=direction,
+                margin=float(margin),
+                source=entry["source"],
+                claim=claim,
+            )
+        )
     return tuple(out)
 
 
@@ -258,17 +257,15 @@ def write_lock(results: str | Path, config: Analysis) -> str | None:
             f"already exist ({evidence[0]} …); predictions made after results exist are exploratory"
         )
     meanings = [meaning(p, config) for p in predictions]
-    files.write_json(
-        path,
-        {
-            "hash": predictions_hash(predictions, meanings),
-            "predictions": [asdict(p) for p in predictions],
-            "meanings": meanings,
-            "locked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "git_commit": files.git_commit(),
-            "git_dirty": files.git_dirty(),
-        },
+    lock = PredictionsLock(
+        hash=predictions_hash(predictions, meanings),
+        predictions=[asdict(p) for p in predictions],
+        meanings=meanings,
+        locked_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        git_commit=files.git_commit(),
+        git_dirty=files.git_dirty(),
     )
+    files.write_json(path, asdict(lock))
     return (
         f"predictions: {len(predictions)} locked in {path} before the first training job; its sha256 "
         f"{files.file_sha256(path)}: commit or publish it now to prove the lock's time to others (docs/statistics.md)"

@@ -5,10 +5,12 @@ In ``results/<experiment>/sequential/``:
 ``design.json``
     the lock, written when the first wave starts: the hash of every config key that decides what runs or how
     it is judged (all but ``limits`` and the analysis keys the decisions do not read), the config itself, the
-    time and the commit. A workflow whose config hashes differently is refused before any job runs.
+    time and the commit (:class:`armlab.spec.DesignLock`). A workflow whose config hashes differently is refused
+    before any job runs.
 ``looks.jsonl``
     one JSON line per look, appended and never rewritten: the look, its seed count, every open arm's statistic,
-    boundary, level and decision (:class:`~armlab.analysis.stats.sequential.ArmLook`), the arms open, the runs spent.
+    boundary, level and decision (:class:`armlab.spec.ArmLook`), the arms open, the runs spent
+    (:class:`armlab.spec.Look`).
 ``look-<k>.json``
     the checkpoint output of look k (workflows/rules/sequential.smk): the same record plus the runs the next
     wave needs; Snakemake reads it to grow the DAG.
@@ -38,6 +40,7 @@ from armlab.analysis.config import Config, parse_config
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.stats import sequential
 from armlab.configfile import ConfigError, seed_list
+from armlab.spec import LOOK_STAMPS, ArmLook, DesignLock, Look
 
 LOCK, LEDGER = layout.DESIGN_LOCK, layout.LOOKS_LEDGER
 # analysis keys the looks read (alpha, margin, confidence, the primary summary, the sign-flip enumeration)
@@ -137,16 +140,14 @@ def write_lock(results: str | Path, config: dict) -> None:
     path = Path(results) / LOCK
     if path.exists():
         return
-    files.write_json(
-        path,
-        {
-            "hash": design_hash(config),
-            "config": locked_part(config),
-            "locked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "git_commit": files.git_commit(),
-            "git_dirty": files.git_dirty(),
-        },
+    lock = DesignLock(
+        hash=design_hash(config),
+        config=locked_part(config),
+        locked_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        git_commit=files.git_commit(),
+        git_dirty=files.git_dirty(),
     )
+    files.write_json(path, asdict(lock))
 
 
 def _design(config: Config) -> sequential.Design:
@@ -223,7 +224,7 @@ def family_differences(values: pd.Series, config: Config, comparison) -> dict[st
     return out
 
 
-def replay(values: pd.Series, config: Config, upto: int | None = None) -> list[sequential.ArmLook]:
+def replay(values: pd.Series, config: Config, upto: int | None = None) -> list[ArmLook]:
     """Every family's looks from the start (up to ``upto``), from the runs' primary summaries."""
     records = []
     for comparison in config.comparisons:
@@ -232,7 +233,7 @@ def replay(values: pd.Series, config: Config, upto: int | None = None) -> list[s
     return records
 
 
-def look_record(records: list[sequential.ArmLook], config: Config, look: int, evaluated: list) -> dict:
+def look_record(records: list[ArmLook], config: Config, look: int, evaluated: list) -> dict:
     """What look ``look`` decided, and the runs the next wave needs (cumulative; empty when every arm stopped)."""
     design = _design(config)
     now = [r for r in records if r.look == look]
@@ -248,23 +249,23 @@ def look_record(records: list[sequential.ArmLook], config: Config, look: int, ev
             if open_arms[comparison.family]:
                 runs |= {(arm, s) for arm in (comparison.reference, *open_arms[comparison.family]) for s in seeds}
     arm_order = {arm: i for i, arm in enumerate(config.compared_arms)}
-    return {
-        "look": look,
-        "of": len(design.looks),
-        "n_seeds": design.looks[look - 1],
-        "decisions": [asdict(r) for r in now],
-        "open": open_arms,
-        "done": done,
-        "runs_evaluated": len(evaluated),
-        "runs": [list(run) for run in evaluated],
-        "runs_fixed": len(config.compared_arms) * design.max,
-        "next_runs": [] if done else [list(r) for r in sorted(runs, key=lambda r: (arm_order[r[0]], r[1]))],
-    }
+    return Look(
+        look=look,
+        of=len(design.looks),
+        n_seeds=design.looks[look - 1],
+        decisions=[asdict(r) for r in now],
+        open=open_arms,
+        done=done,
+        runs_evaluated=len(evaluated),
+        runs=[list(run) for run in evaluated],
+        runs_fixed=len(config.compared_arms) * design.max,
+        next_runs=[] if done else [list(r) for r in sorted(runs, key=lambda r: (arm_order[r[0]], r[1]))],
+    ).record()
 
 
 def _comparable(record: dict) -> dict:
     """A look record without what may differ between two identical looks (never any decision or number)."""
-    return {k: v for k, v in record.items() if k not in ("design_hash", "written_at")}
+    return {k: v for k, v in record.items() if k not in LOOK_STAMPS}
 
 
 def append_look(ledger: Path, record: dict) -> None:
@@ -337,7 +338,7 @@ FINAL_COLUMNS = [
     "max_seeds",
     "seeds_saved",
 ]
-LOOK_COLUMNS = [f.name for f in fields(sequential.ArmLook)]
+LOOK_COLUMNS = [f.name for f in fields(ArmLook)]
 
 
 def final_tables(values: pd.Series, config: Config, ledger: Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -411,7 +412,7 @@ def run_look(config: Config, look: int, scores: pd.DataFrame, ledger: Path, desi
     record = looks[-1]
     if not any(r["look"] == look for r in recorded):
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        append_look(ledger, {**record, "design_hash": design_id, "written_at": stamp})
+        append_look(ledger, Look(**record, design_hash=design_id, written_at=stamp).record())
     return record
 
 

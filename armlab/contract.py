@@ -14,6 +14,10 @@ analysis reads it or converts other results into it (analysis/inputs/). See docs
 
 from __future__ import annotations
 
+import dataclasses
+
+from armlab.spec import LedgerRow
+
 REQUIRED = ["experiment", "arm", "seed", "benchmark", "domain", "item", "score"]
 SAMPLE_COUNTS = ["n_samples", "n_correct"]  # optional on input: absent means one sample, n_correct = score
 COLUMNS = [*REQUIRED, *SAMPLE_COUNTS]
@@ -34,7 +38,7 @@ TRL_STEP_NAMES = {
 # end, which the learning curves carry beside the step (evals/curves.py) so that arms can be compared at equal
 # compute, not only at equal steps
 LEDGER_FILE = "ledger.parquet"
-LEDGER = ("cum_prompts", "cum_rollout_tokens", "cum_trained_tokens", "cum_gradient_updates", "cum_seconds", "cum_flops")
+LEDGER = tuple(f.name for f in dataclasses.fields(LedgerRow) if f.name != "step")  # the record armlab.spec.LedgerRow
 TASK_PREFIX = "armlab_"  # an armlab benchmark's lm-eval task is armlab_<benchmark> (evals/lm_eval_tasks.py)
 PROBE = "probe.json"  # armlab probe's job times in an experiment's results folder (evals/probe.py)
 

@@ -7,9 +7,10 @@ import os
 import subprocess
 from pathlib import Path
 
+from armlab import spec
 from armlab.configfile import ConfigError
 
-DEFAULT_PYTHON = ".venv-vllm/bin/python"
+DEFAULT_PYTHON: str = spec.default_of(spec.Eval, "vllm_python")
 INSTALL = "make vllm (vLLM's CPU build in .venv-vllm, about 3.5 GB)"
 
 
@@ -44,13 +45,14 @@ def missing_engine(python: str | os.PathLike) -> str | None:
 
 def check_engine(config: dict, source: str, hugging_face: bool) -> None:
     """``eval.engine: vllm`` has Hugging Face checkpoints to serve (``hugging_face``) and its environment exists."""
-    if config["eval"].get("engine", "hf") != "vllm":
+    section: spec.Eval = spec.parse(spec.Eval, config["eval"])
+    if section.engine != "vllm":
         return
     if not hugging_face:
         raise ConfigError(
             f"{source}: eval.engine: vllm serves Hugging Face checkpoints (backend trl or command), but every arm of "
             f"this experiment is the builtin policy, which armlab-builtin serves; drop eval.engine"
         )
-    why = missing_engine(config["eval"].get("vllm_python", DEFAULT_PYTHON))
+    why = missing_engine(section.vllm_python)
     if why:
         raise ConfigError(f"{source}: eval.engine: vllm: {why}")

@@ -26,7 +26,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import pandas as pd  # noqa: E402
 
-from armlab import numerics, registration  # noqa: E402
+from armlab import numerics, registration, spec  # noqa: E402
 from armlab.contract import COLUMNS, TASK_PREFIX  # noqa: E402
 from armlab.evals.lm_eval_tasks import sampled_existing_tasks, task_name  # noqa: E402
 from armlab.evals.verifiers import GRADED, TIMEOUT, UNPARSED, grade, same_answer, vote_classes  # noqa: E402
@@ -193,11 +193,9 @@ def _hf_model_args(config: dict, checkpoint: Path, stream: str) -> dict:
 
 
 def _vllm_model_args(config: dict, checkpoint: Path, stream: str) -> dict:
-    from armlab.evals.engines import DEFAULT_PYTHON
-
     return {
         "pretrained": str(checkpoint),
-        "python": config["eval"].get("vllm_python", DEFAULT_PYTHON),
+        "python": spec.parse(spec.Eval, config["eval"]).vllm_python,
         "stream": stream,
         "threads": config["threads"],
         "max_gen_toks": config["eval"]["max_gen_toks"],
@@ -220,7 +218,7 @@ ENGINES = {"hf": "hf", "vllm": "armlab-vllm"}  # eval.engine -> the lm-eval mode
 def engine_model(config: dict, model: str) -> str:
     """The lm-eval model that serves a checkpoint the backend scores with ``model``: a Hugging Face checkpoint
     (``hf``) goes to the engine ``eval.engine`` names; the builtin policy is always ``armlab-builtin``."""
-    return ENGINES[config["eval"].get("engine", "hf")] if model == "hf" else model
+    return ENGINES[spec.parse(spec.Eval, config["eval"]).engine] if model == "hf" else model
 
 
 # how each model draws sampled answers, for the manifest

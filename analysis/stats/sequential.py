@@ -45,7 +45,7 @@ from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.stats.resampling import kth_from_end
 from armlab.configfile import SEQUENTIAL_DEFAULTS
 from armlab.registry import Registry
-from armlab.spec import DEFAULT_ANALYSIS
+from armlab.spec import DEFAULT_ANALYSIS, ArmLook
 
 DIFFERS, EQUIVALENT, INCONCLUSIVE, CONTINUE = "differs", "equivalent", "inconclusive", "continue"
 
@@ -202,24 +202,6 @@ def crossing(
 def levels_of(alpha: float, m: int) -> np.ndarray:
     """The step-down levels of a family of m arms: alpha/m, alpha/(m-1), ..., alpha."""
     return alpha / np.arange(m, 0, -1)
-
-
-@dataclass
-class ArmLook:
-    """One arm at one look: its statistic and boundary at the level it was tested at, and the decision."""
-
-    family: str
-    arm: str
-    reference: str
-    look: int
-    n_seeds: int
-    mean_diff: float
-    z: float  # S / sqrt(sum d^2): the statistic in units of its sign-flip standard deviation
-    boundary_z: float  # the efficacy boundary at the arm's level, same units
-    level: float  # the step-down level alpha / (arms not yet rejected)
-    decision: str
-    equivalence_lower: bool  # mean <= -margin rejected by this look
-    equivalence_upper: bool  # mean >= margin rejected by this look
 
 
 def efficacy_boundaries(x: np.ndarray, design: Design, m: int, n_looks: int) -> np.ndarray:

@@ -4,8 +4,9 @@ Each backend declares how its part of the config is checked, the Hugging Face ch
 base arm, the GPUs and resources a job asks for, its training entry point, what a run writes, and the lm-eval
 model that scores its checkpoints; the workflow (``workflows/rules/``), the config validation and the
 evaluation read these and never branch on the name. Adding a backend is one module with its ``main`` (the
-command line of :func:`armlab.training.utils.run_arguments`), one :data:`BACKENDS` entry, its config section in the
-schema, and one test. See docs/architecture.md, "Backends".
+command line of :func:`armlab.training.utils.run_arguments`), one :data:`BACKENDS` entry, its config section (a
+dataclass of :mod:`armlab.spec`, a field of its ``Experiment``; then ``python -m armlab.spec --write``), and one
+test. See docs/architecture.md, "Backends".
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from armlab.contract import BUILTIN_BASE
 from armlab.registry import Registry
-from armlab.spec import Recipe
+from armlab.spec import Checkpoints, Recipe, default_of
 from armlab.training.backends import checkpoints
 
 
@@ -169,7 +170,8 @@ BACKENDS: Registry[Backend] = Registry(
             arm_keys=checkpoints.ARM_OWN_KEYS,
             section_view=checkpoints.run_section,
             recorded=RecordedRuns(checkpoints.check_files, checkpoints.changed, checkpoints.kept_models),
-            train_resources={"mem_mb": 1000, "runtime": 120},
+            # its recording job's runtime unless checkpoints.runtime says (the spec's default, not filled in)
+            train_resources={"mem_mb": 1000, "runtime": default_of(Checkpoints, "runtime")},
         ),
     },
 )
