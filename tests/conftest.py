@@ -32,6 +32,42 @@ def report_build() -> dict:
     return runpy.run_path(str(REPORT_FIXTURE / "build.py"))
 
 
+# import names of what the base install (`pip install .`) leaves out: torch and pyarrow, the workflow, evaluation,
+# TRL, reasoning-gym, the development tools
+HEAVY = (
+    "torch",
+    "pyarrow",
+    "snakemake",
+    "lm_eval",
+    "datasets",
+    "math_verify",
+    "reasoning_gym",
+    "trl",
+    "transformers",
+    "accelerate",
+    "selenium",
+    "pytest",
+    "ruff",
+    "statsmodels",
+)
+
+
+def without_extras(folder: Path) -> dict[str, str]:
+    """The environment of a Python that finds none of :data:`HEAVY`, as the base install (without building one): a
+    ``sitecustomize`` in ``folder`` makes the finder of installed packages miss them, so ``import torch`` fails and
+    ``importlib.util.find_spec("torch")`` is None as where torch was never installed."""
+    folder.mkdir()
+    (folder / "sitecustomize.py").write_text(
+        "from importlib.machinery import PathFinder\n"
+        f"HEAVY = {set(HEAVY)!r}\n"
+        "_find_spec = PathFinder.find_spec.__func__\n"
+        "def find_spec(cls, name, path=None, target=None):\n"
+        "    return None if name.split('.')[0] in HEAVY else _find_spec(cls, name, path, target)\n"
+        "PathFinder.find_spec = classmethod(find_spec)\n"
+    )
+    return {"PYTHONPATH": str(folder), "PATH": "/usr/bin:/bin", "MPLBACKEND": "agg"}
+
+
 # a guard against a hung workflow run, not a speed check: two checkouts may test at once on two cores, where a
 # tiny sequential design took over 900 s
 RUN_TIMEOUT_S = 3600
