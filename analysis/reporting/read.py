@@ -33,6 +33,9 @@ TEXT_COLUMNS = (
     "summary_b",
     "benchmark",
     "reason",
+    "verdict",
+    "stage",
+    "sampling_streams",
 )
 # in the sequential tables ``level`` is the Holm level, a number
 SEQUENTIAL_TEXT_COLUMNS = ("family", "arm", "reference", "decision", "direction")
@@ -75,6 +78,7 @@ class Analysis:
     probability_of_improvement: pd.DataFrame
     performance_profiles: pd.DataFrame
     pass_at_k_vs_base: pd.DataFrame  # a header only where not computed
+    per_benchmark: pd.DataFrame  # a header only without per-benchmark comparisons
     variance_components: pd.DataFrame
     allocation: pd.DataFrame
     sequential: pd.DataFrame  # a header only without a sequential design

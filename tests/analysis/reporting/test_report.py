@@ -296,12 +296,17 @@ def _comparisons(**columns):
     frame = pd.DataFrame({key: [value] * n for key, value in base.items()})
     for key, values in columns.items():
         frame[key] = values
-    # the interval beside the verdict: here the shown one, at Holm's level of a family that rejects all but one
+    # the interval beside the verdict: here the shown one, at Holm's level of a family that rejects all but one;
+    # the TOST's at the level of a family that passes all but one
     return frame.assign(
         stage="primary",
         decision_level=columns.get("decision_level", 0.95),
         decision_low=columns.get("decision_low", frame.get("ci_low", np.nan)),
         decision_high=columns.get("decision_high", frame.get("ci_high", np.nan)),
+        eq_decision_level=columns.get("eq_decision_level", 0.9),
+        eq_decision_low=columns.get("eq_decision_low", frame.get("ci_low", np.nan)),
+        eq_decision_high=columns.get("eq_decision_high", frame.get("ci_high", np.nan)),
+        p_equivalence_holm=columns.get("p_equivalence_holm", 0.5),
     )
 
 
@@ -347,13 +352,18 @@ def test_headline_names_winners_losers_and_equivalent_arms_and_the_precision():
             mde_high=[0.02, 0.03, 0.04],
             seeds_needed_low=[4.0, 6.0, 8.0],
             seeds_needed_high=[12.0, 18.0, 24.0],
+            eq_decision_low=[0.015, -0.035, -0.0015],
+            eq_decision_high=[0.045, -0.005, 0.0035],
+            p_equivalence_holm=[1.0, 1.0, 0.0039],
         )
     )
     assert list(rows["verdict"]) == ["better", "worse", "equivalent"]
     assert sections.family_headline(rows, SETTINGS) == [
         "up beats ref by 3.00 points (95% interval at Holm's level: [+2.00, +4.00]; Holm p = 0.0078).",
         "down is worse than ref by 2.00 points (95% interval at Holm's level: [-3.00, -1.00]; Holm p = 0.0156).",
-        "same is equivalent to ref within ±1 point(s).",
+        # the TOST's own interval, inside the margin (issue 54: not the difference's, which may leave it)
+        "same is equivalent to ref within ±1 point (90% TOST interval at Holm's level: [-0.15, +0.35]; TOST Holm "
+        "p = 0.0039).",
         "Largest observed difference: up, +3.00 points (95% interval at Holm's level: [+2.00, +4.00]).",
     ]
     assert sections.precision_sentence(rows, SETTINGS) == (
@@ -371,9 +381,14 @@ def test_verdicts_follow_holm_then_equivalence():
             "mean_diff": [1, -1, 0, 0, 1],
             "equivalent": [False, False, True, False, True],
             "higher_is_better": True,
+            "decision_level": 0.95,
+            "eq_decision_level": [0.9, 0.9, 0.9, np.nan, 0.9],
         }
     )
     assert list(tables.verdicts(frame)) == ["better", "worse", "equivalent", "inconclusive", "better"]
+    # a secondary cell behind two closed gates was not tested at all
+    closed = frame.assign(reject=False, equivalent=False, decision_level=np.nan, eq_decision_level=np.nan)
+    assert set(tables.verdicts(closed)) == {tables.NOT_TESTED}
 
 
 def test_where_lower_is_better_a_significant_drop_is_better_and_the_lowest_delta_is_bold():
@@ -383,6 +398,8 @@ def test_where_lower_is_better_a_significant_drop_is_better_and_the_lowest_delta
             "mean_diff": [-1, 1, -1],
             "equivalent": [False] * 3,
             "higher_is_better": [False] * 3,
+            "decision_level": 0.95,
+            "eq_decision_level": 0.9,
         }
     )
     assert list(tables.verdicts(frame)) == ["better", "worse", "inconclusive"]
@@ -411,6 +428,8 @@ def test_latex_table_has_arms_as_rows_and_the_best_values_in_bold():
         note=["", "", "BCa undefined"],
         reject=[False] * 3,
         equivalent=[False, True, False],
+        eq_decision_low=[-0.01, -0.008, -0.01],
+        eq_decision_high=[0.03, 0.002, 0.03],
     )
     tex = tables.latex_table(table)
     lines = tex.splitlines()
@@ -426,7 +445,9 @@ def test_latex_table_has_arms_as_rows_and_the_best_values_in_bold():
     rows = [line for line in lines if line.startswith(("a", "b", "c")) and "&" in line]
     assert rows == [
         r"a\_1 & $\mathbf{+1.20}$ & $[+0.00, +2.00]$ & $0.25$ & $0.5$ & inconclusive \\",
-        r"b\textless{}2\textgreater{} & $-0.40$ & $[-1.00, +0.00]$ & $0.5$ & $0.5$ & equivalent \\",
+        # beside "equivalent", the TOST's interval inside ±1 (the difference's [-1.00, +0.00] reaches the margin)
+        r"b\textless{}2\textgreater{} & $-0.40$ & $[-0.80, +0.20]$\textsuperscript{TOST} & $0.5$ & $0.5$ & "
+        r"equivalent \\",
         r"c & $\mathbf{+1.20}$ & $[+0.10, +2.00]$ & $\mathbf{0.125}$ & $\mathbf{0.375}$ & inconclusive \\",
     ]
     assert "Smallest attainable Holm p: 0.0234" in tex
@@ -518,12 +539,14 @@ def test_the_report_names_every_component_estimated_below_zero():
         "samples": 8, "mean_diff": 0.01, "var_training": -2e-5, "var_items": 3e-5, "var_sampling": 1e-4,
         "var_total": 1.3e-4, "share_training": 0.0, "share_items": 3 / 13, "share_sampling": 10 / 13,
         "se": 1.3e-4**0.5, "training_negative": True, "items_negative": False, "sampling_method": "paired by sample",
+        "sampling_streams": "",
     }  # fmt: skip
     empty = pd.DataFrame()
     analysis = read.Analysis(
         manifest={}, settings=SETTINGS, comparisons=empty, summaries=empty, weights=empty, rankings=empty,
         sensitivity=empty, dropped=empty, probability_of_improvement=empty, performance_profiles=empty,
         pass_at_k_vs_base=empty, allocation=empty, sequential=empty, sequential_looks=empty, replications=empty,
+        per_benchmark=empty,
         variance_components=pd.DataFrame([row, {**row, "arm": "b", "training_negative": False}]),
     )  # fmt: skip
     html = sections.sampling_section(sections.Page(None, analysis))  # the section reads the analysis only
