@@ -153,6 +153,11 @@ class Config:
     limits: Mapping[str, int] = field(default_factory=lambda: DEFAULT_LIMITS)  # the sizes in force (``limits:``)
 
     @property
+    def measures(self) -> list[str] | None:
+        """The measures the comparisons table will hold (:func:`compared_measures`); None without benchmarks."""
+        return None if self.benchmarks is None else compared_measures(self.settings, self.benchmarks)
+
+    @property
     def compared_arms(self) -> list[str]:
         """Arms that take part in some comparison, references included, in config order."""
         arms = []

@@ -229,6 +229,7 @@ def run_analysis(
             "table (fixed-n, over each pair's seeds) ignore the optional stopping and are descriptive; the sequential "
             "table's decisions and repeated confidence intervals are the design's."
         )
+    lock = predictions.check_meaning(lock, config)  # a locked prediction whose meaning changed is exploratory
     comparisons = comparisons.assign(registration=predictions.registration(comparisons, lock))
     replications = predictions.replication_table(comparisons, config.predictions, lock, config.source)
     if config.predictions and lock is None:
@@ -238,6 +239,7 @@ def run_analysis(
         )
     elif lock is not None and not predictions.confirms(lock):
         notes.append(f"Predictions: predictions/lock.json {lock['exploratory']}, so every prediction is exploratory.")
+    notes += predictions.changed_notes(lock)
     return AnalysisResult(
         config=config,
         source=source,

@@ -438,8 +438,9 @@ def job_minutes(results_dir: Path | str) -> pd.DataFrame:
 
     ``results_dir`` is an experiment's results folder (``runs/<arm>/seed-<s>/manifest.json`` and
     ``evals/<arm>/seed-<s>/manifest.json``); returns columns arm, seed, train_minutes, eval_minutes and
-    train_steps (the run's ``recipe.steps``; NaN where its manifest has none) and sampling_streams (how the
-    evaluation drew its answers, its manifest's ``sampling.how``; NaN where it has none).
+    train_steps (the run's ``recipe.steps``; NaN where its manifest has none, and train_minutes for runs trained
+    elsewhere, whose training time is not known) and sampling_streams (how the evaluation drew its answers, its
+    manifest's ``sampling.how``; NaN where it has none).
     """
     results_dir = Path(results_dir)
     found: dict[tuple[str, int], dict[str, float]] = {}
@@ -452,6 +453,8 @@ def job_minutes(results_dir: Path | str) -> pd.DataFrame:
                 raise AnalysisInputError(f"{path}: expected a manifest object with 'seconds'") from None
             if not isinstance(seconds, (int, float)) or not seconds > 0:
                 raise AnalysisInputError(f"{path}: seconds: expected the job's positive run time, got {seconds!r}")
+            if stage == "runs" and manifest.get("trained_elsewhere"):
+                continue  # its seconds are those of recording its checkpoints; what training took is not known
             arm, seed = layout.run_of(path.parent)
             run = found.setdefault((arm, int(seed)), {})
             run[f"{'train' if stage == 'runs' else 'eval'}_minutes"] = seconds / 60

@@ -75,11 +75,16 @@ def headroom(accuracy: pd.DataFrame, comparisons: pd.DataFrame) -> list[str]:
 
 def render_demo(results: Path) -> str:
     """The demo's accuracy per arm and domain, its verdict lines, the seeds' agreement and the numerics it holds on."""
-    from armlab.analysis import tables
+    from armlab.analysis import outputs, tables
+    from armlab.analysis.errors import AnalysisInputError
     from armlab.analysis.reporting.read import read_csv
     from armlab.analysis.summaries import accuracy_table
 
     analysis = _needs(results / "analysis" / "comparisons.csv", "make demo").parent
+    try:  # an analysis an older armlab wrote: one line saying to rerun it
+        outputs.check_format(json.loads((analysis / "manifest.json").read_text()), analysis / "manifest.json")
+    except AnalysisInputError as older:
+        raise MissingRun(f"{older} (or `make demo`)") from None
     scores = pd.read_parquet(_needs(results / "scores.parquet", "make demo"))
     comparisons = read_csv(analysis / "comparisons.csv")
     accuracy = accuracy_table(scores).rename(columns={"domain_balanced_sd": "sd over seeds"})
@@ -90,7 +95,10 @@ def render_demo(results: Path) -> str:
         "",
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),
-        *(f"| {arm} | " + " | ".join("—" if pd.isna(v) else f"{v:.1f}" for v in row) + " |" for arm, row in accuracy.iterrows()),
+        *(
+            f"| {arm} | " + " | ".join("—" if pd.isna(v) else f"{v:.1f}" for v in row) + " |"
+            for arm, row in accuracy.iterrows()
+        ),
         "",
         "```text",
         *tables.verdict_lines(comparisons),
@@ -140,7 +148,7 @@ RENDERERS: dict[str, tuple[Callable[[Path], str], Path, str]] = {
 
 
 def block_pattern(name: str) -> re.Pattern:
-    return re.compile(rf"(<!-- quoted:{name}\b[^\n]*-->\n)(.*?)(\n<!-- /quoted:{name} -->)", re.S)
+    return re.compile(rf"(<!-- quoted:{name}\b[^\n]*-->\n)(.*?)(<!-- /quoted:{name} -->)", re.S)
 
 
 def quoted(name: str, text: str, path: str) -> re.Match:
@@ -165,7 +173,7 @@ def main(argv=None) -> int:
         text = path.read_text()
         found = quoted(name, text, document)
         try:
-            fresh = render(results)
+            fresh = render(results) + "\n"  # the block's lines, each ending in a line break
         except MissingRun as missing:
             print(f"quoted:{name}: {missing}", file=sys.stderr)
             return 2

@@ -11,7 +11,8 @@ A page's fenced blocks say their language (``bash``, ``yaml``, ``python``, ``tex
   ``<!-- snippet: completes config/config.yaml -->`` (it is validated as a file that includes that one and adds the
   fragment), ``<!-- snippet: analysis config completing FILE -->`` (an ``armlab analyze`` config, its ``input:``
   keys checked), ``<!-- snippet: excerpt of FILE -->`` (every key and value is that file's), or why it is not
-  checked, ``<!-- snippet: illustrative (REASON) -->`` (it must still parse);
+  checked, ``<!-- snippet: illustrative (REASON) -->`` (it must still parse; so must a shell block marked so,
+  whose commands name the user's own files);
 - Python by compiling it and importing what it imports; ``<!-- snippet: runs -->`` runs it whole.
 
 Commands in the prose (an inline ``armlab SUB --option``, ``snakemake --option``, ``make TARGET``) name subcommands,
@@ -354,8 +355,9 @@ def check_snippet(snippet: Snippet, workdir: Path, tmp_path: Path, monkeypatch) 
     elif snippet.language not in LANGUAGES:
         raise DocError(f"{snippet}: a fence says its language, one of {sorted(LANGUAGES)}")
     elif snippet.language == "bash":
-        for words in commands(snippet.text):
-            check_command(words, snippet, workdir)
+        for words in commands(snippet.text):  # an illustrative block's commands only parse (a user's own files)
+            if not (snippet.directive or "").startswith("illustrative"):
+                check_command(words, snippet, workdir)
     elif snippet.language == "yaml":
         check_yaml(snippet, workdir, monkeypatch)
     elif snippet.language == "python":

@@ -219,8 +219,11 @@ def runs_summary(runs: Runs | None) -> str:
     """One line on the training runs: how many, how long, which commit; or that there are none."""
     if runs is None:
         return NO_TRAINING_LOGS
+    trained = [m for m in runs.manifests if not m.get("trained_elsewhere")]  # the others' seconds: their recording
+    elsewhere = len(runs.manifests) - len(trained)
     text = f"{runs.steps.groupby(['arm', 'seed']).ngroups} runs with step logs"
-    seconds = pd.Series([m.get("seconds") for m in runs.manifests], dtype=float)
+    text += f", {elsewhere} of them trained elsewhere (see Checkpoints evaluated)" if elsewhere else ""
+    seconds = pd.Series([m.get("seconds") for m in trained], dtype=float)
     timing = _span(seconds, "{:.0f}")
     if timing:
         text += f", {seconds.sum() / 60:.1f} min of training ({timing} s per run)"
@@ -249,6 +252,7 @@ class Page:
     figures: Mapping[str, str] = field(default_factory=dict)
     config_text: str = ""
     curves: Curves | None = None  # armlab curves --config's tables, where the report was given them
+    checkpoints: pd.DataFrame | None = None  # the checkpoints of runs made elsewhere, as recorded (read_checkpoints)
 
     def figures_of_families(self, prefix: str) -> dict[str, str]:
         """The figures ``<prefix>-<i>`` by the family of the config's i-th comparison ("" where there is none)."""
@@ -292,6 +296,34 @@ def what_was_run(page: Page) -> str:
         )
     body += details(f"Config file ({cfg.source})", f"<pre>{esc(config_text)}</pre>")
     return section("run", "What was run", body)
+
+
+def checkpoints_section(page: Page) -> str:
+    """Runs made elsewhere: every checkpoint evaluated, with its folder and the sha256 of its files as recorded
+    before the evaluation (the base checkpoint as arm base); "" where the runs were trained here."""
+    recorded = page.checkpoints
+    if recorded is None:
+        return ""
+    runs = recorded.drop_duplicates(["arm", "seed"])
+    text = (
+        f"{len(recorded)} checkpoint(s) of {len(runs)} run(s) trained elsewhere, each a folder whose files were "
+        f"hashed before it was evaluated; its sha256 is of its files' paths, sizes and sha256 "
+        f"(training/backends/checkpoints.py). A checkpoint whose files change is recorded and evaluated again."
+    )
+    shown = recorded.drop(columns=["description", "claims"]).assign(
+        step=recorded["step"].map(lambda step: "—" if pd.isna(step) else str(int(step))),
+        bytes=recorded["bytes"].map(lambda n: f"{n:,}"),
+    )
+    arms = runs.drop_duplicates("arm").assign(
+        claims=lambda frame: frame["claims"].map(
+            lambda claims: ", ".join(f"{k}: {v}" for k, v in _flatten(claims).items())
+        )
+    )
+    described = arms[(arms["description"].notna()) | (arms["claims"] != "")][["arm", "description", "claims"]]
+    body = f"<p>{esc(text)}</p>"
+    if not described.empty:  # what each arm is and claims it was trained with, as its config says: not checked
+        body += html_table(described.fillna("—"))
+    return section("checkpoints", "Checkpoints evaluated", body + html_table(shown))
 
 
 def sequential_verdicts(analysis: Analysis) -> str:
@@ -717,6 +749,7 @@ SECTIONS: Registry[Section] = Registry(
         "benchmarks": Section("Benchmarks", benchmarks_section),
         "distributions": Section("Distributions", distributions_section),
         "training": Section("Training", training_section),
+        "checkpoints": Section("Checkpoints", checkpoints_section),
         "curves": Section("Curves", curves_section),
         "rankings": Section("Rankings", rankings_section),
         "sampling": Section("Sampling", sampling_section),

@@ -385,3 +385,14 @@ def test_maj_at_k_without_votes_is_refused_naming_what_it_needs():
         run_analysis(parse_config(raw), scores)
     with pytest.raises(AnalysisInputError, match=r"among 5 answers per item; arm=grpo seed=1 add item add-0 has 4"):
         run_analysis(parse_config(raw), scores, answers=answers[answers["sample"] < 4])
+
+
+def test_runs_trained_elsewhere_have_no_training_minutes(tmp_path):
+    """A record of checkpoints made elsewhere took seconds to hash, not to train: its run has no training time, so
+    the advice on buying a seed is left out rather than priced at the recording's seconds."""
+    for stage, seconds, extra in (("runs", 30.0, {"trained_elsewhere": True}), ("evals", 60.0, {})):
+        folder = tmp_path / stage / "grpo" / "seed-1"
+        folder.mkdir(parents=True)
+        (folder / "manifest.json").write_text(json.dumps({"seconds": seconds, "recipe": {"steps": 10}, **extra}))
+    minutes = job_minutes(tmp_path)
+    assert minutes.eval_minutes.tolist() == [1.0] and minutes.train_minutes.isna().all()

@@ -552,3 +552,36 @@ def test_the_report_names_every_component_estimated_below_zero():
     html = sections.sampling_section(sections.Page(None, analysis))  # the section reads the analysis only
     assert "counted as 0 in the shares and the standard error: a vs ref (training)." in html
     assert "b vs ref" not in html.split("Estimated below 0")[1]
+
+
+def test_runs_made_elsewhere_are_listed_with_each_checkpoints_path_and_sha256(tmp_path):
+    """The report reads the records of runs made elsewhere (backend checkpoints) from the run folders and names
+    every checkpoint evaluated, its folder and sha256; a trained run's folder adds none, and without records there
+    is no such section."""
+    records = {("base", 0): [None], ("grpo", 1): [10, 20]}
+    for (arm, seed), steps in records.items():
+        folder = tmp_path / arm / f"seed-{seed}"
+        folder.mkdir(parents=True)
+        (folder / "checkpoints.json").write_text("{}")
+        models = [
+            {"step": step, "path": f"/ckpts/{arm}/{step}", "sha256": f"{i}" * 64, "bytes": 1000 * (i + 1)}
+            for i, step in enumerate(steps)
+        ]
+        record = {"checkpoints": models, "description": None if arm == "base" else "GRPO on verl"}
+        record |= {"recipe": {"estimator": {"name": "grpo"}, "lr": 1e-6}} if arm == "grpo" else {}
+        write_manifest(folder, record, "checkpoints.json")
+    trained = tmp_path / "dr_grpo" / "seed-1"
+    trained.mkdir(parents=True)
+    (trained / "policy.pt").write_bytes(b"weights")
+    write_manifest(trained, {"recipe": {}}, "policy.pt")
+    found = read.read_checkpoints(tmp_path)
+    found_runs = list(zip(found.arm, found.seed, found.step.fillna(-1)))
+    assert found_runs == [("base", 0, -1), ("grpo", 1, 10), ("grpo", 1, 20)]
+    html = sections.checkpoints_section(sections.Page(None, None, checkpoints=found))  # type: ignore[arg-type]
+    for path, sha256 in zip(found.path, found.sha256):
+        assert f"<td>{path}</td><td>{sha256}</td>" in html
+    assert "<td>base</td><td>0</td><td>—</td>" in html and "<td>2,000</td>" in html
+    assert "<td>grpo</td><td>GRPO on verl</td><td>estimator.name: grpo, lr: 1e-06</td>" in html
+    assert "<td>base</td><td>—</td>" not in html  # an arm that says nothing of itself has no row
+    assert read.read_checkpoints(tmp_path / "dr_grpo") is None
+    assert sections.checkpoints_section(sections.Page(None, None)) == ""  # type: ignore[arg-type]
