@@ -15,11 +15,17 @@ import fork_server
 import pytest
 from filelock import FileLock
 
+from armlab import numerics
+
 # the hostile-input fixtures (pristine, work, tiny_pipeline, tiny), shared by the two hostile suites in two folders
 pytest_plugins = ["hostile"]
 
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# the tests that train or evaluate in their own process run under the workflow's default numerics, pinned before any
+# torch operation of the session, as a workflow job pins them (armlab/numerics.py)
+if numerics.machine_problem(numerics.DEFAULT_MODE) is None:
+    os.environ.update(numerics.environment(numerics.DEFAULT_MODE))
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "fixtures" / "tiny.yaml"
