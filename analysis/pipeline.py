@@ -244,7 +244,9 @@ def run_analysis(
         notes=notes + comparison_notes,
         improvement=improvement.probability_of_improvement(accuracy, config.comparisons, settings),
         profiles=profiles.performance_profiles(accuracy, compared, settings),
-        pass_at_k_vs_base=sampled.versus_base(per_run, compared, settings.pass_k, settings.confidence),
+        pass_at_k_vs_base=sampled.versus_base(
+            scores, per_run, compared, settings.pass_k, weights.loc[primary], settings
+        ),
         variance_components=components,
         allocation=sampled.allocation_table(components, pairs, job_minutes),
         sequential=decisions,

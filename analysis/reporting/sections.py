@@ -527,11 +527,14 @@ def distributions_section(page: Page) -> str:
 
 
 def base_crossing(rows: pd.DataFrame, confidence: float) -> str:
-    """Whether and where one arm's pass@k curve falls below the base policy's (rows of pass_at_k_vs_base.csv)."""
+    """Whether and where one arm's pass@k curve falls below the base policy's (rows of pass_at_k_vs_base.csv), and
+    how its intervals hold the base's own sampling noise."""
     rows = rows.sort_values("k")
     arm, below = rows["arm"].iloc[0], rows[rows["mean_diff"] < 0]
+    methods = "; ".join(dict.fromkeys(rows["method"].astype(str)))
+    how = f" Intervals: {methods}." if methods else ""
     if below.empty:
-        return f"{arm} stays above the base policy at every k ({_join(map(str, rows['k']))})."
+        return f"{arm} stays above the base policy at every k ({_join(map(str, rows['k']))}).{how}"
     first = below.iloc[0]
     sure = rows[rows["ci_high"] < 0]
     where = (
@@ -541,7 +544,7 @@ def base_crossing(rows: pd.DataFrame, confidence: float) -> str:
     )
     return (
         f"{arm} falls below the base policy from k = {int(first.k)}: Δ {tables.points(first.mean_diff)} points "
-        f"[{tables.points(first.ci_low)}, {tables.points(first.ci_high)}]{where}."
+        f"{tables.interval_text(first.ci_low, first.ci_high, tables.points)}{where}.{how}"
     )
 
 

@@ -48,7 +48,10 @@ class RunPlan:
         # export_base), every run starts from the export, and (TRL arms only) arm base is the export
         self.exports_base = self.base_backend.exports_base(config)
         self.has_base = self.base_backend.trains_base or self.exports_base or self.hf_base is not None
-        self.base_runs: list[Run] = [(BASE_ARM, 0)] if self.has_base else []
+        # a sampled evaluation of the base varies with its sampling stream like every arm's: it is evaluated at each
+        # seed the arms run (the arms' streams, so each comparison with it pairs by seed, docs/statistics.md §10);
+        # a greedy one gives the same answers at every seed, so once (seed 0)
+        self.base_per_seed = self.has_base and config["eval"]["temperature"] > 0
         # what a training job of each backend reads besides its config (its train rule's inputs, as --<name>)
         self.reads = {name: BACKENDS[name].reads_for(config) for name in self.used_backends}
         self.read_paths = {
@@ -73,14 +76,23 @@ class RunPlan:
         """Run (arm, seed)'s log of its ``stage`` job; by default the rules' pattern."""
         return layout.job_log(self.out, stage, arm, seed)
 
+    def base_runs(self, runs: Iterable[Run]) -> list[Run]:
+        """The base policy's evaluations beside ``runs``: one at each of their seeds when sampled, else one at
+        seed 0; none without a base policy."""
+        if not self.has_base:
+            return []
+        seeds = sorted({int(seed) for _, seed in runs}) if self.base_per_seed else [0]
+        return [(BASE_ARM, seed) for seed in seeds]
+
     def per_run(
         self, stage: str, name: str, runs: Iterable[Run], evaluated: bool = False, backends: Sequence[str] | None = None
     ) -> list[str]:
         """File ``name`` of ``stage`` for every run in ``runs`` (only the arms that ``backends`` train, when given),
-        and of the base policy first when ``evaluated``."""
+        and of the base policy's evaluations (:meth:`base_runs`) first when ``evaluated``."""
+        runs = list(runs)
         return [
             f"{self.job_dir(stage, arm, seed)}/{name}"
-            for arm, seed in (self.base_runs if evaluated else []) + list(runs)
+            for arm, seed in (self.base_runs(runs) if evaluated else []) + runs
             if backends is None or self.arm_backends[arm] in backends
         ]
 
@@ -160,9 +172,16 @@ class RunPlan:
             return []
         built = [Path(self.out) / "scores.parquet"]
         if job[0] != "evals":
-            arm, seed = (BASE_ARM, 0) if job[0] in ("base", "base_hf") else layout.run_of(Path(*job[1:3]))
+            if job[0] in ("base", "base_hf"):  # every evaluation of the base policy
+                design = self.analysis.design
+                seeds = range(design.start, design.start + design.max) if design else self.config["seeds"]
+                jobs = self.base_runs(("", seed) for seed in seeds)
+            else:
+                arm, seed = layout.run_of(Path(*job[1:3]))
+                jobs = [(arm, int(seed))]
             built += [
                 Path(self.job_dir(stage, arm, seed)) / name
+                for arm, seed in jobs
                 for stage in ("evals", "curves")
                 for name in ("scores.parquet", "manifest.json")
             ]
