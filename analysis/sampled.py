@@ -356,8 +356,8 @@ class _Verdicts:
         Sample j of an item is drawn from the same stream in every arm of a seed (common random numbers), so
         the arm's and the reference's verdicts are correlated; the differences d_j = y_arm,j - y_ref,j of one
         cell are independent across j, and var(d, ddof 1) / k is unbiased for the variance of the cell's mean
-        difference whatever that correlation. None when the verdicts of either arm are absent; NaN for a
-        cell with fewer than 2 paired samples.
+        difference whatever that correlation. None when the verdicts of either arm are absent or the arms were
+        evaluated with different numbers of answers per item; NaN for a cell with fewer than 2 paired samples.
         """
         rows = np.array([self.seeds.get(int(s), -1) for s in seeds])
         mine, theirs = (self._of(name, rows) for name in (arm, reference))
@@ -365,6 +365,9 @@ class _Verdicts:
             return None
         present = ~np.isnan(mine)
         if (present != ~np.isnan(theirs)).any():
+            answered = [np.unique(k[k > 0]) for k in (present.sum(axis=-1), (~np.isnan(theirs)).sum(axis=-1))]
+            if all(len(k) == 1 for k in answered) and answered[0][0] != answered[1][0]:
+                return None  # evaluated with another number of answers per item: the report card's protocol item
             raise AnalysisInputError(
                 f"answers.parquet of {arm} and {reference} ({self.benchmark}): the arms' sampled answers do not "
                 f"pair up by (seed, item, sample); expected the same items and samples in both"

@@ -231,7 +231,7 @@ def file_items(name: str, spec: Mapping, where: str) -> list[dict]:
             field_name = renamed.get(fmt.question, fmt.question)
             raise ConfigError(f"{where}.path: {path}: row {number}: {field_name!r} is empty; expected the question")
         try:
-            prompt, answer = _prompt_and_answer(fmt, spec.get("prompt", fmt.prompt), name, item, named)
+            prompt, answer = _prompt_and_answer(fmt, prompt_template(spec), name, item, named)
         except ValueError as exc:
             raise ConfigError(f"{where}.path: {path}: row {number} (item {item}): {exc}") from None
         items.append({"id": item, "prompt": prompt, "answer": answer})
@@ -267,7 +267,7 @@ def reasoning_gym_items(name: str, spec: Mapping, experiment: str, where: str) -
     from armlab.training.reasoning_gym_tasks import benchmark_entries
 
     entries, rebuild = benchmark_entries(name, spec, experiment, where)
-    template = spec.get("prompt", "{question}")
+    template = prompt_template(spec)
     items = [
         {
             "id": f"{name}-{index:05d}",
@@ -322,6 +322,13 @@ def external_items(config: Mapping, source: str = "config") -> dict[str, list[di
             for item in items
         ]
     return out
+
+
+def prompt_template(spec: Mapping) -> str:
+    """The prompt template of one ``eval.external`` benchmark: its own ``prompt``, else its format's (a
+    reasoning-gym benchmark's default is the bare question)."""
+    default = FORMATS[spec["format"]].prompt if spec["source"] == "file" else "{question}"
+    return str(spec.get("prompt", default))
 
 
 def samples_of(config: Mapping, name: str) -> int:

@@ -239,6 +239,34 @@ class Page:
         return {c.family: self.figures.get(f"{prefix}-{i}", "") for i, c in enumerate(self.cfg.comparisons, start=1)}
 
 
+def report_card_section(page: Page) -> str:
+    """The report card (report_card.csv): each item of the minimum standard for an RLVR claim, its grade, the number
+    behind it and why; "" where the analysis wrote no card."""
+    card = page.analysis.report_card
+    if not len(card):
+        return ""
+    counts = card["status"].value_counts()
+    tally = ", ".join(
+        f"{counts[s]} {s}" for s in ("pass", "fail", "not applicable", "not available", "not run") if s in counts
+    )
+    rows = "".join(
+        f'<tr><td class="status"><span class="chip {esc(r.status.replace(" ", "-"))}">{esc(r.status)}</span></td>'
+        f"<td>{esc(r.check)}</td><td>{esc(r.value)}</td><td>{esc(r.reason)}</td></tr>"
+        for r in card.itertuples()
+    )
+    table = (
+        '<div class="scroll"><table class="grades"><thead><tr><th>grade</th><th>check</th><th>number</th>'
+        f"<th>why</th></tr></thead><tbody>{rows}</tbody></table></div>"
+    )
+    lede = (
+        f'<p class="muted">This experiment against the minimum standard for an RLVR claim ({esc(tally)}): '
+        "enough seeds, one evaluation protocol for every arm and the base, matched compute, answer-format failures "
+        "compared, nothing chosen on the test items, grader robustness and contamination. "
+        '"Not available": an input is missing, so the item cannot pass. analysis/report_card.csv.</p>'
+    )
+    return section("card", "Report card", lede + table)
+
+
 def what_was_run(page: Page) -> str:
     """Scores, arms and seeds, benchmarks, comparisons, runs; folded: summaries, recipe, provenance, config."""
     cfg, analysis, runs, config_text = page.cfg, page.analysis, page.runs, page.config_text
@@ -678,6 +706,7 @@ class Section:
 SECTIONS: Registry[Section] = Registry(
     "report section",
     {
+        "card": Section("Report card", report_card_section),
         "run": Section("What was run", what_was_run),
         "verdicts": Section("Verdicts", verdict_section),
         "replication": Section("Replication", replication_section),
