@@ -214,7 +214,8 @@ def _differences(values: Mapping[tuple[str, int], Mapping[str, Any]], fields: It
     for name in fields:
         by_arm: dict[str, set] = {}
         for (arm, _), record in values.items():
-            by_arm.setdefault(arm, set()).add(str(record[name]) if name in record else "not recorded")
+            shown = str(record[name]).replace("\n", "\\n") if name in record else "not recorded"  # one line each
+            by_arm.setdefault(arm, set()).add(shown)
         distinct = set().union(*by_arm.values())
         if len(distinct - {"not recorded"}) > 1:
             shown = ", ".join(f"{arm} {'/'.join(sorted(v))}" for arm, v in by_arm.items())

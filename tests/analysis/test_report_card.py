@@ -138,7 +138,11 @@ FLAWS: dict[str, tuple[dict, str, str]] = {
     "a different verifier for one arm": (
         {"dapo": {"verifier": "exact"}}, "protocol", "gsm8k verifier: base math_verify, dapo exact, grpo math_verify"
     ),
-    "a different prompt template": ({"base": {"prompt_template": "{question}"}}, "protocol", "gsm8k prompt_template"),
+    "a different prompt template": (
+        {"base": {"prompt_template": "{question}"}},
+        "protocol",
+        "gsm8k prompt_template: base {question}, dapo {question}\\nPut the final answer",  # one line: \n shown
+    ),
     "the best checkpoint picked on the test items": (
         {"dapo": {"checkpoint": "checkpoints/step-000020.pt"}},
         "selection",

@@ -21,7 +21,7 @@ def test_dry_run_lists_the_whole_dag(tiny_run):
     counts = job_counts(dry["stdout"] + dry["stderr"])
     assert {rule: counts.get(rule) for rule in ("train", "evaluate", "base_policy", "merge_scores", "analyze")} == {
         "train": 4,
-        "evaluate": 5,
+        "evaluate": 6,  # 4 runs and the sampled base at each of the 2 seeds
         "base_policy": 1,
         "merge_scores": 1,
         "analyze": 1,
