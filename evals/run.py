@@ -25,6 +25,7 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import pandas as pd  # noqa: E402
+import yaml  # noqa: E402
 
 from armlab import numerics, registration  # noqa: E402
 from armlab.contract import COLUMNS, TASK_PREFIX  # noqa: E402
@@ -34,6 +35,7 @@ from armlab.files import (  # noqa: E402
     BadFile,
     atomic_path,
     environment_record,
+    file_sha256,
     json_number,
     one_line_errors,
     read_json,
@@ -338,6 +340,8 @@ def evaluate(
                 | {"stream": stream, "torch_seed": torch_seed(stream), "how": SAMPLING_STREAMS[model]},
                 # per benchmark, how many answers were graded, unparsed or timed out (the last two counted wrong)
                 "outcomes": outcomes,
+                # per benchmark, what decides its scores besides the model (the report card compares arms on it)
+                "protocol": evaluation_protocol(config, tasks_dir),
                 "seconds": time.perf_counter() - start,
                 **environment_record(config["threads"], config["numerics"]),
                 **registration.record(out_dir),
@@ -352,6 +356,44 @@ def evaluate(
             shown = ", ".join(f"{n} {status}" for status, n in missed.items())
             print(f"[eval {arm} seed {seed}] {benchmark}: {shown} of {sum(counts.values())} answers (counted wrong)")
     return scores
+
+
+class _TaskLoader(yaml.SafeLoader):
+    """YAML's safe loader that reads lm-eval's ``!function module.name`` as its text."""
+
+
+_TaskLoader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
+
+
+def evaluation_protocol(config: dict, tasks_dir: Path) -> dict[str, dict[str, str | int]]:
+    """Benchmark -> what its scores were graded under besides the model: ``samples`` (answers per item),
+    ``prompt_template``, ``verifier`` and ``items`` (the sha256 of the items file its lm-eval task reads, or
+    the lm-eval task and version of a task of ``eval.lm_eval_tasks``). The sampling settings shared by every
+    benchmark are the manifest's ``sampling``."""
+    from importlib import metadata
+
+    from armlab.evals.catalogue import prompt_template, samples_of
+
+    external = config["eval"].get("external") or {}
+    protocol: dict[str, dict[str, str | int]] = {}
+    for benchmark in [*config["benchmarks"], *external]:
+        task = yaml.load((tasks_dir / f"{benchmark}.yaml").read_text(), _TaskLoader)  # noqa: S506 (a safe loader)
+        items_file = Path(task["dataset_kwargs"]["data_files"]["test"])
+        verifiers = pd.read_parquet(items_file).get("verifier")
+        protocol[benchmark] = {
+            "samples": samples_of(config, benchmark) if benchmark in external else config["eval"]["samples"],
+            "prompt_template": prompt_template(external[benchmark]) if benchmark in external else "{question}",
+            "verifier": ", ".join(sorted(set(verifiers))) if verifiers is not None else "exact",
+            "items": f"sha256:{file_sha256(items_file)}",
+        }
+    for name, spec in (config["eval"].get("lm_eval_tasks") or {}).items():
+        protocol[name] = {
+            "samples": config["eval"]["samples"],
+            "prompt_template": f"lm-eval task {name}",
+            "verifier": f"lm-eval metric {spec.get('metric', 'exact_match')}, filter {spec.get('filter', 'none')}",
+            "items": f"lm-eval task {name} (lm-eval {metadata.version('lm_eval')})",
+        }
+    return protocol
 
 
 def answer_outcomes(answers: pd.DataFrame) -> dict[str, dict[str, int]]:

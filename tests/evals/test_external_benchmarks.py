@@ -2,6 +2,7 @@
 their published schemas (synthetic items the tests write, never the real data), sampled evaluation with a verdict
 per answer, and bad input refused in one line before any job."""
 
+import hashlib
 import json
 import re
 import time
@@ -415,6 +416,16 @@ def test_an_external_benchmark_is_sampled_and_every_answer_graded(tiny_config, t
     assert maj.to_dict() == pytest.approx(by_hand)
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["outcomes"]["gsm"] == {s: int((gsm.status == s).sum()) for s in (GRADED, UNPARSED, TIMEOUT)}
+    # what the report card compares between arms: per benchmark the answers, template, verifier and items file
+    items_file = tasks / "external" / "gsm.parquet"
+    assert manifest["protocol"]["gsm"] == {
+        "samples": 4,
+        "prompt_template": "{question}",
+        "verifier": "math_verify",
+        "items": f"sha256:{hashlib.sha256(items_file.read_bytes()).hexdigest()}",
+    }
+    testbed = next(iter(tiny_config["benchmarks"]))
+    assert manifest["protocol"][testbed]["verifier"] == "exact" and manifest["protocol"][testbed]["samples"] == 4
 
 
 def test_the_catalogue_snippet_is_a_valid_eval_section(tmp_path, capsys):
