@@ -400,6 +400,8 @@ def test_runs_trained_elsewhere_have_no_training_minutes(tmp_path):
         (folder / "manifest.json").write_text(json.dumps({"seconds": seconds, "recipe": {"steps": 10}, **extra}))
     minutes = job_minutes(tmp_path)
     assert minutes.eval_minutes.tolist() == [1.0] and minutes.train_minutes.isna().all()
+
+
 def aa_table(rng_seed: int, seeds=(1, 2, 3, 4, 5, 6), base_seeds=(0,), items: int = 200, k: int = 4) -> pd.DataFrame:
     """A/A: both compared arms are the base policy itself (the same per-item success probabilities), each seed an
     independent evaluation of k answers per item; the base is evaluated at ``base_seeds``."""
