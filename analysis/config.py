@@ -82,6 +82,7 @@ class Config:
     design: Design | None = None  # a sequential seed design (config ``seeds: {initial, wave, max, ...}``)
     predictions: tuple[Prediction, ...] = ()  # preregistered predictions (analysis.predictions)
     limits: Mapping[str, int] = field(default_factory=lambda: DEFAULT_LIMITS)  # the sizes in force (``limits:``)
+    seeds: tuple = ()  # the config's seed list (none under a sequential design or for results from elsewhere)
 
     @property
     def measures(self) -> list[str] | None:
@@ -172,7 +173,11 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
     if benchmarks is not None:
         _check_subset_benchmarks(settings, benchmarks, source)
         _check_predicted_measures(predictions, settings, benchmarks, source)
-    return Config(experiment, comparisons, benchmarks, input_spec, settings, source, design, predictions, limits)
+    seeds = raw.get("seeds")
+    listed = tuple(seeds) if isinstance(seeds, list) and all(isinstance(s, int) for s in seeds) else ()
+    return Config(
+        experiment, comparisons, benchmarks, input_spec, settings, source, design, predictions, limits, seeds=listed
+    )
 
 
 def compared_measures(settings: Settings, benchmarks: dict[str, str]) -> list[str]:
@@ -284,7 +289,9 @@ def _parse_comparisons(value: object, source: str) -> tuple[Comparison, ...]:
         checked = parse_comparisons(source, value)  # ``value`` itself, once valid
     except ConfigError as exc:
         raise AnalysisInputError(str(exc)) from None
-    return tuple(Comparison(c["family"], c["reference"], tuple(c["arms"])) for c in checked)
+    return tuple(
+        Comparison(c["family"], c["reference"], tuple(c["arms"]), bool(c.get("control", False))) for c in checked
+    )
 
 
 def _parse_benchmarks(

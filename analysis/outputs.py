@@ -38,6 +38,8 @@ TABLES = (  # each is <name>.csv, listed with its sha256 in manifest.json
     "sequential",
     "sequential_looks",
     "replications",
+    "unparsed",
+    "report_card",
 )
 
 
@@ -75,3 +77,5 @@ class AnalysisResult:
     sequential: pd.DataFrame  # a sequential design's decision per arm (armlab.analysis.waves.final_tables); else empty
     sequential_looks: pd.DataFrame  # every look of every arm
     replications: pd.DataFrame  # each preregistered prediction's verdict (predictions.replication_table)
+    unparsed: pd.DataFrame  # each arm's share of unparsed answers against its reference's (armlab.analysis.unparsed)
+    report_card: pd.DataFrame  # the experiment graded against the minimum standard (armlab.analysis.report_card)

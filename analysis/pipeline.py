@@ -23,10 +23,12 @@ from armlab.analysis import (
     per_benchmark,
     predictions,
     profiles,
+    report_card,
     sampled,
     sensitivity,
     summaries,
     tables,
+    unparsed,
     waves,
 )
 from armlab.analysis.errors import AnalysisInputError
@@ -65,6 +67,7 @@ def analyze(
         sampled.read_answers(jobs),
         jobs / waves.LEDGER,
         predictions.check_scores(predictions.read_lock(jobs / predictions.LOCK), scores, jobs),
+        report_card.read_jobs(jobs, config.settings.curve_compute),
     )
 
 
@@ -76,13 +79,16 @@ def run_analysis(
     answers: pd.DataFrame | None = None,
     ledger: Path | None = None,
     lock: dict | None = None,
+    jobs: report_card.Jobs | None = None,
 ) -> AnalysisResult:
     """Validate a tidy frame; run summaries, paired comparisons, probability of improvement, profiles, rankings,
     pass@k and the variance components of sampled evaluation (``answers``: the per-sample verdicts of
     :func:`armlab.analysis.sampled.read_answers`, which pair the arms' sampling noise) and, under a sequential design,
     its decisions (``ledger``: the record of looks the replayed looks must agree with), and the verdicts of the
     preregistered predictions (``lock``: :func:`armlab.analysis.predictions.read_lock`; without one, every prediction
-    is exploratory)."""
+    is exploratory); the unparsed answers' comparison (:mod:`armlab.analysis.unparsed`) and the report card
+    (:mod:`armlab.analysis.report_card`; ``jobs``: what the experiment's folder holds, None for results from
+    elsewhere)."""
     settings = config.settings
     unpaired = settings.pairing == "unpaired"
     scores, dropped = validation.validate_scores(
@@ -240,6 +246,10 @@ def run_analysis(
     elif lock is not None and not predictions.confirms(lock):
         notes.append(f"Predictions: predictions/lock.json {lock['exploratory']}, so every prediction is exploratory.")
     notes += predictions.changed_notes(lock)
+    unparsed_answers = (
+        None if answers is None else unparsed.compare(answers, config.comparisons, settings, weights.loc[primary])
+    )
+    card = report_card.grade(report_card.Inputs(config, scores, comparisons, unparsed_answers, dropped, jobs))
     return AnalysisResult(
         config=config,
         source=source,
@@ -253,7 +263,9 @@ def run_analysis(
         notes=notes + comparison_notes,
         improvement=improvement.probability_of_improvement(accuracy, config.comparisons, settings),
         profiles=profiles.performance_profiles(accuracy, compared, settings),
-        pass_at_k_vs_base=sampled.versus_base(per_run, compared, settings.pass_k, settings.confidence),
+        pass_at_k_vs_base=sampled.versus_base(
+            scores, per_run, compared, settings.pass_k, weights.loc[primary], settings
+        ),
         per_benchmark=per_benchmark.per_benchmark_table(
             comparisons, values, list(accuracy.columns), per_benchmark.accuracy_name(scores), settings.confidence
         ),
@@ -262,6 +274,8 @@ def run_analysis(
         sequential=decisions,
         sequential_looks=looks,
         replications=replications,
+        unparsed=pd.DataFrame(columns=unparsed.COLUMNS) if unparsed_answers is None else unparsed_answers,
+        report_card=card,
     )
 
 
@@ -281,6 +295,8 @@ def write_outputs(result: AnalysisResult, out_dir: Path | str) -> None:
     ``sequential.csv`` and ``sequential_looks.csv`` (:func:`armlab.analysis.waves.final_tables`; a header only
     without a sequential design),
     ``replications.csv`` (:func:`armlab.analysis.predictions.replication_table`; a header only without predictions),
+    ``unparsed.csv`` (:func:`armlab.analysis.unparsed.compare`; a header only without the answers' statuses),
+    ``report_card.csv`` (:func:`armlab.analysis.report_card.grade`),
     ``report.md`` and ``manifest.json`` (settings, input, and the
     sha256 of every other file).
     """
@@ -302,6 +318,8 @@ def write_outputs(result: AnalysisResult, out_dir: Path | str) -> None:
             "sequential": result.sequential,
             "sequential_looks": result.sequential_looks,
             "replications": result.replications,
+            "unparsed": result.unparsed,
+            "report_card": result.report_card,
         }
         for name in outputs.TABLES:  # the catalogue the report reads: a table missing here fails right away
             files.write_csv(frames[name], tmp / f"{name}.csv")

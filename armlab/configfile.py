@@ -22,7 +22,7 @@ import yaml
 
 from armlab.files import BadFile, regular_file
 from armlab.limits import DEFAULT_LIMITS
-from armlab.spec import SequentialDesign, default_of
+from armlab.spec import Comparison, SequentialDesign, default_of, settings_of
 
 # letters, digits, '_', '.', '-'; not starting with '.' or '-'; no '..' anywhere (checked separately)
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
@@ -391,8 +391,12 @@ def check_limit(source: str, key: str, value: int, limits: dict, limit: str) -> 
         )
 
 
+COMPARISON_KEYS = {setting.name for setting in settings_of(Comparison)}  # family, reference, arms, control
+
+
 def parse_comparisons(source: str, value, arms=None) -> list[dict]:
-    """The ``comparisons`` list, checked once for the workflow and the analysis: each ``{family, reference, arms}``.
+    """The ``comparisons`` list, checked once for the workflow and the analysis: each ``{family, reference, arms}``
+    and optionally ``control`` (a boolean: a planted control, whose answer is known).
 
     A family is one multiplicity family: its name is unique, its arms are distinct names and do not include its
     reference. ``arms``, when given, are the arms that exist (the workflow's); references and arms must be among them.
@@ -404,8 +408,15 @@ def parse_comparisons(source: str, value, arms=None) -> list[dict]:
     families = set()
     for i, comparison in enumerate(value):
         where = f"{source}: comparisons[{i}]"
-        if not isinstance(comparison, dict) or set(comparison) != {"family", "reference", "arms"}:
-            raise ConfigError(f"{where}: expected exactly the keys family, reference, arms; got {comparison!r}")
+        if (
+            not isinstance(comparison, dict)
+            or not {"family", "reference", "arms"} <= set(comparison) <= COMPARISON_KEYS
+        ):
+            raise ConfigError(
+                f"{where}: expected the keys family, reference, arms (and optionally control); got {comparison!r}"
+            )
+        if not isinstance(comparison.get("control", False), bool):
+            raise ConfigError(f"{where}.control: expected true or false, got {comparison['control']!r}")
         family, reference, compared = comparison["family"], comparison["reference"], comparison["arms"]
         if not isinstance(family, str) or not family:
             raise ConfigError(f"{where}.family: expected a non-empty string, got {family!r}")

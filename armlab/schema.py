@@ -33,10 +33,10 @@ SETTINGS_FILE = "docs/settings.md"
 METHODS_FILE = "docs/methods.md"
 GENERATED_BY = "python -m armlab.spec --write"
 SCHEMA_HEADER = (
-    f"# Generated from armlab/spec.py by `{GENERATED_BY}`: edit the spec, not this file\n"
+    f"# Generated from armlab/spec/__init__.py by `{GENERATED_BY}`: edit the spec, not this file\n"
     "# (`python -m armlab.spec --check` and tests/test_spec.py fail when they differ).\n"
 )
-BEGIN, END = "<!-- generated from armlab/spec.py: {name} -->", "<!-- end of generated {name} -->"
+BEGIN, END = "<!-- generated from armlab/spec/__init__.py: {name} -->", "<!-- end of generated {name} -->"
 # the one schema piece no field type spells: a method of the recipe is a registry name or {name, ...parameters}
 METHOD_DEFINITION = {
     "description": "a registry name, or {name, ...parameters}",
@@ -303,13 +303,13 @@ def settings_text() -> str:
     lines = [
         "# Settings",
         "",
-        f"<!-- Generated from armlab/spec.py by `{GENERATED_BY}`; edit the spec, not this page. -->",
+        f"<!-- Generated from armlab/spec/__init__.py by `{GENERATED_BY}`; edit the spec, not this page. -->",
         "",
         "Every key of an experiment config, section by section: its type and range, its default and its meaning,",
-        "each written once, in `armlab/spec.py`, from which this page and `workflows/schemas/config.schema.yaml`",
-        "are generated (`python -m armlab.spec --check` fails when they differ). A default in backticks is filled",
-        "in when the key is absent; *absent* means the key stays out of the resolved config; a setting's name",
-        "means that setting's value.",
+        "each written once, in `armlab/spec/__init__.py` (`armlab.spec`), from which this page and",
+        "`workflows/schemas/config.schema.yaml` are generated (`python -m armlab.spec --check` fails when they",
+        "differ). A default in backticks is filled in when the key is absent; *absent* means the key stays out of",
+        "the resolved config; a setting's name means that setting's value.",
     ]
     for path, section in _sections(spec.Experiment, ""):
         title = path or "top level"
@@ -361,7 +361,7 @@ def check(root: Path = REPO) -> list[str]:
             mine, theirs = have.splitlines(), text.splitlines()
             line = next((i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b), min(len(mine), len(theirs)))
             problems.append(
-                f"{name}: line {line + 1} differs from what armlab/spec.py generates "
+                f"{name}: line {line + 1} differs from what armlab/spec/__init__.py generates "
                 f"({(mine[line] if line < len(mine) else '<end of file>')[:80]!r}); edit the spec and run "
                 f"`{GENERATED_BY}`"
             )

@@ -283,7 +283,7 @@ def file_items(name: str, spec: Mapping, where: str, limits: Mapping[str, int] =
                 f"{where}.path: {path}: row {number}: {field_name!r} is {got}; expected the question's text"
             )
         try:
-            prompt, answer = _prompt_and_answer(fmt, spec.get("prompt", fmt.prompt), name, item, named)
+            prompt, answer = _prompt_and_answer(fmt, prompt_template(spec), name, item, named)
         except ValueError as exc:
             raise ConfigError(f"{where}.path: {path}: row {number} (item {item}): {exc}") from None
         if len(prompt) > limits["prompt_chars"]:
@@ -337,7 +337,7 @@ def reasoning_gym_items(
     from armlab.training.reasoning_gym_tasks import benchmark_entries
 
     entries, rebuild = benchmark_entries(name, spec, experiment, where)
-    template = spec.get("prompt", "{question}")
+    template = prompt_template(spec)
     items = []
     for index, entry in enumerate(entries):
         item = f"{name}-{index:05d}"
@@ -395,6 +395,13 @@ def external_items(config: Mapping, source: str = "config") -> dict[str, list[di
             for item in items
         ]
     return out
+
+
+def prompt_template(spec: Mapping) -> str:
+    """The prompt template of one ``eval.external`` benchmark: its own ``prompt``, else its format's (a
+    reasoning-gym benchmark's default is the bare question)."""
+    default = FORMATS[spec["format"]].prompt if spec["source"] == "file" else "{question}"
+    return str(spec.get("prompt", default))
 
 
 def samples_of(config: Mapping, name: str) -> int:

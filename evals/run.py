@@ -25,8 +25,9 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import pandas as pd  # noqa: E402
+import yaml  # noqa: E402
 
-from armlab import numerics, registration, spec  # noqa: E402
+from armlab import numerics, registration  # noqa: E402
 from armlab.contract import COLUMNS, TASK_PREFIX  # noqa: E402
 from armlab.evals.lm_eval_tasks import sampled_existing_tasks, task_name  # noqa: E402
 from armlab.evals.verifiers import GRADED, TIMEOUT, UNPARSED, grade, same_answer, vote_classes  # noqa: E402
@@ -34,6 +35,7 @@ from armlab.files import (  # noqa: E402
     BadFile,
     atomic_path,
     environment_record,
+    file_sha256,
     json_number,
     one_line_errors,
     read_json,
@@ -42,6 +44,8 @@ from armlab.files import (  # noqa: E402
     write_manifest,
 )
 from armlab.registry import Registry  # noqa: E402
+from armlab.spec import Eval  # noqa: E402
+from armlab.spec import parse as parse_section  # noqa: E402
 from armlab.training.backends.checkpoints import is_record, recorded_models  # noqa: E402
 
 
@@ -195,7 +199,7 @@ def _hf_model_args(config: dict, checkpoint: Path, stream: str) -> dict:
 def _vllm_model_args(config: dict, checkpoint: Path, stream: str) -> dict:
     return {
         "pretrained": str(checkpoint),
-        "python": spec.parse(spec.Eval, config["eval"]).vllm_python,
+        "python": parse_section(Eval, config["eval"]).vllm_python,
         "stream": stream,
         "threads": config["threads"],
         "max_gen_toks": config["eval"]["max_gen_toks"],
@@ -218,7 +222,7 @@ ENGINES = {"hf": "hf", "vllm": "armlab-vllm"}  # eval.engine -> the lm-eval mode
 def engine_model(config: dict, model: str) -> str:
     """The lm-eval model that serves a checkpoint the backend scores with ``model``: a Hugging Face checkpoint
     (``hf``) goes to the engine ``eval.engine`` names; the builtin policy is always ``armlab-builtin``."""
-    return ENGINES[spec.parse(spec.Eval, config["eval"]).engine] if model == "hf" else model
+    return ENGINES[parse_section(Eval, config["eval"]).engine] if model == "hf" else model
 
 
 # how each model draws sampled answers, for the manifest
@@ -336,6 +340,8 @@ def evaluate(
                 | {"stream": stream, "torch_seed": torch_seed(stream), "how": SAMPLING_STREAMS[model]},
                 # per benchmark, how many answers were graded, unparsed or timed out (the last two counted wrong)
                 "outcomes": outcomes,
+                # per benchmark, what decides its scores besides the model (the report card compares arms on it)
+                "protocol": evaluation_protocol(config, tasks_dir),
                 "seconds": time.perf_counter() - start,
                 **environment_record(config["threads"], config["numerics"]),
                 **registration.record(out_dir),
@@ -350,6 +356,44 @@ def evaluate(
             shown = ", ".join(f"{n} {status}" for status, n in missed.items())
             print(f"[eval {arm} seed {seed}] {benchmark}: {shown} of {sum(counts.values())} answers (counted wrong)")
     return scores
+
+
+class _TaskLoader(yaml.SafeLoader):
+    """YAML's safe loader that reads lm-eval's ``!function module.name`` as its text."""
+
+
+_TaskLoader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
+
+
+def evaluation_protocol(config: dict, tasks_dir: Path) -> dict[str, dict[str, str | int]]:
+    """Benchmark -> what its scores were graded under besides the model: ``samples`` (answers per item),
+    ``prompt_template``, ``verifier`` and ``items`` (the sha256 of the items file its lm-eval task reads, or
+    the lm-eval task and version of a task of ``eval.lm_eval_tasks``). The sampling settings shared by every
+    benchmark are the manifest's ``sampling``."""
+    from importlib import metadata
+
+    from armlab.evals.catalogue import prompt_template, samples_of
+
+    external = config["eval"].get("external") or {}
+    protocol: dict[str, dict[str, str | int]] = {}
+    for benchmark in [*config["benchmarks"], *external]:
+        task = yaml.load((tasks_dir / f"{benchmark}.yaml").read_text(), _TaskLoader)  # noqa: S506 (a safe loader)
+        items_file = Path(task["dataset_kwargs"]["data_files"]["test"])
+        verifiers = pd.read_parquet(items_file).get("verifier")
+        protocol[benchmark] = {
+            "samples": samples_of(config, benchmark) if benchmark in external else config["eval"]["samples"],
+            "prompt_template": prompt_template(external[benchmark]) if benchmark in external else "{question}",
+            "verifier": ", ".join(sorted(set(verifiers))) if verifiers is not None else "exact",
+            "items": f"sha256:{file_sha256(items_file)}",
+        }
+    for name, spec in (config["eval"].get("lm_eval_tasks") or {}).items():
+        protocol[name] = {
+            "samples": config["eval"]["samples"],
+            "prompt_template": f"lm-eval task {name}",
+            "verifier": f"lm-eval metric {spec.get('metric', 'exact_match')}, filter {spec.get('filter', 'none')}",
+            "items": f"lm-eval task {name} (lm-eval {metadata.version('lm_eval')})",
+        }
+    return protocol
 
 
 def answer_outcomes(answers: pd.DataFrame) -> dict[str, dict[str, int]]:

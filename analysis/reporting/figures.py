@@ -564,7 +564,8 @@ def pass_at_k_plot(
     """pass@k against k (log scale) for one family: the curves, and each arm's paired difference.
 
     Left: the mean over seeds of each arm's pass@k (rows of summaries.csv), with the band of its interval
-    against the base policy (pass_at_k_vs_base.csv) where there is a base, and the base's curve dashed.
+    against the base policy (pass_at_k_vs_base.csv, the base's own sampling noise in it) where there is a base
+    and the interval is bounded, and the base's curve dashed.
     Right: each arm minus the reference, seed-matched, with the comparison's first interval
     (comparisons.csv), so a curve that crosses the reference's does so with its uncertainty shown.
     """
@@ -587,6 +588,7 @@ def pass_at_k_plot(
         mean = curves[curves["arm"] == arm].groupby("k")["value"].mean()
         left.plot(mean.index, 100 * mean, marker="o", ms=3, label=arm, **styles[arm])
         band = versus_base[versus_base["arm"] == arm].set_index("k").reindex(mean.index)
+        band = band[["ci_low", "ci_high"]].where(np.isfinite(band[["ci_low", "ci_high"]]))  # unbounded: no band
         if len(base) and band["ci_low"].notna().any():
             low, high = (100 * (base.reindex(mean.index) + band[c]) for c in ("ci_low", "ci_high"))
             left.fill_between(mean.index, low, high, color=styles[arm]["color"], alpha=0.15, lw=0)
@@ -606,7 +608,7 @@ def pass_at_k_plot(
         ax.set_xlabel("k (answers drawn per item)")
         ax.legend(fontsize=7)
     left.set_ylabel("pass@k (points)")
-    left.set_title(f"{family}: pass@k, band = interval over seeds vs the base")
+    left.set_title(f"{family}: pass@k, band = interval vs the base")
     right.set_ylabel(f"Δ pass@k vs {reference} (points)")
     right.set_title(f"paired difference, {rows['ci_method'].iloc[0]} interval")
     return fig

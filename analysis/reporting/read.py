@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from armlab import files, layout
-from armlab.analysis import outputs, predictions
+from armlab.analysis import outputs, predictions, report_card
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.inputs import reading, tidy
 from armlab.analysis.settings import Settings
@@ -58,6 +58,8 @@ def read_csv(path: Path | str, text_columns: tuple[str, ...] = TEXT_COLUMNS) -> 
 
 
 def _text_columns(table: str) -> tuple[str, ...]:
+    if table == "report_card":
+        return tuple(report_card.COLUMNS)
     if table.startswith("sequential"):
         return SEQUENTIAL_TEXT_COLUMNS
     return predictions.TEXT_COLUMNS if table == "replications" else TEXT_COLUMNS
@@ -84,6 +86,8 @@ class Analysis:
     sequential: pd.DataFrame  # a header only without a sequential design
     sequential_looks: pd.DataFrame
     replications: pd.DataFrame  # a header only without predictions
+    unparsed: pd.DataFrame  # a header only without the answers' statuses
+    report_card: pd.DataFrame
 
 
 def read_analysis(directory: Path | str, experiment: str) -> Analysis:

@@ -259,6 +259,34 @@ class Page:
         return {c.family: self.figures.get(f"{prefix}-{i}", "") for i, c in enumerate(self.cfg.comparisons, start=1)}
 
 
+def report_card_section(page: Page) -> str:
+    """The report card (report_card.csv): each item of the minimum standard for an RLVR claim, its grade, the number
+    behind it and why; "" where the analysis wrote no card."""
+    card = page.analysis.report_card
+    if not len(card):
+        return ""
+    counts = card["status"].value_counts()
+    tally = ", ".join(
+        f"{counts[s]} {s}" for s in ("pass", "fail", "not applicable", "not available", "not run") if s in counts
+    )
+    rows = "".join(
+        f'<tr><td class="status"><span class="chip {esc(r.status.replace(" ", "-"))}">{esc(r.status)}</span></td>'
+        f"<td>{esc(r.check)}</td><td>{esc(r.value)}</td><td>{esc(r.reason)}</td></tr>"
+        for r in card.itertuples()
+    )
+    table = (
+        '<div class="scroll"><table class="grades"><thead><tr><th>grade</th><th>check</th><th>number</th>'
+        f"<th>why</th></tr></thead><tbody>{rows}</tbody></table></div>"
+    )
+    lede = (
+        f'<p class="muted">This experiment against the minimum standard for an RLVR claim ({esc(tally)}): '
+        "enough seeds, one evaluation protocol for every arm and the base, matched compute, answer-format failures "
+        "compared, nothing chosen on the test items, grader robustness and contamination. "
+        '"Not available": an input is missing, so the item cannot pass. analysis/report_card.csv.</p>'
+    )
+    return section("card", "Report card", lede + table)
+
+
 def what_was_run(page: Page) -> str:
     """Scores, arms and seeds, benchmarks, comparisons, runs; folded: summaries, recipe, provenance, config."""
     cfg, analysis, runs, config_text = page.cfg, page.analysis, page.runs, page.config_text
@@ -583,11 +611,14 @@ def distributions_section(page: Page) -> str:
 
 
 def base_crossing(rows: pd.DataFrame, confidence: float) -> str:
-    """Whether and where one arm's pass@k curve falls below the base policy's (rows of pass_at_k_vs_base.csv)."""
+    """Whether and where one arm's pass@k curve falls below the base policy's (rows of pass_at_k_vs_base.csv), and
+    how its intervals hold the base's own sampling noise."""
     rows = rows.sort_values("k")
     arm, below = rows["arm"].iloc[0], rows[rows["mean_diff"] < 0]
+    methods = "; ".join(dict.fromkeys(rows["method"].astype(str)))
+    how = f" Intervals: {methods}." if methods else ""
     if below.empty:
-        return f"{arm} stays above the base policy at every k ({_join(map(str, rows['k']))})."
+        return f"{arm} stays above the base policy at every k ({_join(map(str, rows['k']))}).{how}"
     first = below.iloc[0]
     sure = rows[rows["ci_high"] < 0]
     where = (
@@ -597,7 +628,7 @@ def base_crossing(rows: pd.DataFrame, confidence: float) -> str:
     )
     return (
         f"{arm} falls below the base policy from k = {int(first.k)}: Δ {tables.points(first.mean_diff)} points "
-        f"[{tables.points(first.ci_low)}, {tables.points(first.ci_high)}]{where}."
+        f"{tables.interval_text(first.ci_low, first.ci_high, tables.points)}{where}.{how}"
     )
 
 
@@ -741,6 +772,7 @@ class Section:
 SECTIONS: Registry[Section] = Registry(
     "report section",
     {
+        "card": Section("Report card", report_card_section),
         "run": Section("What was run", what_was_run),
         "verdicts": Section("Verdicts", verdict_section),
         "replication": Section("Replication", replication_section),

@@ -51,12 +51,15 @@ class RunPlan:
         self.exports_base = self.base_backend.exports_base(config)
         self.has_base = self.base_backend.trains_base or self.exports_base or self.hf_base is not None
         # a backend whose runs were made elsewhere records the base checkpoint too (rule record_base, into the run
-        # folder of arm base), reading the limits in the first arm's view
+        # folder of arm base, seed 0), reading the limits in the first arm's view
         self.records_base = self.base_backend.recorded is not None and self.hf_base is not None
         # whether some arm is trained here (else the recipe's steps and checkpoints are not the runs')
         self.trains = any(BACKENDS[name].recorded is None for name in self.used_backends)
         self.base_record_config = f"{self.out}/config/train/{next(iter(config['arms']))}.json"
-        self.base_runs: list[Run] = [(BASE_ARM, 0)] if self.has_base else []
+        # a sampled evaluation of the base varies with its sampling stream like every arm's: it is evaluated at each
+        # seed the arms run (the arms' streams, so each comparison with it pairs by seed, docs/statistics.md §10);
+        # a greedy one gives the same answers at every seed, so once (seed 0)
+        self.base_per_seed = self.has_base and config["eval"]["temperature"] > 0
         # what a training job of each backend reads besides its config (its train rule's inputs, as --<name>)
         self.reads = {name: BACKENDS[name].reads_for(config) for name in self.used_backends}
         self.read_paths = {
@@ -81,14 +84,23 @@ class RunPlan:
         """Run (arm, seed)'s log of its ``stage`` job; by default the rules' pattern."""
         return layout.job_log(self.out, stage, arm, seed)
 
+    def base_runs(self, runs: Iterable[Run]) -> list[Run]:
+        """The base policy's evaluations beside ``runs``: one at each of their seeds when sampled, else one at
+        seed 0; none without a base policy."""
+        if not self.has_base:
+            return []
+        seeds = sorted({int(seed) for _, seed in runs}) if self.base_per_seed else [0]
+        return [(BASE_ARM, seed) for seed in seeds]
+
     def per_run(
         self, stage: str, name: str, runs: Iterable[Run], evaluated: bool = False, backends: Sequence[str] | None = None
     ) -> list[str]:
         """File ``name`` of ``stage`` for every run in ``runs`` (only the arms that ``backends`` train, when given),
-        and of the base policy first when ``evaluated``."""
+        and of the base policy's evaluations (:meth:`base_runs`) first when ``evaluated``."""
+        runs = list(runs)
         return [
             f"{self.job_dir(stage, arm, seed)}/{name}"
-            for arm, seed in (self.base_runs if evaluated else []) + list(runs)
+            for arm, seed in (self.base_runs(runs) if evaluated else []) + runs
             if backends is None or self.arm_backends[arm] in backends
         ]
 
@@ -182,23 +194,31 @@ class RunPlan:
         evaluation or a curve whose checkpoints' sha256 are not those the record names (made from an earlier
         record). Only files that exist are listed; nothing outside the experiment's folder."""
         found = []
-        for arm, seed in self.base_runs + self.fixed_runs:
+        for arm, seed in ([(BASE_ARM, 0)] if self.has_base else []) + self.fixed_runs:
             if not self.recorded(arm):
                 continue
             backend, run_dir = self.backend_of(arm), Path(self.job_dir("runs", arm, seed))
             record = [run_dir / name for name in backend.outputs.values()]
-            curve = [Path(self.job_dir("curves", arm, seed)) / name for name in ("scores.parquet", "manifest.json")]
+            # the evaluations made from the record: the base checkpoint's at every seed it is evaluated at
+            evaluations = self.base_runs(self.fixed_runs) if arm == BASE_ARM else [(arm, seed)]
+            curve = [
+                Path(self.job_dir("curves", evaluated_arm, evaluated_seed)) / name
+                for evaluated_arm, evaluated_seed in evaluations
+                for name in ("scores.parquet", "manifest.json")
+            ]
             change = backend.recorded.changed(self.config, arm, seed, run_dir)  # type: ignore[union-attr]
             if change is not None:
                 reason, checkpoints_changed = change
                 found.append((reason, record + (self.results_built_on(run_dir) if checkpoints_changed else curve)))
                 continue
-            for stage, outputs in (("evals", self.results_built_on(self.job_dir("evals", arm, seed))), ("curves", [])):
-                job = Path(self.job_dir(stage, arm, seed))
-                evaluated, recorded = _sha256s(job / MANIFEST, stage), _sha256s(run_dir / MANIFEST, stage)
-                if evaluated is not None and recorded is not None and evaluated != recorded:
-                    reason = f"{job}: evaluated checkpoints other than {run_dir} records now"
-                    found.append((reason, [job / "scores.parquet", job / MANIFEST, *outputs]))
+            for evaluated_arm, evaluated_seed in evaluations:
+                evaluation = self.job_dir("evals", evaluated_arm, evaluated_seed)
+                for stage, outputs in (("evals", self.results_built_on(evaluation)), ("curves", [])):
+                    job = Path(self.job_dir(stage, evaluated_arm, evaluated_seed))
+                    evaluated, recorded = _sha256s(job / MANIFEST, stage), _sha256s(run_dir / MANIFEST, stage)
+                    if evaluated is not None and recorded is not None and evaluated != recorded:
+                        reason = f"{job}: evaluated checkpoints other than {run_dir} records now"
+                        found.append((reason, [job / "scores.parquet", job / MANIFEST, *outputs]))
         return [(reason, [path for path in paths if path.is_file()]) for reason, paths in found]
 
     def results_built_on(self, job_dir: str | Path) -> list[Path]:
@@ -213,8 +233,15 @@ class RunPlan:
         built = [Path(self.out) / "scores.parquet"]
         if job[0] != "evals":
             arm, seed = (BASE_ARM, 0) if job[0] in ("base", "base_hf") else layout.run_of(Path(*job[1:3]))
+            if arm == BASE_ARM:  # every evaluation of the base policy (trained, exported or recorded)
+                design = self.analysis.design
+                seeds = range(design.start, design.start + design.max) if design else self.config["seeds"]
+                jobs = self.base_runs(("", seed) for seed in seeds)
+            else:
+                jobs = [(arm, int(seed))]
             built += [
                 Path(self.job_dir(stage, arm, seed)) / name
+                for arm, seed in jobs
                 for stage in ("evals", "curves")
                 for name in ("scores.parquet", "manifest.json")
             ]

@@ -572,6 +572,12 @@ class Comparison:
     family: str = setting(help="the family's name (one multiplicity family)", minLength=1)
     reference: str = setting(help="the arm every arm of the family is compared with")
     arms: tuple[str, ...] = setting(help="the arms compared with the reference", minItems=1)
+    control: bool = setting(
+        False,
+        fill=False,
+        help="""a planted control: the family's answer is known (e.g. an arm that stays the base policy), so it
+        checks the harness and makes no claim; the report card does not grade its compute or answer format""",
+    )
 
 
 @dataclass(frozen=True, kw_only=True)

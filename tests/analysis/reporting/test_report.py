@@ -31,6 +31,7 @@ FIXTURE = REPORT_FIXTURE
 BUILD = report_build()
 DATAFLEX_CONFIG = REPO / "config" / "experiments" / "dataflex_rl_released.yaml"
 SECTIONS = [
+    "card",
     "run",
     "verdicts",
     "comparisons",
@@ -547,6 +548,8 @@ def test_the_report_names_every_component_estimated_below_zero():
         sensitivity=empty, dropped=empty, probability_of_improvement=empty, performance_profiles=empty,
         pass_at_k_vs_base=empty, allocation=empty, sequential=empty, sequential_looks=empty, replications=empty,
         per_benchmark=empty,
+        unparsed=empty,
+        report_card=empty,
         variance_components=pd.DataFrame([row, {**row, "arm": "b", "training_negative": False}]),
     )  # fmt: skip
     html = sections.sampling_section(sections.Page(None, analysis))  # the section reads the analysis only

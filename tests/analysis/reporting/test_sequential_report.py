@@ -71,7 +71,7 @@ def _sequential_section(html):
 
 def test_the_section_shows_where_each_arm_stopped_and_the_runs_it_saved(sequential):
     analysis, html = sequential
-    assert _sections(html) == ["run", "verdicts", "comparisons", "sequential", *SECTIONS_WITHOUT_DESIGN[3:]]
+    assert _sections(html) == ["card", "run", "verdicts", "comparisons", "sequential", *SECTIONS_WITHOUT_DESIGN[4:]]
     assert '<a href="#comparisons">Comparisons</a><a href="#sequential">Sequential</a>' in html
     decisions = pd.read_csv(analysis / "sequential.csv", keep_default_na=False).set_index("arm")
     big, null = decisions.loc["big"], decisions.loc["null"]
