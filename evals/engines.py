@@ -43,9 +43,9 @@ def missing_engine(python: str | os.PathLike) -> str | None:
     return None
 
 
-def check_engine(config: dict, source: str, hugging_face: bool) -> None:
-    """``eval.engine: vllm`` has Hugging Face checkpoints to serve (``hugging_face``) and its environment exists."""
-    section: spec.Eval = spec.parse(spec.Eval, config["eval"])
+def check_engine(section: spec.Eval, source: str, hugging_face: bool) -> None:
+    """``eval.engine: vllm`` (of the typed eval section) has Hugging Face checkpoints to serve (``hugging_face``) and
+    its environment exists."""
     if section.engine != "vllm":
         return
     if not hugging_face:

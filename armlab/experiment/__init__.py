@@ -3,7 +3,9 @@
 Above training, evaluation and analysis (it reads all three's rules); the Snakefile calls :func:`load` before
 any job and the rules read a :class:`~armlab.experiment.plan.RunPlan`. The results layout is
 :mod:`armlab.layout`; the sequential design's lock and record of looks are :mod:`armlab.analysis.waves`, the
-predictions' lock :mod:`armlab.analysis.predictions`, the records jobs keep of both :mod:`armlab.registration`.
+predictions' lock :mod:`armlab.analysis.predictions`, the records jobs keep of both :mod:`armlab.registration`;
+what each stage checks at the start is its ``checks`` module (:mod:`armlab.training.checks`,
+:mod:`armlab.evals.checks`, :mod:`armlab.analysis.checks`).
 """
 
 from __future__ import annotations
@@ -11,54 +13,30 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from armlab import layout, numerics, registration
-from armlab.analysis import planning, predictions, waves
-from armlab.analysis.config import parse_config as parse_analysis_config
+from armlab import numerics, spec
+from armlab.analysis.checks import check as check_analysis
 from armlab.configfile import ConfigError, load_configs
-from armlab.contract import BUILTIN_BASE
-from armlab.evals.catalogue import check_external
-from armlab.evals.engines import check_engine
-from armlab.evals.lm_eval_tasks import check_existing_tasks
-from armlab.training.backends import BACKENDS, backends_used
-from armlab.training.config import check_training_prompts, validate_config
-from armlab.training.reasoning_gym_tasks import check_reproducible, draws_of
+from armlab.evals.checks import check as check_evaluation
+from armlab.training.checks import check as check_training
+from armlab.training.config import validate_config
 
 
 def load(config_files: Sequence[str | Path], overrides: Mapping | None = None) -> dict:
     """The experiment's config, validated whole before any job: ``config_files`` merged (later ones update earlier
-    ones), then ``overrides``; its analysis and plan sections parsed; under a sequential design whose first wave
-    started, the design unchanged since it was locked; every job so far run under the locks that exist now; and
-    every locked prediction still a comparison of the config.
+    ones), then ``overrides``; checked against the schema (generated from :mod:`armlab.spec`) and the rules of the
+    whole config, then by each stage's own ``check``: the analysis's (its plan and analysis sections, the
+    sequential design's lock, the locks every job so far ran under, the locked predictions), the evaluation's (the
+    files of external benchmarks, the engine, lm-eval's tasks; given the typed eval section) and training's (the
+    checkpoints of runs made elsewhere, reasoning-gym's prompts and draws); and the machine's numerics.
 
     Raises :class:`~armlab.configfile.ConfigError` or ``ValueError`` (one line, naming the file and key).
     """
     source = ", ".join(map(str, config_files))
     config = validate_config(load_configs(config_files, dict(overrides or {})), source=source)
-    planning.plan_section(config, source)  # the analysis section fails now, not after training
-    # files read and schemas checked now, not in the evaluation jobs
-    used = backends_used(config)
-    models = {BACKENDS[name].lm_eval_model for name in used}
-    # the builtin policy, its export and TRL's tiny Qwen2 read characters (hf_export.char_tokenizer), not tokens
-    characters = "armlab-builtin" in models or ("trl" in used and config["trl"].get("model") in (None, BUILTIN_BASE))
-    for name in used:  # the checkpoints of runs made elsewhere, found and checked now
-        recorded = BACKENDS[name].recorded
-        if recorded is not None:
-            try:
-                recorded.check_files(config)
-            except ValueError as err:
-                raise ConfigError(f"{source}: {err}") from None
-    check_external(config, source, character_level=characters)
-    check_training_prompts(config, source, character_level=config["trl"].get("model") in (None, BUILTIN_BASE))
-    check_reproducible(draws_of(config, source))  # reasoning-gym's items are drawn anew in each job
-    check_engine(config, source, hugging_face="hf" in models)
-    check_existing_tasks(config, source)
+    check_analysis(config, source)  # cheap and file-free first: the analysis section fails now, not after training
+    check_evaluation(spec.parse(spec.Eval, config["eval"]), config, source)
+    check_training(config, source)
     problem = numerics.machine_problem(config["numerics"])
     if problem:  # every job would refuse it
         raise ConfigError(f"{source}: {problem}")
-    out = layout.experiment_dir(config["experiment"])
-    analysis = parse_analysis_config(config, source=source)
-    if analysis.design is not None:
-        waves.check_lock(out, config)
-    registration.against_locks(out)
-    predictions.check_withdrawn(out, analysis)  # a locked prediction's comparison is still in the config
     return config
