@@ -16,7 +16,9 @@ the rest (``recipe``, ``arms``, ``seeds``, ...):
     merge with that measure's).
 ``arms`` (optional)
     the workflow's arms; where given, rankings name only these arms (or
-    ``base``).
+    ``base``), and the arms with a ``numerics`` key are numerics controls
+    (:mod:`armlab.analysis.numerics_noise`), each compared with the one
+    reference it repeats.
 ``input`` (optional)
     where the scores come from; see :mod:`armlab.analysis.inputs` for the kinds.
 ``analysis`` (optional)
@@ -121,6 +123,7 @@ from armlab.configfile import (
     check_text,
     limits_of,
     load_mapping,
+    numerics_controls,
     parse_comparisons,
 )
 from armlab.contract import BASE_ARM, LEDGER
@@ -151,6 +154,7 @@ class Config:
     design: Design | None = None  # a sequential seed design (config ``seeds: {initial, wave, max, ...}``)
     predictions: tuple[Prediction, ...] = ()  # preregistered predictions (analysis.predictions)
     limits: Mapping[str, int] = field(default_factory=lambda: DEFAULT_LIMITS)  # the sizes in force (``limits:``)
+    controls: Mapping[str, str] = field(default_factory=dict)  # numerics control -> the reference it repeats
 
     @property
     def compared_arms(self) -> list[str]:
@@ -232,11 +236,18 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
         )
     if isinstance(raw.get("arms"), dict):
         _check_ranked_arms(settings, [*raw["arms"], BASE_ARM], source)
+    listed = [{"reference": c.reference, "arms": list(c.arms)} for c in comparisons]
+    try:
+        controls = numerics_controls(source, raw.get("arms"), listed)
+    except ConfigError as exc:
+        raise AnalysisInputError(str(exc)) from None
     predictions = parse_predictions(raw.get("predictions"), comparisons, settings.equivalence_margin, source)
     if benchmarks is not None:
         _check_subset_benchmarks(settings, benchmarks, source)
         _check_predicted_measures(predictions, settings, benchmarks, source)
-    return Config(experiment, comparisons, benchmarks, input_spec, settings, source, design, predictions, limits)
+    return Config(
+        experiment, comparisons, benchmarks, input_spec, settings, source, design, predictions, limits, controls
+    )
 
 
 def compared_measures(settings: Settings, benchmarks: dict[str, str]) -> list[str]:

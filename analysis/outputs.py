@@ -19,7 +19,7 @@ from armlab.analysis.errors import AnalysisInputError
 if TYPE_CHECKING:
     from armlab.analysis.config import Config
 
-FORMAT = 2  # 1: the layouts before the format was recorded (no "format" in manifest.json)
+FORMAT = 3  # 1: the layouts before the format was recorded (no "format" in manifest.json); 3: the numerics columns
 FORMAT_KEY = "format"
 TABLES = (  # each is <name>.csv, listed with its sha256 in manifest.json
     "summaries",

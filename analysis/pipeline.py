@@ -18,6 +18,7 @@ from armlab import files
 from armlab.analysis import (
     improvement,
     inputs,
+    numerics_noise,
     outputs,
     paired,
     predictions,
@@ -222,6 +223,9 @@ def run_analysis(
             "table (fixed-n, over each pair's seeds) ignore the optional stopping and are descriptive; the sequential "
             "table's decisions and repeated confidence intervals are the design's."
         )
+    comparisons = numerics_noise.flag_verdicts(comparisons, config.controls)
+    components = numerics_noise.with_numerics(components, pairs, config.controls)
+    notes += numerics_noise.notes(comparisons, components, config.controls)
     comparisons = comparisons.assign(registration=predictions.registration(comparisons, lock))
     replications = predictions.replication_table(comparisons, config.predictions, lock, config.source)
     if config.predictions and lock is None:

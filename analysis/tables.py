@@ -94,6 +94,33 @@ def verdicts(table: pd.DataFrame) -> np.ndarray:
     )
 
 
+NOT_ROBUST = "not robust to numerics"
+
+
+def not_robust(table: pd.DataFrame) -> np.ndarray:
+    """Whether each row's verdict lies within its measure's numerics spread (armlab.analysis.numerics_noise); False
+    for tables without the column."""
+    flagged = table.get("not_robust_to_numerics", pd.Series(False, index=table.index))
+    return flagged.fillna(False).astype(bool).to_numpy()
+
+
+def shown_verdicts(table: pd.DataFrame) -> np.ndarray:
+    """:func:`verdicts` as the tables show them: "(not robust to numerics)" after each one :func:`not_robust` flags."""
+    plain = verdicts(table)
+    return np.where(not_robust(table), np.char.add(plain.astype(str), f" ({NOT_ROBUST})"), plain)
+
+
+def numerics_flag(row: Row) -> str:
+    """After a verdict line: "; not robust to numerics: ..." when the row's verdict lies within its measure's
+    numerics spread (the room its difference has before the verdict changes, and the spread); else nothing."""
+    if not bool(getattr(row, "not_robust_to_numerics", False)):
+        return ""
+    return (
+        f"; {NOT_ROBUST}: {100 * row.numerics_room:.2f} points from another verdict, within the "
+        f"{100 * row.numerics_spread:.2f} points numerics alone moved a difference"
+    )
+
+
 def interval_text(low: float, high: float, fmt: Callable[[float], str]) -> str:
     """An interval as ``[low, high]``; "unbounded" where no data could bound it; "—" where it is not defined."""
     if np.isnan(low) or np.isnan(high):
@@ -156,7 +183,7 @@ def comparison_display(table: pd.DataFrame) -> pd.DataFrame:
     out["reject"] = first["reject"].map({True: "yes", False: "no"})
     out[f"equiv. ±{margin}"] = equivalence_shown(first)
     out["MDE (pts)"] = [_mde_range(row) for _, row in first.iterrows()]
-    out["verdict"] = verdicts(first)
+    out["verdict"] = shown_verdicts(first)
     return out
 
 
@@ -228,13 +255,15 @@ def comparison_sections(table: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame
 
 
 def comparison_note(table: pd.DataFrame) -> str:
-    """The footnote of the comparison tables, for the test that decided them."""
+    """The footnote of the comparison tables, for the test that decided them (and the numerics flag, where set)."""
+    flag = NUMERICS_NOTE if not_robust(table).any() else ""
     if not is_unpaired(table):
-        return COMPARISON_NOTE
+        return COMPARISON_NOTE + flag
     return (
         "Unpaired: the arms' runs are not matched by seed; Δ is the difference of their mean scores and n the runs "
         "of the arm vs its reference. "
         + COMPARISON_NOTE.replace("exact sign-flip test", test_name(table)).replace("sign_flip", "permutation")
+        + flag
     )
 
 
@@ -247,6 +276,12 @@ COMPARISON_NOTE = (
     "agree, 1 − α/u with u the comparisons of that stage Holm did not reject (1 − α when it rejected all), "
     f"so it excludes 0 exactly when the verdict is better or worse; secondary cells whose gate stayed closed were "
     f"not tested. {FALLBACK_MARK}: the percentile interval shown where BCa is undefined."
+)
+
+NUMERICS_NOTE = (
+    f" {NOT_ROBUST}: the verdict's difference is nearer another verdict (a better/worse interval's bound nearest 0; "
+    "an equivalence interval's distance from ±margin) than the largest difference a numerics control (its reference "
+    "run again under other numerics only) showed on that measure."
 )
 
 
@@ -322,7 +357,7 @@ def latex_table(table: pd.DataFrame) -> str:
         shown = {"diff": group["mean_diff"].map(points), "p": group["p_value"].map(_p), "holm": group["p_holm"].map(_p)}
         best = {"diff": max if higher else min, "p": min, "holm": min}
         cell = {key: [_math(v, b) for v, b in zip(values, _best(values, best[key]))] for key, values in shown.items()}
-        for i, (row, verdict) in enumerate(zip(group.itertuples(), verdicts(group))):
+        for i, (row, verdict) in enumerate(zip(group.itertuples(), shown_verdicts(group))):
             text = interval_text(row.decision_low, row.decision_high, points)
             interval = _math(text) if text.startswith("[") else _latex_escape(text)
             cells = [_latex_escape(row.arm), cell["diff"][i], interval, cell["p"][i], cell["holm"][i], verdict]
@@ -516,6 +551,6 @@ def verdict_lines(comparisons: pd.DataFrame, sequential: pd.DataFrame | None = N
     rows = rows[rows["measure"] == rows["measure"].iloc[0]]
     return [
         f"{r.family}: {r.arm} vs {r.reference} on {r.measure}: {verdict}, Δ {points(r.mean_diff)} points, "
-        f"interval at Holm's level {decision_text(r)}, Holm p {_p(r.p_holm)} ({sizes_text(r)})"
+        f"interval at Holm's level {decision_text(r)}, Holm p {_p(r.p_holm)} ({sizes_text(r)}){numerics_flag(r)}"
         for r, verdict in zip(rows.itertuples(), verdicts(rows))
     ]

@@ -33,7 +33,7 @@ from armlab.evals.verifiers import GRADED, TIMEOUT, UNPARSED, grade, same_answer
 from armlab.files import (  # noqa: E402
     BadFile,
     atomic_path,
-    environment_record,
+    job_environment,
     json_number,
     one_line_errors,
     read_json,
@@ -321,12 +321,13 @@ def evaluate(
                 "seed": seed,
                 "checkpoint": str(checkpoint),
                 "lm_eval_model": model,
+                "batch_size": config["eval"]["batch_size"],  # numerics: how the answers were batched
                 "sampling": {key: config["eval"][key] for key in ("samples", "temperature", "top_p", "max_gen_toks")}
                 | {"stream": stream, "torch_seed": torch_seed(stream), "how": SAMPLING_STREAMS[model]},
                 # per benchmark, how many answers were graded, unparsed or timed out (the last two counted wrong)
                 "outcomes": outcomes,
                 "seconds": time.perf_counter() - start,
-                **environment_record(config["threads"], config["numerics"]),
+                **job_environment(config),
                 **registration.record(out_dir),
             },
             *sorted(p.name for p in tmp.iterdir()),
@@ -395,7 +396,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
     config = read_json(args.config, "config")
-    numerics.start(config["numerics"], config["threads"])
+    numerics.start_job(config)
     model = engine_model(config, args.model)
     evaluate(config, args.tasks, checkpoint_to_evaluate(args), args.arm, args.seed, args.out, model=model)
 

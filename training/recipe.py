@@ -10,8 +10,9 @@ from types import MappingProxyType
 from typing import Any
 
 # keys of an arm that are not recipe overrides: ``backend`` (training/backends/__init__.py ``arm_backend``) says which
-# backend trains the arm, not how; the recipe every backend reads never holds it
-ARM_KEYS = ("backend",)
+# backend trains the arm, ``numerics`` (training/numerics_controls.py) under which numerics, not how; the recipe
+# every backend reads never holds them
+ARM_KEYS = ("backend", "numerics")
 
 # a method (estimator, data policy, policy loss) in its dict form, read-only: {"name": ..., **params}
 Method = Mapping[str, Any]
@@ -77,7 +78,7 @@ def method_spec(value: str | Mapping[str, Any]) -> Method:
 
 
 def resolve_arm(config: Mapping[str, Any], arm: str) -> Recipe:
-    """The recipe of ``arm`` in a validated config: the common recipe with the arm's overrides (not its ``backend``)."""
+    """The recipe of ``arm`` in a validated config: the common recipe with the arm's overrides (not its ARM_KEYS)."""
     overrides = config["arms"][arm] or {}
     return Recipe.from_dict({**config["recipe"], **{k: v for k, v in overrides.items() if k not in ARM_KEYS}})
 

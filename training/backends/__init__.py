@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from armlab.contract import BUILTIN_BASE
 from armlab.registry import Registry
-from armlab.training.recipe import Recipe
+from armlab.training.recipe import ARM_KEYS, Recipe
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,7 @@ class Backend:
     directories: tuple[str, ...] = ()  # the outputs that are directories (a Hugging Face checkpoint)
     step_logs: bool = False  # its steps.parquet has the builtin trainer's columns (the report's training curves)
     keeps_checkpoints: bool = False  # checkpoints/step-NNNNNN[.pt] every recipe.checkpoint_every (evals/curves.py)
+    sets_numerics: bool = True  # its trainer sets torch's threads and kernels (armlab.numerics.start); not a command's
     train_resources: dict = field(default_factory=lambda: {"mem_mb": 2000, "runtime": 120})
     eval_resources: dict = field(default_factory=lambda: {"mem_mb": 16000, "runtime": 240})
 
@@ -79,7 +80,7 @@ def _check_command(config: dict, recipe: Recipe, arm: str) -> None:
     from armlab.training.backends.command import check_arm
 
     try:
-        check_arm(config["command"], recipe, config["arms"][arm])
+        check_arm(config["command"], recipe, {k: v for k, v in config["arms"][arm].items() if k not in ARM_KEYS})
     except ValueError as err:
         key = (
             f"command.{err}"
@@ -121,6 +122,7 @@ BACKENDS: Registry[Backend] = Registry(
         "command": Backend(
             train_module="armlab.training.backends.command",
             reads=(),
+            sets_numerics=False,
             outputs={"manifest": "manifest.json"},
             lm_eval_model="hf",
             checkpoint=None,

@@ -49,6 +49,14 @@ def eval_resource(key):
     return (lambda wildcards: resource(wildcards.arm)) if callable(resource) else resource
 
 
+def eval_config(wildcards):
+    return PLAN.eval_config(wildcards.arm)
+
+
+def arm_threads(wildcards):
+    return PLAN.threads_of(wildcards.arm)
+
+
 def checkpoint_of(wildcards):
     return PLAN.checkpoint_of(wildcards.arm, wildcards.seed)
 
