@@ -81,37 +81,26 @@ def flag_verdicts(comparisons: pd.DataFrame, controls: Mapping[str, str]) -> pd.
 
 
 def notes(comparisons: pd.DataFrame, components: pd.DataFrame, controls: Mapping[str, str]) -> list[str]:
-    """The analysis's notes on the numerics controls: what they measured and which verdicts lie within it."""
-    if not controls:
+    """The analysis's note on the numerics controls: what they measured and which verdicts lie within it."""
+    if not controls or not len(comparisons):
         return []
-    first = (
-        comparisons[comparisons["ci_method"] == comparisons["ci_method"].iloc[0]] if len(comparisons) else comparisons
-    )
+    first = comparisons[comparisons["ci_method"] == comparisons["ci_method"].iloc[0]]
     primary = first[first["stage"] == "primary"]
+    note = f"Numerics controls {', '.join(f'{arm} (of {ref})' for arm, ref in controls.items())} repeat their " + (
+        "reference under other numerics only"
+    )
     spread = primary["numerics_spread"].dropna()
-    said = [
-        f"Numerics controls {', '.join(f'{arm} (of {reference})' for arm, reference in controls.items())} repeat "
-        f"their reference under other numerics only"
-        + (
-            f"; the largest of their differences on {primary['measure'].iloc[0]} is {100 * spread.max():.2f} points"
-            if len(spread)
-            else ""
-        )
-    ]
-    treated = components[~components["arm"].isin(list(controls))] if len(components) else components
-    if len(treated) and treated["var_numerics"].notna().any():
-        said[0] += (
-            f", and numerics alone make {100 * float(treated['var_numerics'].clip(lower=0).max()) ** 0.5:.2f} points "
-            f"of standard error in a mean difference at these seeds"
+    if len(spread):
+        note += f"; their largest difference on {primary['measure'].iloc[0]} is {100 * spread.max():.2f} points"
+    treated = components.loc[~components["arm"].isin(list(controls)), "var_numerics"].dropna()
+    if len(treated):
+        note += (
+            f", and numerics alone put at most {100 * treated.clip(lower=0).max() ** 0.5:.2f} points of standard "
+            f"error on a compared arm's mean difference"
         )
     flagged = first[tables.not_robust(first)]
-    said[0] += (
-        "."
-        if not len(flagged)
-        else (
-            f". Not robust to numerics ({len(flagged)} verdict(s) within that spread): "
-            + "; ".join(f"{r.family}: {r.arm} on {r.measure}" for r in flagged.itertuples())
-            + "."
+    if len(flagged):
+        note += f". Not robust to numerics ({len(flagged)} verdict(s) within that spread): " + "; ".join(
+            f"{r.family}: {r.arm} on {r.measure}" for r in flagged.itertuples()
         )
-    )
-    return said
+    return [note + "."]

@@ -124,7 +124,7 @@ def flagged_config(arms: list[str], controls: list[str]) -> dict:
         "benchmarks": {"add": {"domain": "math"}},
         "comparisons": [
             *({"family": f"f_{a}", "reference": "ref", "arms": [a]} for a in arms),
-            {"family": "numerics", "reference": "ref", "arms": controls},
+            *([{"family": "numerics", "reference": "ref", "arms": controls}] if controls else []),
         ],
         "analysis": {"resamples": 200, "power_replicates": 200, "per_benchmark": False},
     }
@@ -177,11 +177,36 @@ def test_a_verdict_within_the_numerics_spread_is_flagged_and_a_large_effect_is_n
     assert not any("not robust to numerics" in line for line in tables.verdict_lines(result.comparisons))
 
 
+def report_section(result) -> str:
+    """The report's Numerics section of an analysis in memory (the section reads the analysis's tables only)."""
+    from armlab.analysis.reporting import read, sections
+
+    empty = pd.DataFrame()
+    analysis = read.Analysis(
+        manifest={}, settings=result.config.settings, comparisons=result.comparisons, summaries=empty, weights=empty,
+        rankings=empty, sensitivity=empty, dropped=empty, probability_of_improvement=empty,
+        performance_profiles=empty, pass_at_k_vs_base=empty, allocation=empty, sequential=empty,
+        sequential_looks=empty, replications=empty, variance_components=result.variance_components,
+    )  # fmt: skip
+    return sections.numerics_section(sections.Page(None, analysis))
+
+
+def test_the_report_lists_the_controls_and_the_verdicts_within_their_spread():
+    noise = {"ctl": [0.015, 0.012, 0.018, 0.016, 0.014, 0.015]}
+    arms = {"small": [0.016, 0.012, 0.02, 0.018, 0.013, 0.017], "large": [0.10, 0.098, 0.105, 0.102, 0.099, 0.101]}
+    values = {"ref": REFERENCE, **{a: shifted(d) for a, d in {**arms, **noise}.items()}}
+    result = run_analysis(parse_config(flagged_config(list(arms), list(noise))), per_run_table(values))
+    html = report_section(result)
+    flagged = html.split("Verdicts not robust to numerics")[1]
+    assert "<td>ctl</td>" in html and "small vs ref" in flagged and "large vs ref" not in flagged
+    without = run_analysis(parse_config(flagged_config(list(arms), [])), per_run_table({"ref": REFERENCE, **{
+        a: shifted(d) for a, d in arms.items()}}))  # fmt: skip
+    assert report_section(without) == ""
+
+
 def test_without_controls_nothing_is_flagged_and_the_numerics_component_is_blank():
     values = {"ref": REFERENCE, "small": shifted([0.02, 0.018, 0.025, 0.022, 0.019, 0.021])}
-    config = parse_config(
-        {**flagged_config(["small"], []), "comparisons": flagged_config(["small"], [])["comparisons"][:1]}
-    )
+    config = parse_config(flagged_config(["small"], []))
     result = run_analysis(config, per_run_table(values))
     assert result.comparisons["numerics_spread"].isna().all() and not result.comparisons["not_robust_to_numerics"].any()
     assert tables.verdicts(result.comparisons).tolist() == ["better"]
