@@ -100,8 +100,9 @@ NOT_ROBUST = "not robust to numerics"
 def not_robust(table: pd.DataFrame) -> np.ndarray:
     """Whether each row's verdict lies within its measure's numerics spread (armlab.analysis.numerics_noise); False
     for tables without the column."""
-    flagged = table.get("not_robust_to_numerics", pd.Series(False, index=table.index))
-    return flagged.fillna(False).astype(bool).to_numpy()
+    if "not_robust_to_numerics" not in table:
+        return np.zeros(len(table), dtype=bool)
+    return np.asarray(table["not_robust_to_numerics"].fillna(False), dtype=bool)
 
 
 def shown_verdicts(table: pd.DataFrame) -> np.ndarray:

@@ -135,6 +135,11 @@ def render_numerics(results: Path) -> str:
     return "\n".join(lines)
 
 
+def _shown(path: Path) -> Path:
+    """A folder as a command names it: relative to the repository where it is inside it."""
+    return path.relative_to(REPO) if path.is_relative_to(REPO) else path
+
+
 def _percent(x: float) -> str:
     return "—" if pd.isna(x) else f"{100 * x:.0f}%"
 
@@ -142,9 +147,7 @@ def _percent(x: float) -> str:
 def render_numerics_flag(results: Path) -> str:
     """How often a verdict flips when every run redraws its numerics, and how often the flag marks it
     (benchmarks/numerics_flag_sim.py)."""
-    table = pd.read_csv(
-        _needs(results / "flag.csv", f"python benchmarks/numerics_flag_sim.py --out {results.relative_to(REPO)}")
-    )
+    table = pd.read_csv(_needs(results / "flag.csv", f"python benchmarks/numerics_flag_sim.py --out {_shown(results)}"))
     header = ["seeds", "numerics sd", "decisive", "of which flip", "flagged", "flips flagged", "unflagged that flip",
               "flagged that flip"]  # fmt: skip
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -231,12 +234,34 @@ def render_numerics_components(results: Path) -> str:
     return "\n".join(lines)
 
 
+def render_numerics_base(results: Path) -> str:
+    """The experiment's base policy trained again under each forced capability (benchmarks/numerics_base.py)."""
+    command = f"python benchmarks/numerics_base.py --out {_shown(results)}"
+    table = pd.read_csv(_needs(results / "base.csv", command))
+    domains = [
+        c for c in table.columns if c not in ("capability", "policy_sha256", "final_loss", "items_differing", "items")
+    ]
+    header = ["base policy trained under", "weights (sha256)", "final loss", *domains, "item scores that differ"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in table.itertuples():
+        cells = " | ".join(f"{getattr(r, d):.1f}" for d in domains)
+        weights, differ = f"`{r.policy_sha256}`", f"{r.items_differing} of {r.items}"
+        lines.append(f"| {r.capability} | {weights} | {r.final_loss:.4f} | {cells} | {differ} |")
+    manifests = [json.loads(p.read_text()) for p in sorted(results.glob("*/base/manifest.json"))]
+    commits = sorted({str(m.get("git_commit"))[:7] for m in manifests})
+    dirty = " (with uncommitted changes)" if any(m.get("git_dirty") for m in manifests) else ""
+    lines += ["", f"Run: `.venv/bin/{command}` at commit {', '.join(commits)}{dirty}; accuracy in %, each evaluated "
+              "with the experiment's evaluation (portable kernels)."]  # fmt: skip
+    return "\n".join(lines)
+
+
 RENDERERS: dict[str, tuple[Callable[[Path], str], Path, str]] = {
     # name: (renderer, the run's folder, the Markdown file holding the block)
     "demo": (render_demo, REPO / "results" / "demo", "README.md"),
     "numerics": (render_numerics, REPO / "results" / "numerics_portability", "docs/results.md"),
     "numerics_components": (render_numerics_components, REPO / "results" / "numerics", "docs/results.md"),
     "numerics_flag": (render_numerics_flag, REPO / "results" / "numerics_flag_sim", "docs/statistics.md"),
+    "numerics_base": (render_numerics_base, REPO / "results" / "numerics_base", "docs/results.md"),
 }
 
 
