@@ -74,7 +74,14 @@ ALLOWED = {
     },
     # the whole experiment: its config checked by every stage's rules, its runs, its locks
     "armlab.experiment": {"armlab", "armlab.training", "armlab.evals", "armlab.analysis"},
-    "armlab.cli": {"armlab", "armlab.training", "armlab.evals", "armlab.analysis.commands", "armlab.analysis.errors"},
+    "armlab.cli": {
+        "armlab",
+        "armlab.training",
+        "armlab.evals",
+        "armlab.analysis.commands",
+        "armlab.analysis.errors",
+        "armlab.experiment",  # armlab rescore: the evaluations' answers through the analysis again, when it runs
+    },
 }
 
 

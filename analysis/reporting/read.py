@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from armlab import files, layout
-from armlab.analysis import outputs, predictions
+from armlab.analysis import outputs, predictions, verifier_sensitivity
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.inputs import reading, tidy
 from armlab.analysis.settings import Settings
@@ -80,6 +80,8 @@ class Analysis:
     sequential: pd.DataFrame  # a header only without a sequential design
     sequential_looks: pd.DataFrame
     replications: pd.DataFrame  # a header only without predictions
+    # the verdicts under other verifiers (armlab rescore writes it beside the tables); None where it has not run
+    verifier_sensitivity: pd.DataFrame | None = None
 
 
 def read_analysis(directory: Path | str, experiment: str) -> Analysis:
@@ -103,6 +105,9 @@ def read_analysis(directory: Path | str, experiment: str) -> Analysis:
     except TypeError as exc:
         raise AnalysisInputError(f"{path}: settings: {exc}; expected the settings `armlab analyze` writes") from None
     tables_read = {name: read_csv(directory / f"{name}.csv", _text_columns(name)) for name in names}
+    rescored = directory / verifier_sensitivity.TABLE
+    if rescored.is_file():
+        tables_read["verifier_sensitivity"] = verifier_sensitivity.read_table(rescored, "table of `armlab rescore`")
     return Analysis(manifest=manifest, settings=settings, **tables_read)
 
 
