@@ -15,7 +15,7 @@ export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: setup demo test check dry-run lint reanalyze-dataflex report-dataflex clean-demo vllm
+.PHONY: setup demo test check dry-run lint quoted check-quoted reanalyze-dataflex report-dataflex clean-demo vllm
 
 # says what it installs as it goes: pip's own output, one line per package, is filtered to a count
 $(STAMP): requirements.txt pyproject.toml
@@ -51,6 +51,14 @@ vllm: $(VLLM_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/snakemake $(PROFILE_ARG) --cores $(CORES)
+
+# the README's demo block is written from results/demo, never by hand (ci/quoted_results.py); CI checks it after
+# `make demo`
+quoted: $(STAMP)
+	$(BIN)/python ci/quoted_results.py write demo
+
+check-quoted: $(STAMP)
+	$(BIN)/python ci/quoted_results.py check demo
 
 dry-run: $(STAMP)
 	$(BIN)/snakemake $(PROFILE_ARG) --cores $(CORES) -n

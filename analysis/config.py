@@ -158,6 +158,11 @@ class Config:
     limits: Mapping[str, int] = field(default_factory=lambda: DEFAULT_LIMITS)  # the sizes in force (``limits:``)
 
     @property
+    def measures(self) -> list[str] | None:
+        """The measures the comparisons table will hold (:func:`compared_measures`); None without benchmarks."""
+        return None if self.benchmarks is None else compared_measures(self.settings, self.benchmarks)
+
+    @property
     def compared_arms(self) -> list[str]:
         """Arms that take part in some comparison, references included, in config order."""
         arms = []
@@ -245,18 +250,20 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
 
 
 def compared_measures(settings: Settings, benchmarks: dict[str, str]) -> list[str]:
-    """The measures the comparisons table will hold: summaries, statistics, pass@k (k > 1), maj@k, benchmarks.
+    """The measures the comparisons table will hold: summaries, statistics, pass@k (k > 1), maj@k, benchmarks, and
+    each benchmark's pass@k (k > 1) and maj@k.
 
     A summary or benchmark that weighs the benchmarks exactly as an earlier one does is left out, as the
     analysis leaves it out (:func:`armlab.analysis.summaries.twin_measures`).
     """
-    from armlab.analysis.sampled import majority_name, measure_name
+    from armlab.analysis.sampled import majority_name, measure_name, per_benchmark_measures
     from armlab.analysis.summaries import BUILT_IN
 
     measures = [*BUILT_IN, *settings.subsets, *settings.statistics]
     measures += [measure_name(k) for k in settings.pass_k if k > 1]  # pass@1 is the primary summary itself
     measures += [majority_name(k) for k in settings.maj_k]
     measures += list(benchmarks) if settings.per_benchmark else []
+    measures += per_benchmark_measures(list(benchmarks), settings)
     twins = measure_twins(settings, benchmarks)
     return [m for m in measures if m not in twins]
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -31,13 +31,16 @@ from armlab.contract import BASE_ARM, PER_BENCHMARK_ITEM, RUN
 from armlab.files import BadFile, read_json, verify_file
 from armlab.lazy import lazy_module
 
+if TYPE_CHECKING:
+    from armlab.analysis.settings import Settings
+
 stats = lazy_module("scipy.stats")
 
 COMPONENTS = ("training", "items", "sampling")
 COMPONENT_COLUMNS = [
     "family", "arm", "reference", "measure", "n_seeds", "n_items", "samples", "mean_diff",
     *(f"var_{name}" for name in COMPONENTS), "var_total", *(f"share_{name}" for name in COMPONENTS),
-    "se", "training_negative", "items_negative", "sampling_method",
+    "se", "training_negative", "items_negative", "sampling_method", "sampling_streams",
 ]  # fmt: skip
 ALLOCATION_COLUMNS = [
     "family", "arm", "reference", "measure", "option", "minutes", "se", "se_after", "reduction",
@@ -48,6 +51,24 @@ ALLOCATION_COLUMNS = [
 def measure_name(k: int) -> str:
     """The measure of pass@k in summaries.csv and comparisons.csv."""
     return f"pass@{k}"
+
+
+BENCHMARK_SEPARATOR = ":"  # between benchmark and measure; a configured benchmark's name cannot hold it (NAME_PATTERN)
+
+
+def benchmark_measure_name(benchmark: str, measure: str) -> str:
+    """The comparisons table's name of one benchmark's pass@k or maj@k: ``<benchmark>:<measure>``."""
+    return f"{benchmark}{BENCHMARK_SEPARATOR}{measure}"
+
+
+def per_benchmark_measures(benchmarks: Sequence[str], settings: Settings) -> list[str]:
+    """The per-benchmark pass@k (k > 1: pass@1 is the benchmark's accuracy) and maj@k the analysis compares
+    (:mod:`armlab.analysis.per_benchmark`). None without ``per_benchmark`` or with one benchmark, whose pass@k and
+    maj@k are the summaries' own."""
+    if not settings.per_benchmark or len(benchmarks) < 2:
+        return []
+    kinds = [measure_name(k) for k in settings.pass_k if k > 1] + [majority_name(k) for k in settings.maj_k]
+    return [benchmark_measure_name(b, kind) for b in benchmarks for kind in kinds]
 
 
 def check_counts(scores: pd.DataFrame, ks: Sequence[int], source: str = "scores") -> None:
@@ -76,23 +97,26 @@ def check_counts(scores: pd.DataFrame, ks: Sequence[int], source: str = "scores"
         )
 
 
+def pass_at_k_per_benchmark(scores: pd.DataFrame, k: int) -> pd.DataFrame:
+    """pass@k of every run on every benchmark: the mean over its items of the unbiased item estimate (Chen et al.
+    2021); index (arm, seed), one column per benchmark."""
+    item = sampling.pass_at_k(scores["n_samples"].to_numpy(), scores["n_correct"].to_numpy(), k)
+    return (
+        scores[[*RUN, "benchmark"]]
+        .assign(value=item)
+        .groupby([*RUN, "benchmark"], observed=True)["value"]
+        .mean()
+        .unstack("benchmark")
+    )
+
+
 def pass_at_k_per_run(scores: pd.DataFrame, ks: Sequence[int], weights: pd.Series) -> pd.DataFrame:
-    """pass@k of every run: the mean over items of the unbiased item estimate, weighted over benchmarks.
+    """pass@k of every run: :func:`pass_at_k_per_benchmark` weighted over benchmarks.
 
     ``weights`` maps benchmark -> weight (the primary summary's row of the weight matrix); index (arm, seed),
     one column :func:`measure_name` per k.
     """
-    columns = {}
-    for k in ks:
-        item = sampling.pass_at_k(scores["n_samples"].to_numpy(), scores["n_correct"].to_numpy(), k)
-        per_benchmark = (
-            scores[[*RUN, "benchmark"]]
-            .assign(value=item)
-            .groupby([*RUN, "benchmark"], observed=True)["value"]
-            .mean()
-            .unstack("benchmark")
-        )
-        columns[measure_name(k)] = per_benchmark[weights.index] @ weights
+    columns = {measure_name(k): pass_at_k_per_benchmark(scores, k)[weights.index] @ weights for k in ks}
     return pd.DataFrame(columns).sort_index()
 
 
@@ -115,14 +139,14 @@ def majority_at_k(answers: pd.DataFrame, k: int) -> pd.Series:
     return tied.reindex(every, fill_value=0.0)
 
 
-def majority_at_k_per_run(
-    scores: pd.DataFrame, answers: pd.DataFrame | None, ks: Sequence[int], weights: pd.Series, source: str = "scores"
-) -> pd.DataFrame:
-    """maj@k of every run: the mean over items of :func:`majority_at_k`, weighted over benchmarks like the primary
-    summary (``weights``: benchmark -> weight); index (arm, seed), one column :func:`majority_name` per k. Every
-    item of ``scores`` needs k answers with votes in ``answers`` (the evaluations' answers.parquet)."""
+def majority_at_k_per_benchmark(
+    scores: pd.DataFrame, answers: pd.DataFrame | None, ks: Sequence[int], source: str = "scores"
+) -> dict[int, pd.DataFrame]:
+    """maj@k of every run on every benchmark: the mean over its items of :func:`majority_at_k`; per k, index (arm,
+    seed) and one column per benchmark. Every item of ``scores`` needs k answers with votes in ``answers`` (the
+    evaluations' answers.parquet)."""
     if not ks:
-        return pd.DataFrame(index=pd.MultiIndex.from_tuples([], names=RUN))
+        return {}
     need = f"{source}: analysis.maj_k {list(ks)}: maj@k needs each answer's vote"
     if answers is None or "vote" not in answers.columns:
         raise AnalysisInputError(
@@ -139,12 +163,22 @@ def majority_at_k_per_run(
             f"{need} among {max(ks)} answers per item; arm={arm} seed={seed} {benchmark} item {name} has {n} "
             f"(evaluate with eval.samples >= {max(ks)}; tasks of eval.lm_eval_tasks have no votes)"
         )
-    columns = {}
+    per_benchmark = {}
     for k in ks:
         per_item = majority_at_k(answers, k).reindex(have.index)
-        per_benchmark = per_item.groupby(level=[*RUN, "benchmark"], observed=True).mean().unstack("benchmark")
-        columns[majority_name(k)] = per_benchmark[weights.index] @ weights
-    return pd.DataFrame(columns).sort_index()
+        per_benchmark[k] = per_item.groupby(level=[*RUN, "benchmark"], observed=True).mean().unstack("benchmark")
+    return per_benchmark
+
+
+def majority_at_k_per_run(
+    scores: pd.DataFrame, answers: pd.DataFrame | None, ks: Sequence[int], weights: pd.Series, source: str = "scores"
+) -> pd.DataFrame:
+    """maj@k of every run: :func:`majority_at_k_per_benchmark` weighted over benchmarks like the primary summary
+    (``weights``: benchmark -> weight); index (arm, seed), one column :func:`majority_name` per k."""
+    if not ks:
+        return pd.DataFrame(index=pd.MultiIndex.from_tuples([], names=RUN))
+    found = majority_at_k_per_benchmark(scores, answers, ks, source)
+    return pd.DataFrame({majority_name(k): frame[weights.index] @ weights for k, frame in found.items()}).sort_index()
 
 
 def versus_base(per_run: pd.DataFrame, arms: Sequence[str], ks: Sequence[int], confidence: float) -> pd.DataFrame:
@@ -404,7 +438,9 @@ def job_minutes(results_dir: Path | str) -> pd.DataFrame:
 
     ``results_dir`` is an experiment's results folder (``runs/<arm>/seed-<s>/manifest.json`` and
     ``evals/<arm>/seed-<s>/manifest.json``); returns columns arm, seed, train_minutes, eval_minutes and
-    train_steps (the run's ``recipe.steps``; NaN where its manifest has none).
+    train_steps (the run's ``recipe.steps``; NaN where its manifest has none, and train_minutes for runs trained
+    elsewhere, whose training time is not known) and sampling_streams (how the evaluation drew its answers, its
+    manifest's ``sampling.how``; NaN where it has none).
     """
     results_dir = Path(results_dir)
     found: dict[tuple[str, int], dict[str, float]] = {}
@@ -417,14 +453,34 @@ def job_minutes(results_dir: Path | str) -> pd.DataFrame:
                 raise AnalysisInputError(f"{path}: expected a manifest object with 'seconds'") from None
             if not isinstance(seconds, (int, float)) or not seconds > 0:
                 raise AnalysisInputError(f"{path}: seconds: expected the job's positive run time, got {seconds!r}")
+            if stage == "runs" and manifest.get("trained_elsewhere"):
+                continue  # its seconds are those of recording its checkpoints; what training took is not known
             arm, seed = layout.run_of(path.parent)
             run = found.setdefault((arm, int(seed)), {})
             run[f"{'train' if stage == 'runs' else 'eval'}_minutes"] = seconds / 60
+            sampling = manifest.get("sampling") if stage == "evals" else None
+            if isinstance(sampling, dict) and isinstance(sampling.get("how"), str):
+                run["sampling_streams"] = sampling["how"]
             steps = recipe.get("steps") if stage == "runs" and isinstance(recipe, dict) else None
             if isinstance(steps, int) and not isinstance(steps, bool) and steps > 0:
                 run["train_steps"] = steps
     frame = pd.DataFrame([{"arm": a, "seed": s, **m} for (a, s), m in sorted(found.items())])
-    return frame.reindex(columns=[*RUN, "train_minutes", "eval_minutes", "train_steps"])
+    return frame.reindex(columns=[*RUN, "train_minutes", "eval_minutes", "train_steps", "sampling_streams"])
+
+
+def with_sampling_streams(components: pd.DataFrame, minutes: pd.DataFrame | None) -> pd.DataFrame:
+    """``sampling_streams`` of each row of :func:`components_table`: how the evaluations of its arm and reference drew
+    their answers, as their manifests record it (the engine's words; "; " between different ones), "" where no
+    manifest says (results from elsewhere, or `armlab analyze` without ``--jobs``)."""
+    if minutes is None or "sampling_streams" not in minutes.columns or minutes.empty or components.empty:
+        return components.assign(sampling_streams="")
+    said = minutes.dropna(subset=["sampling_streams"]).groupby("arm")["sampling_streams"].unique()
+    return components.assign(
+        sampling_streams=[
+            "; ".join(dict.fromkeys(how for arm in (r.arm, r.reference) for how in said.get(arm, [])))
+            for r in components.itertuples()
+        ]
+    )
 
 
 def allocation_table(components: pd.DataFrame, pairs: Sequence, minutes: pd.DataFrame) -> pd.DataFrame:

@@ -5,7 +5,8 @@
     config/<stage>.json, config/train/<arm>.json   the stage views of the config (armlab.views)
     data/, lm_eval_tasks/                          the tasks, and their lm-eval task folders
     base/, base_hf/                                the base policy (and its Hugging Face export)
-    runs/<arm>/seed-<seed>/                        a training job: steps.parquet, manifest.json, its checkpoint(s)
+    runs/<arm>/seed-<seed>/                        a training job: steps.parquet, manifest.json, its checkpoint(s);
+                                                   or the record of a run made elsewhere (checkpoints.json)
     evals/<arm>/seed-<seed>/                       its evaluation: scores.parquet, results.json, manifest.json
     curves/<arm>/seed-<seed>/                      the evaluations of the models it kept (learning_curves)
     scores.parquet, analysis/, report/, figures/   the merged scores, and what is made of them
@@ -30,6 +31,9 @@ GRADER_SENSITIVITY = "analysis/verifier_sensitivity.csv"  # and its table, besid
 PREDICTIONS_LOCK = "predictions/lock.json"
 DESIGN_LOCK = "sequential/design.json"
 LOOKS_LEDGER = "sequential/looks.jsonl"
+# the record of a run made elsewhere (backend checkpoints): its checkpoints' folders, files and sha256, beside the run
+# manifest that summarizes it (training/backends/checkpoints.py writes it, the evaluation and the report read it)
+CHECKPOINT_RECORD = "checkpoints.json"
 
 
 def experiment_dir(experiment: str) -> str:

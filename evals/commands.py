@@ -17,6 +17,7 @@ def probe(subparsers):
     def run(args):
         from pathlib import Path
 
+        from armlab.configfile import check_limit, limits_of
         from armlab.contract import PROBE
         from armlab.evals.probe import probe as measure
         from armlab.files import check_output_file, write_json
@@ -25,6 +26,8 @@ def probe(subparsers):
         if args.steps < 1:
             raise ConfigError(f"--steps: expected a positive whole number, got {args.steps}")
         config = load_config([Path(args.config)])
+        limits = limits_of(args.config, config)
+        check_limit(args.config, "--steps", args.steps, limits, "steps")  # as recipe.steps is
         out = Path(args.out or Path("results") / config["experiment"] / PROBE)
         check_output_file(out)  # before the timing, not after
         times = measure(config, args.steps)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from armlab import registration
+from armlab import numerics, registration
 from armlab.contract import LEDGER, LEDGER_FILE
 from armlab.evals.run import MODELS, engine_model, named_checkpoint, score_checkpoint
 from armlab.files import (
@@ -33,14 +33,21 @@ from armlab.files import (
     verify_manifest,
     write_manifest,
 )
+from armlab.training.backends.checkpoints import is_record, recorded_models
 
 CHECKPOINT = re.compile(r"checkpoints/(step-(\d+)(?:\.pt)?)(?:/|$)")  # a kept model in a run manifest's files
 
 
 def run_models(run_manifest: Path) -> list[tuple[int, Path]]:
     """(step, path) of every model a run kept, in step order: its intermediate checkpoints, then the final model
-    (``policy.pt``, or the manifest's ``checkpoint``) at the recipe's last step. Every recorded sha256 is checked."""
+    (``policy.pt``, or the manifest's ``checkpoint``) at the recipe's last step; of a record of checkpoints made
+    elsewhere, those it names at their steps. Every recorded sha256 is checked."""
     manifest = verify_manifest(run_manifest)
+    if is_record(manifest):
+        models = recorded_models(run_manifest)
+        if any(model.step is None for model in models):
+            raise BadFile(f"{run_manifest}: the final checkpoint's step is unknown; give checkpoints.final_step")
+        return [(int(model.step), model.path) for model in models]  # type: ignore[arg-type]
     run_dir = run_manifest.parent.resolve()
     kept = {}
     for name in manifest["files"]:
@@ -84,6 +91,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
     config, start = read_json(args.config, "config"), time.perf_counter()
+    numerics.start(config["numerics"], config["threads"])
     model = engine_model(config, args.model)
     curve = learning_curve(config, args.tasks, args.run_manifest, args.arm, args.seed, model)
     with atomic_path(args.out) as tmp:
@@ -91,12 +99,15 @@ def main(argv=None) -> None:
         curve.to_parquet(tmp / "scores.parquet", index=False)
         record = {"experiment": config["experiment"], "arm": args.arm, "seed": args.seed, "lm_eval_model": model}
         record |= {"run_manifest": str(args.run_manifest), "steps": sorted(curve.step.unique().tolist())}
+        run = read_json(args.run_manifest, "run manifest")
+        if is_record(run):  # the checkpoints' sha256, compared with the record's at the workflow's next start
+            record["checkpoints"] = [{"step": m["step"], "sha256": m["sha256"]} for m in run["checkpoints"]]
         write_manifest(
             tmp,
             record
             | {
                 "seconds": time.perf_counter() - start,
-                **environment_record(config["threads"]),
+                **environment_record(config["threads"], config["numerics"]),
                 **registration.record(args.out),
             },
             "scores.parquet",

@@ -26,7 +26,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import pandas as pd  # noqa: E402
 
-from armlab import registration  # noqa: E402
+from armlab import numerics, registration  # noqa: E402
 from armlab.contract import COLUMNS, TASK_PREFIX  # noqa: E402
 from armlab.evals.lm_eval_tasks import sampled_existing_tasks, task_name  # noqa: E402
 from armlab.evals.verifiers import GRADED, TIMEOUT, UNPARSED, grade, same_answer, vote_classes  # noqa: E402
@@ -41,7 +41,8 @@ from armlab.files import (  # noqa: E402
     verify_manifest,
     write_manifest,
 )
-from armlab.registry import Registry
+from armlab.registry import Registry  # noqa: E402
+from armlab.training.backends.checkpoints import is_record, recorded_models  # noqa: E402
 
 
 def samples_to_scores(
@@ -161,9 +162,12 @@ def _score(sample: dict, metric: str, task: str, number: int) -> float:
 def evaluation_stream(config: dict, seed: int) -> str:
     """The name of a run's evaluation randomness: the experiment and the training seed, never the arm.
 
-    Arms that share a seed share this stream, so their sampled answers are common random numbers.
+    Arms that share a seed share this stream, so their sampled answers are common random numbers. Runs made
+    elsewhere may name the experiment whose streams to draw from (``checkpoints.streams_of``): the armlab
+    experiment that trained them, whose evaluation then draws the same answers.
     """
-    return f"{config['experiment']}/seed-{int(seed)}"
+    experiment = (config.get("checkpoints") or {}).get("streams_of", config["experiment"])
+    return f"{experiment}/seed-{int(seed)}"
 
 
 def torch_seed(stream: str) -> int:
@@ -303,9 +307,17 @@ def score_checkpoint(
 
 
 def evaluate(
-    config: dict, tasks_dir: Path, checkpoint: Path, arm: str, seed: int, out_dir: Path, model: str = "armlab-builtin"
+    config: dict,
+    tasks_dir: Path,
+    checkpoint: Path,
+    arm: str,
+    seed: int,
+    out_dir: Path,
+    model: str = "armlab-builtin",
+    checkpoint_sha256: str | None = None,
 ) -> pd.DataFrame:
-    """Score ``checkpoint`` (:func:`score_checkpoint`) and write its results, samples, scores and manifest."""
+    """Score ``checkpoint`` (:func:`score_checkpoint`) and write its results, samples, scores and manifest (with
+    ``checkpoint_sha256``, the sha256 a record of checkpoints made elsewhere gives it, where there is one)."""
     start = time.perf_counter()
     stream = evaluation_stream(config, seed)
     results, samples, scores = score_checkpoint(config, tasks_dir, checkpoint, arm, seed, model)
@@ -327,13 +339,14 @@ def evaluate(
                 "arm": arm,
                 "seed": seed,
                 "checkpoint": str(checkpoint),
+                **({} if checkpoint_sha256 is None else {"checkpoint_sha256": checkpoint_sha256}),
                 "lm_eval_model": model,
                 "sampling": {key: config["eval"][key] for key in ("samples", "temperature", "top_p", "max_gen_toks")}
                 | {"stream": stream, "torch_seed": torch_seed(stream), "how": SAMPLING_STREAMS[model]},
                 # per benchmark, how many answers were graded, unparsed or timed out (the last two counted wrong)
                 "outcomes": outcomes,
                 "seconds": time.perf_counter() - start,
-                **environment_record(config["threads"]),
+                **environment_record(config["threads"], config["numerics"]),
                 **registration.record(out_dir),
             },
             *sorted(p.name for p in tmp.iterdir()),
@@ -370,7 +383,10 @@ def checkpoint_to_evaluate(args: argparse.Namespace) -> Path:
 
 
 def named_checkpoint(run_manifest: Path, manifest: dict) -> Path:
-    """The checkpoint a (verified) run manifest names: a path inside the run's directory with a recorded sha256."""
+    """The checkpoint a (verified) run manifest names: a path inside the run's directory with a recorded sha256,
+    or the final one its record of checkpoints made elsewhere names, every file checked against the record."""
+    if is_record(manifest):
+        return recorded_models(run_manifest)[-1].path
     run_dir = run_manifest.parent.resolve()
     named = manifest.get("checkpoint")
     checkpoint = Path(named).resolve() if isinstance(named, str) else None
@@ -402,8 +418,12 @@ def main(argv=None) -> None:
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
     config = read_json(args.config, "config")
+    numerics.start(config["numerics"], config["threads"])
     model = engine_model(config, args.model)
-    evaluate(config, args.tasks, checkpoint_to_evaluate(args), args.arm, args.seed, args.out, model=model)
+    checkpoint = checkpoint_to_evaluate(args)
+    # a record's sha256 of the checkpoint just checked: the workflow compares it with the record's at its next start
+    sha256 = read_json(args.run_manifest, "run manifest").get("checkpoint_sha256") if args.run_manifest else None
+    evaluate(config, args.tasks, checkpoint, args.arm, args.seed, args.out, model=model, checkpoint_sha256=sha256)
 
 
 if __name__ == "__main__":

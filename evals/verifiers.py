@@ -24,6 +24,9 @@ from armlab.registry import Registry
 
 GRADED, UNPARSED, TIMEOUT = "graded", "unparsed", "timeout"
 TIMEOUT_SECONDS = 5  # per parse and per comparison, math-verify's own default
+# a reference's text set as text (\text{Monday}), whose words math-verify reads as one symbol
+TEXT_COMMAND = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{[^{}]*\}")
+PLAIN_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")  # three letters or more, not a LaTeX command (\frac)
 
 
 @dataclass(frozen=True)
@@ -123,14 +126,27 @@ class MathVerify(Verifier):
             return Verdict(0.0, "", UNPARSED)
 
     def reference_problem(self, answer: str) -> str | None:
+        """Why math-verify cannot read ``answer`` as math: nothing read, only its raw text read back (math-verify's
+        fallback for what it cannot parse: ``\\frac{1}{``), or a word outside ``\\text{}`` read as the product of
+        its letters (``null`` as l*l*n*u, which any anagram equals)."""
         from math_verify.errors import TimeoutException
 
         try:
-            return None if self._reference(answer) else "math-verify reads nothing from it"
+            read = self._reference(answer)
         except TimeoutException:
             return f"math-verify ran out of its {self.timeout_seconds} s reading it"
         except Exception as exc:  # noqa: BLE001 (whatever sympy raised on it)
             return f"math-verify cannot read it ({type(exc).__name__})"
+        values = [value for value in read if not isinstance(value, str)]
+        if not values:
+            return "math-verify reads nothing from it" + (" but its raw text" if read else "")
+        word = PLAIN_WORD.search(TEXT_COMMAND.sub(" ", answer))
+        if word:
+            return (
+                f"math-verify reads the word {word[0]!r} as the product of its letters ({values[0]}), which any "
+                f"anagram equals; write words as \\text{{{word[0]}}}"
+            )
+        return None
 
     @functools.lru_cache(maxsize=65536)  # noqa: B019 (votes compare each answer with every earlier one)
     def same(self, a: str, b: str) -> bool:

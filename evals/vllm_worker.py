@@ -15,7 +15,20 @@ import os
 import sys
 
 
+def check_requests(requests: list) -> None:
+    """Every request carries its own integer seed: vLLM's CPU build loses a seeded request's determinism when it is
+    batched with an unseeded one (vLLM issue 51226), so a job that would mix them is refused, not run."""
+    for number, request in enumerate(requests):
+        seed = request.get("seed") if isinstance(request, dict) else None
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise ValueError(
+                f"request {number} has no integer seed ({seed!r}): a seeded answer batched with an unseeded one is "
+                "not reproducible in vLLM's CPU build (vLLM issue 51226), so every request needs its own"
+            )
+
+
 def generate(job: dict) -> list[str]:
+    check_requests(job["requests"])
     os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # one process: this script is the job
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB; vLLM's CPU default (4) is sized for real models
     os.environ.setdefault("OMP_NUM_THREADS", str(job.get("threads", 1)))

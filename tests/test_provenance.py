@@ -41,6 +41,7 @@ def test_outside_a_checkout_neither_is_known(tmp_path):
 
 def test_manifests_record_it_and_the_report_counts_the_runs_with_uncommitted_changes():
     assert files.environment_record(1)["git_dirty"] == files.git_dirty()
+    assert "numerics" not in files.environment_record(1)  # only a job that pinned its numerics records them
     steps = pd.DataFrame({"arm": ["a", "a"], "seed": [1, 2], "step": [1, 1]})
     manifests = [{"git_commit": "c" * 40, "git_dirty": True}, {"git_commit": "c" * 40, "git_dirty": False}]
     runs = Runs(steps=steps, manifests=manifests)

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from armlab import numerics
 from armlab.files import one_line_errors, read_json
 from armlab.training.data import load_pools
 from armlab.training.policy import CharTransformer, PolicyConfig, completion_logprobs, encode, left_pad, save_model
@@ -61,7 +62,7 @@ def demonstration_batch(items: list[dict]):
 
 def train_base(config: dict, data_dir: Path, out_dir: Path) -> None:
     threads = config["threads"]
-    torch.set_num_threads(threads)
+    numerics.start(config["numerics"], threads)
     spec = config["base"]
     torch.manual_seed(derive_seed(config["experiment"], spec["seed"], "base-init"))
     model = CharTransformer(PolicyConfig(**config["model"]))
@@ -101,7 +102,7 @@ def train_base(config: dict, data_dir: Path, out_dir: Path) -> None:
                 "model": config["model"],
                 "final_loss": float(np.mean(losses[-50:])),
                 "seconds": time.perf_counter() - start,
-                **environment_record(threads),
+                **environment_record(threads, config["numerics"]),
             },
             "policy.pt",
         )

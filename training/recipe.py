@@ -10,8 +10,10 @@ from types import MappingProxyType
 from typing import Any
 
 # keys of an arm that are not recipe overrides: ``backend`` (training/backends/__init__.py ``arm_backend``) says which
-# backend trains the arm, not how; the recipe every backend reads never holds it
-ARM_KEYS = ("backend",)
+# backend trains the arm, not how; ``description`` and ``claims`` (the recipe a run trained elsewhere claims) are for
+# the report, on the arms of a backend that takes them (its ``arm_keys``); the recipe every backend reads never holds
+# them
+ARM_KEYS = ("backend", "description", "claims")
 
 # a method (estimator, data policy, policy loss) in its dict form, read-only: {"name": ..., **params}
 Method = Mapping[str, Any]

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from armlab import registration
+from armlab import numerics, registration
 from armlab.files import one_line_errors, verify_file
 from armlab.training.data import load_pools
 from armlab.training.data_policies import Uniform, make_data_policy
@@ -164,7 +164,7 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path, ou
 def start_run(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path) -> Run:
     """Seed torch, load the pools and the base model twice (to train, and as reference), build policy and optimizer."""
     recipe = resolve_arm(config, arm)
-    torch.set_num_threads(config["threads"])
+    numerics.start(config["numerics"], config["threads"])
     torch.manual_seed(derive_seed(stream_key(config["experiment"], recipe), seed, "torch"))
     pools = load_pools(data_dir)
     model, reference = load_model(base_path), load_model(base_path)
@@ -443,7 +443,7 @@ def write_outputs(run: Run, rows: list[dict], tmp: Path, out_dir: Path) -> None:
             },
             "seconds": time.perf_counter() - run.started,
             "ms_per_step": 1000 * float(steps.seconds.mean()),
-            **environment_record(threads),
+            **environment_record(threads, run.config["numerics"]),
             **registration.record(out_dir),
         },
         *sorted(p.name for p in tmp.iterdir()),

@@ -33,6 +33,9 @@ TEXT_COLUMNS = (
     "summary_b",
     "benchmark",
     "reason",
+    "verdict",
+    "stage",
+    "sampling_streams",
 )
 # in the sequential tables ``level`` is the Holm level, a number
 SEQUENTIAL_TEXT_COLUMNS = ("family", "arm", "reference", "decision", "direction")
@@ -75,6 +78,7 @@ class Analysis:
     probability_of_improvement: pd.DataFrame
     performance_profiles: pd.DataFrame
     pass_at_k_vs_base: pd.DataFrame  # a header only where not computed
+    per_benchmark: pd.DataFrame  # a header only without per-benchmark comparisons
     variance_components: pd.DataFrame
     allocation: pd.DataFrame
     sequential: pd.DataFrame  # a header only without a sequential design
@@ -140,6 +144,31 @@ def read_runs(directory: Path | str) -> Runs | None:
     if not logs:
         return None
     return Runs(steps=pd.concat(logs, ignore_index=True), manifests=manifests)
+
+
+CHECKPOINT_COLUMNS = ["arm", "seed", "step", "path", "sha256", "bytes", "description", "claims"]
+
+
+def read_checkpoints(directory: Path | str) -> pd.DataFrame | None:
+    """Every checkpoint that the run folders under ``directory`` record as made elsewhere (backend checkpoints; the
+    base checkpoint as arm base): :data:`CHECKPOINT_COLUMNS`, one row per checkpoint in run and step order, each
+    manifest checked against its files first; None where no run is such a record."""
+    rows = []
+    for path in layout.files_of_runs(directory, "manifest.json"):
+        manifest = files.verify_manifest(path)
+        if layout.CHECKPOINT_RECORD not in manifest["files"]:
+            continue
+        arm, seed = layout.run_of(path.parent)
+        checkpoints = manifest.get("checkpoints")
+        if not isinstance(checkpoints, list) or not all(isinstance(c, dict) for c in checkpoints):
+            raise AnalysisInputError(f"{path}: checkpoints: expected the list of the checkpoints it records")
+        claims = manifest.get("recipe") or {}  # what the run claims it was trained with, as its arm says
+        run = {"arm": arm, "seed": tidy.as_seed(seed), "description": manifest.get("description"), "claims": claims}
+        rows += [
+            run | {key: checkpoint.get(key) for key in ("step", "path", "sha256", "bytes")}
+            for checkpoint in checkpoints
+        ]
+    return pd.DataFrame(rows, columns=CHECKPOINT_COLUMNS) if rows else None
 
 
 @dataclass(frozen=True)

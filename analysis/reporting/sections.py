@@ -123,7 +123,6 @@ def family_headline(rows: pd.DataFrame, settings: Settings) -> list[str]:
     What the seeds could detect at all is :func:`precision_sentence`.
     """
     reference, measure, n = rows["reference"].iloc[0], rows["measure"].iloc[0], int(rows["n_seeds"].max())
-    margin = f"{100 * rows['equivalence_margin'].iloc[0]:g}"
 
     def interval(r: Any) -> str:
         shown = tables.interval_text(r.decision_low, r.decision_high, tables.points)
@@ -140,15 +139,19 @@ def family_headline(rows: pd.DataFrame, settings: Settings) -> list[str]:
             f"{r.arm} {relation} {reference} by {abs(100 * r.mean_diff):.2f} points "
             f"({interval(r)}; Holm p = {r.p_holm:.3g})."
         )
-    equivalent = rows.loc[rows["verdict"] == "equivalent", "arm"]
-    if len(equivalent):
-        verb = "is" if len(equivalent) == 1 else "are"
-        # decided by an exact TOST (sign-flip, permutation) or the t-TOST: no coverage caveat applies
-        sentences.append(f"{_join(equivalent)} {verb} equivalent to {reference} within ±{margin} point(s).")
+    for r in rows[rows["verdict"] == "equivalent"].itertuples():
+        # decided by an exact TOST (sign-flip, permutation) or the t-TOST under Holm: its own interval, not the
+        # difference's, is the one that lies inside the margin
+        shown = tables.interval_text(r.eq_decision_low, r.eq_decision_high, tables.points)
+        sentences.append(
+            f"{r.arm} is equivalent to {reference} within {tables.margin_text(r.equivalence_margin)} "
+            f"({100 * r.eq_decision_level:.3g}% TOST interval at Holm's level: {shown}; TOST Holm p = "
+            f"{r.p_equivalence_holm:.3g})."
+        )
     attainable = rows["equivalence_attainable"].astype(bool).all()
     if not attainable and not tables.is_unpaired(rows):  # unpaired: the notes say it, with the run counts
         sentences.append(
-            validity.unattainable_equivalence_sentence(n, settings.alpha, rows["equivalence_margin"].iloc[0])
+            validity.unattainable_equivalence_sentence(n, settings.alpha, rows["equivalence_margin"].iloc[0], len(rows))
         )
     largest = rows.loc[rows["mean_diff"].abs().idxmax()]
     sentences.append(
@@ -198,25 +201,41 @@ def provenance(manifests: list[dict]) -> tuple[dict[str, str], pd.DataFrame]:
         "config hash": "config_hash",
     }
     facts = {label: distinct(frame.get(column, pd.Series(dtype=str))) for label, column in columns.items()}
+    facts["numerics (the machines its bits hold on)"] = numerics_classes(manifests) or "not recorded"
     facts |= {name: distinct(packages[name]) for name in packages.columns}
     times = frame.reindex(columns=["arm", "seed", "seconds", "ms_per_step"])
     times = times.assign(seconds=times["seconds"].round(1), ms_per_step=times["ms_per_step"].round().astype("Int64"))
     return facts, times
 
 
+def numerics_classes(manifests: list[dict]) -> str:
+    """The distinct numerics classes the runs recorded (armlab.numerics): the machines their bits are reproducible
+    on; "" where none recorded one."""
+    classes = dict.fromkeys(str(m["numerics"].get("class")) for m in manifests if isinstance(m.get("numerics"), dict))
+    return "; ".join(classes)
+
+
 def runs_summary(runs: Runs | None) -> str:
     """One line on the training runs: how many, how long, which commit; or that there are none."""
     if runs is None:
         return NO_TRAINING_LOGS
+    trained = [m for m in runs.manifests if not m.get("trained_elsewhere")]  # the others' seconds: their recording
+    elsewhere = len(runs.manifests) - len(trained)
     text = f"{runs.steps.groupby(['arm', 'seed']).ngroups} runs with step logs"
-    seconds = pd.Series([m.get("seconds") for m in runs.manifests], dtype=float)
+    text += f", {elsewhere} of them trained elsewhere (see Checkpoints evaluated)" if elsewhere else ""
+    seconds = pd.Series([m.get("seconds") for m in trained], dtype=float)
     timing = _span(seconds, "{:.0f}")
     if timing:
         text += f", {seconds.sum() / 60:.1f} min of training ({timing} s per run)"
     commits = sorted({str(m["git_commit"]) for m in runs.manifests if m.get("git_commit")})
     dirty = sum(bool(m.get("git_dirty")) for m in runs.manifests)
     changes = f" ({dirty} run(s) with uncommitted changes to tracked files)" if dirty else ""
-    return text + f"; commit {', '.join(commits) or 'not recorded'}{changes}"
+    numerics = numerics_classes(runs.manifests)
+    return (
+        text
+        + f"; commit {', '.join(commits) or 'not recorded'}{changes}"
+        + (f"; numerics {numerics}" if numerics else "")
+    )
 
 
 # ----------------------------------------------------------------------------- sections
@@ -233,6 +252,7 @@ class Page:
     figures: Mapping[str, str] = field(default_factory=dict)
     config_text: str = ""
     curves: Curves | None = None  # armlab curves --config's tables, where the report was given them
+    checkpoints: pd.DataFrame | None = None  # the checkpoints of runs made elsewhere, as recorded (read_checkpoints)
 
     def figures_of_families(self, prefix: str) -> dict[str, str]:
         """The figures ``<prefix>-<i>`` by the family of the config's i-th comparison ("" where there is none)."""
@@ -276,6 +296,34 @@ def what_was_run(page: Page) -> str:
         )
     body += details(f"Config file ({cfg.source})", f"<pre>{esc(config_text)}</pre>")
     return section("run", "What was run", body)
+
+
+def checkpoints_section(page: Page) -> str:
+    """Runs made elsewhere: every checkpoint evaluated, with its folder and the sha256 of its files as recorded
+    before the evaluation (the base checkpoint as arm base); "" where the runs were trained here."""
+    recorded = page.checkpoints
+    if recorded is None:
+        return ""
+    runs = recorded.drop_duplicates(["arm", "seed"])
+    text = (
+        f"{len(recorded)} checkpoint(s) of {len(runs)} run(s) trained elsewhere, each a folder whose files were "
+        f"hashed before it was evaluated; its sha256 is of its files' paths, sizes and sha256 "
+        f"(training/backends/checkpoints.py). A checkpoint whose files change is recorded and evaluated again."
+    )
+    shown = recorded.drop(columns=["description", "claims"]).assign(
+        step=recorded["step"].map(lambda step: "—" if pd.isna(step) else str(int(step))),
+        bytes=recorded["bytes"].map(lambda n: f"{n:,}"),
+    )
+    arms = runs.drop_duplicates("arm").assign(
+        claims=lambda frame: frame["claims"].map(
+            lambda claims: ", ".join(f"{k}: {v}" for k, v in _flatten(claims).items())
+        )
+    )
+    described = arms[(arms["description"].notna()) | (arms["claims"] != "")][["arm", "description", "claims"]]
+    body = f"<p>{esc(text)}</p>"
+    if not described.empty:  # what each arm is and claims it was trained with, as its config says: not checked
+        body += html_table(described.fillna("—"))
+    return section("checkpoints", "Checkpoints evaluated", body + html_table(shown))
 
 
 def sequential_verdicts(analysis: Analysis) -> str:
@@ -356,8 +404,8 @@ def verdict_section(page: Page) -> str:
     cards = []
     for family, group in rows.groupby("family", sort=False):
         chips = "".join(
-            f'<span class="chip {r.verdict}">{esc(r.arm)} {esc(tables.points(r.mean_diff))} '
-            f"{esc(tables.decision_text(r))} · {esc(r.verdict)}</span>"
+            f'<span class="chip {r.verdict}">{esc(r.arm)} {esc(tables.points(r.mean_diff))} · '
+            f"{esc(r.verdict)} · {esc(tables.verdict_evidence(r))}</span>"
             for r in group.itertuples()
         )
         unreachable = figures.cannot_reach_alpha(group, analysis.settings.alpha) is not None
@@ -374,12 +422,12 @@ def verdict_section(page: Page) -> str:
         )
     test = tables.test_name(rows)
     lede = (
-        f'<p class="muted">On the primary summary, {esc(rows["measure"].iloc[0])}; Δ in points (score × 100), '
-        f"with the {esc(test)}'s interval at the level where it agrees with Holm's decisions (it excludes 0 "
-        f"exactly when the arm is better or worse). "
-        f"Better/worse: {esc(test)}, Holm across the family's arms at α = {analysis.settings.alpha:g}; "
-        f"equivalent: {esc(tables.equivalence_test(rows))} within the margin at "
-        f"α; otherwise inconclusive.</p>"
+        f'<p class="muted">On the primary summary, {esc(rows["measure"].iloc[0])}; Δ in points (score × 100). '
+        f"Better/worse: {esc(test)}, Holm across the family's arms at α = {analysis.settings.alpha:g}, shown with "
+        f"its interval at the level where it agrees with Holm's decisions (it excludes 0 exactly when the arm is "
+        f"better or worse); equivalent: {esc(tables.equivalence_test(rows))} within the margin, Holm across the "
+        f"arms at α, shown with its own interval at the level where it agrees with those decisions (it lies inside "
+        f"the margin exactly when the arm is equivalent); otherwise inconclusive, shown with both.</p>"
     )
     return section("verdicts", "Headline verdicts", lede + f'<div class="cards">{"".join(cards)}</div>')
 
@@ -500,10 +548,18 @@ def sequential_section(page: Page) -> str:
 
 
 def benchmarks_section(page: Page) -> str:
-    """The heatmap of every arm's difference on every benchmark."""
+    """The heatmap of every arm's difference on every benchmark, and per family and measure (avg@k, pass@k, maj@k)
+    the paper's table of benchmarks × methods."""
     shown = page.figures.get("benchmarks") or muted(
         "Per-benchmark comparisons were not computed (analysis.per_benchmark is off)."
     )
+    table = page.analysis.per_benchmark
+    for family, measure, frame in tables.per_benchmark_sections(table):
+        shown += details(
+            f"{family}: {measure} per benchmark",
+            html_table(frame)
+            + muted(tables.per_benchmark_caption(table, family, measure, page.analysis.settings.alpha)),
+        )
     return section("benchmarks", "Per-benchmark view", shown)
 
 
@@ -618,9 +674,10 @@ def sampling_section(page: Page) -> str:
                 "Share of the variance of each mean paired difference from training seeds (seed effect and "
                 "seed × item interaction), from the finite item set, and from sampling k answers per item; "
                 "method of moments (analysis/stats/sampling.py) on the per-item counts, with the two arms' answers "
-                "paired by sample where the evaluations kept their verdicts (arms of a seed share their "
-                "sampling stream, so their errors are correlated). Sampling is blank where it cannot be "
-                "separated from training (one answer per item)."
+                "paired by sample where the evaluations kept their verdicts (sampling_method 'paired by sample': "
+                "var(y_arm,j − y_ref,j)/k, unbiased whatever the arms' answers share), else as if the arms' "
+                "answers were independent. Sampling is blank where it cannot be separated from training (one "
+                "answer per item). " + sampling_streams_sentence(components)
             )
             + html_table(shown)
         )
@@ -652,6 +709,15 @@ def sampling_section(page: Page) -> str:
             )
         body += "<h3>What to buy next</h3>" + html_list(lines)
     return section("sampling", "Sampled evaluation", body or muted("Evaluated with one answer per item."))
+
+
+def sampling_streams_sentence(components: pd.DataFrame) -> str:
+    """How the compared arms' evaluations drew their answers, in the words of their manifests (the engine decides
+    whether arms of a seed share each answer's random draw, which correlates their sampling errors)."""
+    said = [how for how in dict.fromkeys(components["sampling_streams"]) if how]
+    if not said:
+        return "The evaluations' manifests do not say how they drew their answers (results from elsewhere)."
+    return "How the evaluations drew their answers, as their manifests record it: " + "; ".join(said) + "."
 
 
 def grader_section(page: Page) -> str:
@@ -728,6 +794,7 @@ SECTIONS: Registry[Section] = Registry(
         "benchmarks": Section("Benchmarks", benchmarks_section),
         "distributions": Section("Distributions", distributions_section),
         "training": Section("Training", training_section),
+        "checkpoints": Section("Checkpoints", checkpoints_section),
         "curves": Section("Curves", curves_section),
         "rankings": Section("Rankings", rankings_section),
         "sampling": Section("Sampling", sampling_section),

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from armlab import layout, registration
-from armlab.analysis import planning, waves
+from armlab import layout, numerics, registration
+from armlab.analysis import planning, predictions, waves
 from armlab.analysis.config import parse_config as parse_analysis_config
 from armlab.configfile import ConfigError, load_configs
 from armlab.contract import BUILTIN_BASE
@@ -27,7 +27,8 @@ from armlab.training.reasoning_gym_tasks import check_reproducible, draws_of
 def load(config_files: Sequence[str | Path], overrides: Mapping | None = None) -> dict:
     """The experiment's config, validated whole before any job: ``config_files`` merged (later ones update earlier
     ones), then ``overrides``; its analysis and plan sections parsed; under a sequential design whose first wave
-    started, the design unchanged since it was locked; and every job so far run under the locks that exist now.
+    started, the design unchanged since it was locked; every job so far run under the locks that exist now; and
+    every locked prediction still a comparison of the config.
 
     Raises :class:`~armlab.configfile.ConfigError` or ``ValueError`` (one line, naming the file and key).
     """
@@ -43,14 +44,26 @@ def load(config_files: Sequence[str | Path], overrides: Mapping | None = None) -
     models = {BACKENDS[name].lm_eval_model for name in used}
     # the builtin policy, its export and TRL's tiny Qwen2 read characters (hf_export.char_tokenizer), not tokens
     characters = "armlab-builtin" in models or ("trl" in used and config["trl"].get("model") in (None, BUILTIN_BASE))
+    for name in used:  # the checkpoints of runs made elsewhere, found and checked now
+        recorded = BACKENDS[name].recorded
+        if recorded is not None:
+            try:
+                recorded.check_files(config)
+            except ValueError as err:
+                raise ConfigError(f"{source}: {err}") from None
     check_external(config, source, character_level=characters)
     check_training_prompts(config, source, character_level=config["trl"].get("model") in (None, BUILTIN_BASE))
     check_reproducible(draws_of(config, source))  # reasoning-gym's items are drawn anew in each job
     check_engine(config, source, hugging_face="hf" in models)
     check_existing_tasks(config, source)
     check_verifiers(config["analysis"].get("verifiers") or [], f"{source}: analysis.verifiers", ConfigError)
+    problem = numerics.machine_problem(config["numerics"])
+    if problem:  # every job would refuse it
+        raise ConfigError(f"{source}: {problem}")
     out = layout.experiment_dir(config["experiment"])
-    if parse_analysis_config(config, source=source).design is not None:
+    analysis = parse_analysis_config(config, source=source)
+    if analysis.design is not None:
         waves.check_lock(out, config)
     registration.against_locks(out)
+    predictions.check_withdrawn(out, analysis)  # a locked prediction's comparison is still in the config
     return config

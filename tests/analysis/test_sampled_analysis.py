@@ -123,10 +123,11 @@ def test_job_minutes_come_from_the_manifests(tmp_path):
             folder.mkdir(parents=True)
             (folder / "manifest.json").write_text(json.dumps({"seconds": seconds}))
     table = job_minutes(tmp_path)
-    assert table.drop(columns="train_steps").to_dict("records") == [
+    assert table.drop(columns=["train_steps", "sampling_streams"]).to_dict("records") == [
         {"arm": "grpo", "seed": 1, "train_minutes": 10.0, "eval_minutes": 0.5},
         {"arm": "sharp", "seed": 1, "train_minutes": 10.0, "eval_minutes": 0.5},
     ]
+    assert table["sampling_streams"].isna().all()  # nor how they sampled
     assert table["train_steps"].isna().all()  # these manifests do not say their recipe
     (tmp_path / "runs" / "grpo" / "seed-1" / "manifest.json").write_text(
         json.dumps({"seconds": 600, "recipe": {"steps": 40}})
@@ -135,6 +136,33 @@ def test_job_minutes_come_from_the_manifests(tmp_path):
     (tmp_path / "evals" / "grpo" / "seed-1" / "manifest.json").write_text(json.dumps({"seconds": "soon"}))
     with pytest.raises(AnalysisInputError, match=r"evals/grpo/seed-1/manifest.json: seconds: expected"):
         job_minutes(tmp_path)
+
+
+def test_the_components_caption_says_how_the_engine_drew_the_answers_not_that_arms_share_them(tmp_path):
+    # issue 54: the caption said "arms of a seed share their sampling stream" under eval.engine: hf, which seeds
+    # torch once per seed and shares no draw between arms; it now quotes what each evaluation's manifest records
+    from armlab.analysis.reporting import read, sections
+    from armlab.evals.run import SAMPLING_STREAMS
+
+    for stage, arm in (("runs", "grpo"), ("runs", "sharp"), ("evals", "grpo"), ("evals", "sharp")):
+        folder = tmp_path / stage / arm / "seed-1"
+        folder.mkdir(parents=True)
+        record = {"seconds": 30} | ({"sampling": {"how": SAMPLING_STREAMS["hf"]}} if stage == "evals" else {})
+        (folder / "manifest.json").write_text(json.dumps(record))
+    result = run_analysis(config(), sampled_table(), job_minutes=job_minutes(tmp_path))
+    assert set(result.variance_components["sampling_streams"]) == {SAMPLING_STREAMS["hf"]}
+    write_outputs(result, tmp_path / "analysis")
+    analysis = read.read_analysis(tmp_path / "analysis", result.config.experiment)
+    html = sections.sampling_section(sections.Page(result.config, analysis))
+    assert "share their sampling stream" not in html and "arms do not share per-answer draws" in html
+    # without the manifests (results from elsewhere) the caption says it does not know
+    html = sections.sampling_section(sections.Page(result.config, read.read_analysis(_written(tmp_path), "exp")))
+    assert "do not say how they drew their answers" in html
+
+
+def _written(tmp_path):
+    write_outputs(run_analysis(config(), sampled_table()), tmp_path / "bare")
+    return tmp_path / "bare"
 
 
 def _analysis_and_config(tmp_path, table, **raw_extra):
@@ -357,3 +385,14 @@ def test_maj_at_k_without_votes_is_refused_naming_what_it_needs():
         run_analysis(parse_config(raw), scores)
     with pytest.raises(AnalysisInputError, match=r"among 5 answers per item; arm=grpo seed=1 add item add-0 has 4"):
         run_analysis(parse_config(raw), scores, answers=answers[answers["sample"] < 4])
+
+
+def test_runs_trained_elsewhere_have_no_training_minutes(tmp_path):
+    """A record of checkpoints made elsewhere took seconds to hash, not to train: its run has no training time, so
+    the advice on buying a seed is left out rather than priced at the recording's seconds."""
+    for stage, seconds, extra in (("runs", 30.0, {"trained_elsewhere": True}), ("evals", 60.0, {})):
+        folder = tmp_path / stage / "grpo" / "seed-1"
+        folder.mkdir(parents=True)
+        (folder / "manifest.json").write_text(json.dumps({"seconds": seconds, "recipe": {"steps": 10}, **extra}))
+    minutes = job_minutes(tmp_path)
+    assert minutes.eval_minutes.tolist() == [1.0] and minutes.train_minutes.isna().all()

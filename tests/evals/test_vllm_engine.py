@@ -177,3 +177,40 @@ def test_answer_seeds_depend_on_the_answer_not_the_arm():
     seeds = {answer_seed("exp/seed-1", "add", f"add-{i}", j) for i in range(50) for j in range(4)}
     assert len(seeds) == 200 and all(0 <= s < 2**63 for s in seeds)
     assert answer_seed("exp/seed-1", "add", "add-0", 0) != answer_seed("exp/seed-2", "add", "add-0", 0)
+
+
+def test_the_worker_refuses_a_request_without_its_own_seed(tmp_path):
+    """vLLM's CPU build loses a seeded request's determinism when it is batched with an unseeded one (vLLM issue
+    51226): the worker refuses such a job before it imports vLLM, so the check runs without vLLM's environment."""
+    import subprocess
+    import sys
+
+    request = {"prompt": "1+1=", "max_tokens": 3, "temperature": 1.0, "top_p": 1.0, "stop": ["\n"], "seed": 7}
+    for unseeded in (
+        {k: v for k, v in request.items() if k != "seed"},
+        {**request, "seed": None},
+        {**request, "seed": True},
+    ):
+        job = tmp_path / "job.json"
+        job.write_text(json.dumps({"model": str(tmp_path), "requests": [request, unseeded]}))
+        worker = REPO / "evals" / "vllm_worker.py"
+        proc = subprocess.run(
+            [sys.executable, str(worker), str(job), str(tmp_path / "out.jsonl")], capture_output=True, text=True
+        )
+        assert proc.returncode == 2
+        assert proc.stderr.startswith("vllm_worker: ValueError: request 1 has no integer seed")
+        assert "vLLM issue 51226" in proc.stderr and not (tmp_path / "out.jsonl").exists()
+
+
+@pytest.mark.vllm
+@needs_vllm
+def test_a_seeded_answer_is_the_same_alone_as_batched_with_others(exported):
+    """The vLLM case of issue 51226 pinned: one request's answer alone equals its answer among other requests."""
+    from armlab.evals.vllm_engine import VllmLM
+
+    _, _, checkpoint = exported
+    lm = VllmLM(str(checkpoint), python=str(VLLM_PYTHON), stream="exp/seed-1")
+    sampled = {"do_sample": True, "temperature": 1.0}
+    alone = lm.generate_until(_requests(PROMPTS[:1], **sampled))
+    batched = lm.generate_until(_requests(PROMPTS, **sampled))
+    assert alone == batched[:1]

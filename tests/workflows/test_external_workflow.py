@@ -82,16 +82,11 @@ def test_external_benchmarks_run_end_to_end_with_maj_at_k(tmp_path):
     assert counts.get("lm_eval_tasks") == 1 and counts.get("evaluate") == 5 and not counts.get("train")
 
 
-REAL_ARCHITECTURE = "config/experiments/real_architecture.yaml"
-
-
-def test_the_real_architecture_config_runs_end_to_end(tmp_path):
-    """The committed config, with the README's command: GPT-2's weights (the exported builtin base) trained by TRL in
-    two arms x 2 seeds, sampled 4 times per item on local GSM8K- and MATH-500-format files, graded by math-verify,
-    analysed (avg@4, pass@4, maj@4) and reported."""
-    workdir = copy_of_the_repository(tmp_path / "checkout")
-    run = readme_run(workdir, configfile=REAL_ARCHITECTURE)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+def test_the_real_architecture_config_runs_end_to_end(real_architecture_run):
+    """The committed config, with the README's command (the session's run): GPT-2's weights (the exported builtin
+    base) trained by TRL in two arms x 2 seeds, sampled 4 times per item on local GSM8K- and MATH-500-format files,
+    graded by math-verify, analysed (avg@4, pass@4, maj@4) and reported."""
+    workdir, _ = real_architecture_run
     out = workdir / "results" / "real_architecture"
     exported = json.loads((out / "base_hf" / "model" / "config.json").read_text())
     assert exported["architectures"] == ["ArmlabCharForCausalLM"] and exported["n_head"] == 2  # GPT-2's weights

@@ -79,6 +79,16 @@ def test_every_job_has_a_log_and_a_manifest(tiny_run):
             assert (out / "logs" / "train" / arm / f"seed-{seed}.log").read_text().strip()
             assert (out / "runs" / arm / f"seed-{seed}" / "manifest.json").exists()
             assert (out / "evals" / arm / f"seed-{seed}" / "results.json").exists()
+    # every job that runs torch records what decided its bits, and the workflow's default pins them (portable)
+    for manifest in [
+        out / "base" / "manifest.json",
+        *out.glob("runs/*/seed-*/manifest.json"),
+        *out.glob("evals/*/seed-*/manifest.json"),
+    ]:
+        numerics = json.loads(manifest.read_text())["numerics"]
+        assert numerics["mode"] == "portable" and numerics["aten_capability"] == "AVX2", manifest
+        assert numerics["class"].startswith("portable: x86-64 with AVX2") and numerics["threads"] == 1
+    assert "numerics portable: x86-64 with AVX2" in (out / "report" / "index.html").read_text()
 
 
 def test_second_run_does_nothing(tiny_run):

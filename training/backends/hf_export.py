@@ -19,6 +19,7 @@ import argparse
 import time
 from pathlib import Path
 
+from armlab import numerics
 from armlab.training.policy import EOS_ID, PAD_ID, VOCAB
 
 EXPORT_DIR = "model"  # the checkpoint inside the export's directory, beside its manifest.json
@@ -110,16 +111,17 @@ def convert_policy(policy):
     return model.eval()
 
 
-def export_policy(policy_path: str | Path, out_dir: str | Path, threads: int = 1) -> Path:
+def export_policy(
+    policy_path: str | Path, out_dir: str | Path, threads: int = 1, numerics_mode: str = numerics.DEFAULT_MODE
+) -> Path:
     """Write ``out_dir`` atomically: the HF checkpoint of the builtin policy ``policy_path`` in ``model/`` (the
     ``armlab_char`` model and the character tokenizer) and a ``manifest.json`` with their sha256 and the source's."""
-    import torch
 
     from armlab.files import file_sha256
     from armlab.training.policy import load_model
     from armlab.training.utils import atomic_path, environment_record, write_manifest
 
-    torch.set_num_threads(threads)
+    numerics.start(numerics_mode, threads)
     start, out_dir = time.perf_counter(), Path(out_dir)
     model = convert_policy(load_model(policy_path))
     with atomic_path(out_dir) as tmp:
@@ -133,7 +135,7 @@ def export_policy(policy_path: str | Path, out_dir: str | Path, threads: int = 1
                 "checkpoint": str((out_dir / EXPORT_DIR).resolve()),
                 "model_type": model.config.model_type,
                 "seconds": time.perf_counter() - start,
-                **environment_record(threads),
+                **environment_record(threads, numerics_mode),
             },
             EXPORT_DIR,
         )
@@ -145,8 +147,9 @@ def main(argv=None) -> None:
     parser.add_argument("--policy", required=True, type=Path)
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--numerics", choices=numerics.MODES, default=numerics.DEFAULT_MODE)
     args = parser.parse_args(argv)
-    export_policy(args.policy, args.out, args.threads)
+    export_policy(args.policy, args.out, args.threads, args.numerics)
 
 
 if __name__ == "__main__":

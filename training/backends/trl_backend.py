@@ -46,7 +46,7 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from armlab import registration
+from armlab import numerics, registration
 from armlab.contract import TRL_STEP_NAMES
 from armlab.training.ledger import STEP_COUNTS, write_ledger
 from armlab.training.recipe import Method, Recipe, kept_checkpoint_steps, resolve_arm
@@ -447,14 +447,13 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path, hf_b
     ``hf_base``: the exported builtin base policy, the start when ``trl.model: builtin_base``."""
     import datasets
     import pandas as pd
-    import torch
     from trl import GRPOConfig
 
     from armlab.training.data import load_pools
     from armlab.training.reasoning_gym_tasks import REBUILD_KEYS, training_pools
 
     recipe, experiment, threads = resolve_arm(config, arm), config["experiment"], config["threads"]
-    torch.set_num_threads(threads)
+    numerics.start(config["numerics"], threads)
     pools, drawn = load_pools(data_dir), training_pools(config)
     for domain, prompts in drawn.items():  # trl.reasoning_gym's prompts join their domains' pools
         pools.setdefault(domain, []).extend(prompts)
@@ -506,7 +505,7 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path, hf_b
                 "config_hash": config_hash(config),
                 "config": config,
                 "seconds": time.perf_counter() - start,
-                **environment_record(threads),
+                **environment_record(threads, config["numerics"]),
                 **registration.record(out_dir),
             },
             CHECKPOINT_DIR,

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from snakemake.io import directory
 
+from armlab import numerics
 from armlab.configfile import ConfigError
 from armlab.experiment.plan import RunPlan
 from armlab.training.backends import BACKENDS
@@ -13,6 +14,9 @@ from armlab.training.config import stage_config
 # Jobs run `python` from PATH: the driver's own interpreter (its folder goes first on PATH here), or, under
 # `--sdm conda`, the interpreter of the rule's conda environment (environment.yml), which Snakemake puts first.
 os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+# the kernels that decide the jobs' floating-point bits, for every process a job starts too (a command backend's
+# trainer, the vLLM worker); each armlab job also pins them itself (armlab/numerics.py)
+os.environ.update(numerics.environment(config["numerics"]))
 # the runs, backends, base policy and paths of the experiment (armlab/experiment/plan.py, unit-tested there);
 # below, only what needs Snakemake: wildcards, checkpoints and directory outputs
 PLAN = RunPlan(config)
@@ -35,9 +39,10 @@ def per_run(stage, name, evaluated=False, backends=None):
     return lambda wildcards: PLAN.per_run(stage, name, runs(), evaluated, backends)
 
 
-def run_outputs(backend):
-    """A train rule's outputs, its ``directories`` as directory outputs."""
-    return {name: directory(path) if is_dir else path for name, (path, is_dir) in PLAN.run_outputs(backend).items()}
+def run_outputs(backend, *run):
+    """A train rule's outputs, its ``directories`` as directory outputs (of ``run``, (arm, seed), when given)."""
+    outputs = PLAN.run_outputs(backend, *run)
+    return {name: directory(path) if is_dir else path for name, (path, is_dir) in outputs.items()}
 
 
 def eval_resource(key):
@@ -46,7 +51,19 @@ def eval_resource(key):
 
 
 def checkpoint_of(wildcards):
-    return PLAN.checkpoint_of(wildcards.arm, wildcards.seed)
+    """What the evaluation reads (RunPlan.checkpoint_of); a record of checkpoints made elsewhere as an ancient input,
+    so that rewriting it for a new description reruns no evaluation (a change of its checkpoints removes the
+    evaluation at the workflow's start: RunPlan.changed_records)."""
+    return recorded_input(wildcards.arm, PLAN.checkpoint_of(wildcards.arm, wildcards.seed))
+
+
+def run_manifest(wildcards):
+    """The run's manifest, which names its kept models (evals/curves.py); a record as an ancient input."""
+    return recorded_input(wildcards.arm, f"{PLAN.job_dir('runs', wildcards.arm, wildcards.seed)}/manifest.json")
+
+
+def recorded_input(arm, path):
+    return ancient(path) if PLAN.recorded(arm) else path
 
 
 def checkpoint_args(wildcards, input):
@@ -60,12 +77,18 @@ def curve_inputs(wildcards):
         raise WorkflowError(str(err)) from None
 
 
-def remove_results_built_on(job_dir):
-    """Remove the results made from a job's removed outputs, so that Snakemake rebuilds them."""
+def remove_results_built_on(job_dir, dry_run=False):
+    """Remove the results made from a job's removed outputs, so that Snakemake rebuilds them (``dry_run``: say so)."""
     for path in PLAN.results_built_on(job_dir):
         if path.is_file():
+            if dry_run:
+                print(f"armlab: a run would remove {path}, made from the outputs of {job_dir}")
+                continue
             print(f"armlab: removing {path}, made from the removed outputs of {job_dir}")
-            path.unlink()
+            try:
+                path.unlink()
+            except OSError as err:
+                raise WorkflowError(f"{path}: cannot be removed ({err.strerror}); make its folder writable") from None
 
 
 wildcard_constraints:

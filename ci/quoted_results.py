@@ -1,0 +1,199 @@
+"""Figures the README and docs quote from a run, written from that run's files and checked against them.
+
+A quoted block sits between ``<!-- quoted:NAME ... -->`` and ``<!-- /quoted:NAME -->`` in a Markdown file; its text
+is exactly what the renderer ``NAME`` writes from its run's folder, so a figure in the prose is never typed by hand:
+
+    .venv/bin/python ci/quoted_results.py write demo      # rewrite the demo block from results/demo (`make quoted`)
+    .venv/bin/python ci/quoted_results.py check demo      # exit 1 where the text and the run disagree (CI, after
+                                                           # `make demo`: `make check-quoted`)
+
+A block whose run is missing is one line naming the command that makes it (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+class MissingRun(Exception):
+    """The run a block quotes is not there."""
+
+
+def _needs(path: Path, command: str) -> Path:
+    if not path.exists():
+        raise MissingRun(f"{path.relative_to(REPO) if path.is_relative_to(REPO) else path} not found: run `{command}`")
+    return path
+
+
+def numerics_classes(results: Path) -> list[str]:
+    """The distinct numerics classes the experiment's training and evaluation manifests record."""
+    classes = {}
+    for manifest in sorted(
+        [*results.glob("runs/*/seed-*/manifest.json"), *results.glob("evals/*/seed-*/manifest.json")]
+    ):
+        record = json.loads(manifest.read_text()).get("numerics")
+        classes[record["class"] if isinstance(record, dict) else "not recorded"] = None
+    return list(classes)
+
+
+def seed_agreement(summaries: pd.DataFrame, comparisons: pd.DataFrame) -> list[str]:
+    """Per compared arm, on how many seeds its primary summary lies above and below its reference's."""
+    rows = comparisons[(comparisons.stage == "primary") & (comparisons.ci_method == comparisons.ci_method.iloc[0])]
+    parts = []
+    for row in rows.itertuples():
+        values = summaries[summaries.summary == row.measure].pivot_table(index="seed", columns="arm", values="value")
+        diff = (values[row.arm] - values[row.reference]).dropna()
+        if not row.higher_is_better:
+            diff = -diff
+        parts.append(f"{row.arm} above {row.reference} on {(diff > 0).sum()} of {len(diff)} seeds, below on "
+                     f"{(diff < 0).sum()}")  # fmt: skip
+    return parts
+
+
+def headroom(accuracy: pd.DataFrame, comparisons: pd.DataFrame) -> list[str]:
+    """The base policy's range over domains and what the first family's reference gains over it in each."""
+    domains = [c for c in accuracy.columns if c not in ("domain_balanced", "sd over seeds")]
+    reference = comparisons.reference.iloc[0]
+    if "base" not in accuracy.index or reference not in accuracy.index:
+        return []
+    base, gain = accuracy.loc["base", domains], accuracy.loc[reference, domains] - accuracy.loc["base", domains]
+    return [
+        f"The base policy scores {base.min():.1f}–{base.max():.1f}% per domain; {reference} changes that by "
+        f"{gain.min():+.1f} to {gain.max():+.1f} points per domain."
+    ]
+
+
+def render_demo(results: Path) -> str:
+    """The demo's accuracy per arm and domain, its verdict lines, the seeds' agreement and the numerics it holds on."""
+    from armlab.analysis import outputs, tables
+    from armlab.analysis.errors import AnalysisInputError
+    from armlab.analysis.reporting.read import read_csv
+    from armlab.analysis.summaries import accuracy_table
+
+    analysis = _needs(results / "analysis" / "comparisons.csv", "make demo").parent
+    try:  # an analysis an older armlab wrote: one line saying to rerun it
+        outputs.check_format(json.loads((analysis / "manifest.json").read_text()), analysis / "manifest.json")
+    except AnalysisInputError as older:
+        raise MissingRun(f"{older} (or `make demo`)") from None
+    scores = pd.read_parquet(_needs(results / "scores.parquet", "make demo"))
+    comparisons = read_csv(analysis / "comparisons.csv")
+    accuracy = accuracy_table(scores).rename(columns={"domain_balanced_sd": "sd over seeds"})
+    agreement = seed_agreement(read_csv(analysis / "summaries.csv"), comparisons)
+    header = ["arm", *accuracy.columns]
+    lines = [
+        f"Accuracy (%) per arm and domain, mean over seeds (`results/{results.name}/scores.parquet`):",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *(
+            f"| {arm} | " + " | ".join("—" if pd.isna(v) else f"{v:.1f}" for v in row) + " |"
+            for arm, row in accuracy.iterrows()
+        ),
+        "",
+        "```text",
+        *tables.verdict_lines(comparisons),
+        "```",
+        "",
+        *headroom(accuracy, comparisons),
+        f"Seed by seed on the primary summary: {'; '.join(agreement)}.",
+        f"Bit for bit, these figures hold on: {'; '.join(numerics_classes(results))} (the runs' manifests).",
+    ]
+    return "\n".join(lines)
+
+
+def render_numerics(results: Path) -> str:
+    """The demo under each numerics variant of benchmarks/numerics_portability.py: time, scores' hash, verdicts."""
+    variants = pd.read_csv(
+        _needs(results / "variants.csv", "python benchmarks/numerics_portability.py --out " + str(results))
+    )
+    wide = variants.pivot_table(
+        index=["variant", "numerics", "environment", "seconds", "scores_sha256"],
+        columns="arm",
+        values="delta_points",
+        sort=False,
+    )
+    verdict = variants.pivot_table(index="variant", columns="arm", values="verdict", aggfunc="first", sort=False)
+    arms = list(wide.columns)
+    header = [
+        "variant",
+        "numerics",
+        "forced environment",
+        "wall s",
+        "scores sha256",
+        *(f"{a} Δ (verdict)" for a in arms),
+    ]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for key, row in wide.iterrows():
+        name, mode, environment, seconds, digest = key
+        cells = [f"{row[a]:+.2f} ({verdict.loc[name, a]})" for a in arms]
+        lines.append(f"| {name} | {mode} | `{environment}` | {seconds:.0f} | `{digest}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+RENDERERS: dict[str, tuple[Callable[[Path], str], Path, str]] = {
+    # name: (renderer, the run's folder, the Markdown file holding the block)
+    "demo": (render_demo, REPO / "results" / "demo", "README.md"),
+    "numerics": (render_numerics, REPO / "results" / "numerics_portability", "docs/results.md"),
+}
+
+
+def block_pattern(name: str) -> re.Pattern:
+    return re.compile(rf"(<!-- quoted:{name}\b[^\n]*-->\n)(.*?)(<!-- /quoted:{name} -->)", re.S)
+
+
+def quoted(name: str, text: str, path: str) -> re.Match:
+    found = block_pattern(name).search(text)
+    if not found:
+        raise SystemExit(f"{path}: no block <!-- quoted:{name} ... --> ... <!-- /quoted:{name} -->")
+    return found
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("action", choices=("write", "check"))
+    parser.add_argument("names", nargs="+", choices=sorted(RENDERERS))
+    parser.add_argument("--results", type=Path, help="the run's folder (default: the block's own)")
+    parser.add_argument("--document", type=Path, help="the Markdown file holding the block (default: the block's own)")
+    args = parser.parse_args(argv)
+    status = 0
+    for name in args.names:
+        render, results, document = RENDERERS[name]
+        results, path = (args.results or results).resolve(), (args.document or REPO / document).resolve()
+        document = str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
+        text = path.read_text()
+        found = quoted(name, text, document)
+        try:
+            fresh = render(results) + "\n"  # the block's lines, each ending in a line break
+        except MissingRun as missing:
+            print(f"quoted:{name}: {missing}", file=sys.stderr)
+            return 2
+        if args.action == "write":
+            path.write_text(text[: found.start(2)] + fresh + text[found.end(2) :])
+            print(f"{document}: quoted:{name} written from {results}")
+        elif fresh != found.group(2):
+            line = next(
+                (i for i, (a, b) in enumerate(zip(found.group(2).splitlines(), fresh.splitlines()), 1) if a != b),
+                min(len(found.group(2).splitlines()), len(fresh.splitlines())) + 1,
+            )
+            print(f"{document}: quoted:{name} differs from {results} at its line {line}; "
+                  "`make quoted` rewrites it from the run:", file=sys.stderr)  # fmt: skip
+            sys.stderr.writelines(difflib.unified_diff(found.group(2).splitlines(True), fresh.splitlines(True),
+                                                       document, "the run", n=0))  # fmt: skip
+            status = 1
+        else:
+            print(f"{document}: quoted:{name} agrees with {results}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
