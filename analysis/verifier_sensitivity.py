@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from armlab import layout
-from armlab.analysis import tables
+from armlab.analysis import sampled, tables
 from armlab.analysis.inputs import reading
 
 TABLE = Path(layout.GRADER_SENSITIVITY).name  # beside the analysis's tables, in its folder
@@ -50,10 +50,12 @@ def read_weights(path: Path | str) -> pd.DataFrame:
 
 
 def measure_benchmarks(weights: pd.DataFrame, measure: str) -> list[str]:
-    """The benchmarks a measure weighs: a summary's (its row of ``weights``), a benchmark itself, and for pass@k,
-    maj@k and the statistics those of the primary (first) summary."""
-    if measure in weights.columns:
-        return [measure]
+    """The benchmarks a measure weighs: a summary's (its row of ``weights``), a benchmark itself and its own pass@k
+    and maj@k (``<benchmark>:pass@k``), and for the summaries' pass@k and maj@k and the statistics those of the
+    primary (first) summary."""
+    benchmark = measure.split(sampled.BENCHMARK_SEPARATOR, 1)[0]  # as analysis/per_benchmark.py splits it
+    if benchmark in weights.columns:
+        return [benchmark]
     row = weights.loc[measure] if measure in weights.index else weights.iloc[0]
     return [b for b, w in row.items() if w > 0]
 

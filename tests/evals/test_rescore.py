@@ -404,8 +404,12 @@ def test_a_measure_weighs_its_summarys_benchmarks_and_pass_at_k_the_primarys(tmp
     rows = {"summary": ["primary", "primary", "aaa", "aaa"], "benchmark": ["x", "y", "x", "y"], "weight": [1, 1, 1, 0]}
     pd.DataFrame(rows).to_csv(tmp_path / "weights.csv", index=False)
     weights = verifier_sensitivity.read_weights(tmp_path / "weights.csv")
-    found = {m: verifier_sensitivity.measure_benchmarks(weights, m) for m in ("aaa", "pass@4", "maj@4", "y")}
-    assert found == {"aaa": ["x"], "pass@4": ["x", "y"], "maj@4": ["x", "y"], "y": ["y"]}
+    measures = ("aaa", "pass@4", "maj@4", "y", "y:pass@4", "x:maj@4")
+    found = {m: verifier_sensitivity.measure_benchmarks(weights, m) for m in measures}
+    assert found == {
+        **{"aaa": ["x"], "pass@4": ["x", "y"], "maj@4": ["x", "y"]},
+        **{"y": ["y"], "y:pass@4": ["y"], "x:maj@4": ["x"]},  # a benchmark's own accuracy, pass@k and maj@k
+    }
 
 
 def test_choice_on_a_benchmark_without_option_letters_is_refused_at_the_start(tmp_path):
