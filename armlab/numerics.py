@@ -91,17 +91,20 @@ def _mkl_branch() -> str | None:
     return MKL_BRANCHES.get(branch, str(branch))
 
 
-def start(mode: str, threads: int) -> dict:
-    """Pin ``mode``'s kernels and torch's thread count in this process, before its first torch operation, and check
-    that they hold; what the manifest records (:func:`record`)."""
+def start(mode: str, threads: int, strict: bool = True) -> dict:
+    """Pin ``mode``'s kernels and torch's thread count in this process, before its first torch operation; what the
+    manifest records (:func:`record`). ``strict`` (a job's entry point): check that the pins hold, and refuse where
+    they cannot; otherwise (the library called in a process that may have run torch already, a notebook or a test)
+    pin what can still be pinned and let the record say which kernels ran."""
     problem = machine_problem(mode)
-    if problem:
+    if problem and strict:
         raise NumericsError(problem)
-    os.environ.update(environment(mode))
+    if not problem:
+        os.environ.update(environment(mode))
     import torch
 
     torch.set_num_threads(threads)
-    if mode == "portable":
+    if mode == "portable" and strict:
         capability = torch.backends.cpu.get_cpu_capability()
         branch = _mkl_branch()
         if capability != PORTABLE_CAPABILITY or branch not in (None, "COMPATIBLE"):
@@ -124,25 +127,28 @@ def _build() -> dict:
 
 
 def record(mode: str) -> dict:
-    """What decides this process's bits: the mode, the CPU, torch's kernels and libraries, threads and dtype."""
+    """What decides this process's bits: the mode asked for and the one in effect (portable only where its pins
+    held), the CPU, torch's kernels and libraries, threads and dtype."""
     import torch
 
-    capability, threads = torch.backends.cpu.get_cpu_capability(), torch.get_num_threads()
+    capability, threads, branch = torch.backends.cpu.get_cpu_capability(), torch.get_num_threads(), _mkl_branch()
+    effective = "portable" if capability == PORTABLE_CAPABILITY and branch in (None, "COMPATIBLE") else "native"
     return {
-        "mode": mode,
+        "mode": effective,
+        "requested": mode,
         "cpu": cpu_model(),
         "machine": platform.machine(),
         "cpu_has": sorted(cpu_flags() & {"avx", "avx2", "fma", "avx512f", "avx512_bf16", "amx_tile", "neon", "sve"}),
         "torch": torch.__version__,
         "aten_capability": capability,
-        "mkl_branch": _mkl_branch(),
+        "mkl_branch": branch,
         **_build(),
         "threads": threads,
         "interop_threads": torch.get_num_interop_threads(),
         "dtype": str(torch.get_default_dtype()).removeprefix("torch."),
         "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
         "environment": {name: os.environ.get(name) for name in RECORDED_VARIABLES},
-        "class": numerics_class(mode, capability, torch.__version__, threads),
+        "class": numerics_class(effective, capability, torch.__version__, threads),
     }
 
 

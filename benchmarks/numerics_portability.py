@@ -46,7 +46,10 @@ def run_variant(config: Path, mode: str, env: dict, work: Path, cores: int) -> f
     command += ["--configfile", str(config), "--config", f"numerics={mode}", "--cores", str(cores), "--quiet"]
     start = time.perf_counter()
     with open(work / "snakemake.log", "w") as log:
-        subprocess.run(command, env=environment, check=True, cwd=work, stdout=log, stderr=subprocess.STDOUT)
+        done = subprocess.run(command, env=environment, check=False, cwd=work, stdout=log, stderr=subprocess.STDOUT)
+    if done.returncode:
+        tail = (work / "snakemake.log").read_text().splitlines()[-40:]
+        raise SystemExit(f"the run under numerics {mode} {env} failed:\n" + "\n".join(tail))
     return time.perf_counter() - start
 
 

@@ -15,11 +15,17 @@ import fork_server
 import pytest
 from filelock import FileLock
 
+from armlab import numerics
+
 # the hostile-input fixtures (pristine, work, tiny_pipeline, tiny), shared by the two hostile suites in two folders
 pytest_plugins = ["hostile"]
 
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# the tests that train or evaluate in their own process run under the workflow's default numerics, pinned before any
+# torch operation of the session, as a workflow job pins them (armlab/numerics.py)
+if numerics.machine_problem(numerics.DEFAULT_MODE) is None:
+    os.environ.update(numerics.environment(numerics.DEFAULT_MODE))
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "fixtures" / "tiny.yaml"
@@ -31,6 +37,42 @@ def report_build() -> dict:
     """The functions and constants of tests/fixtures/report/build.py (``write_experiment``, ``CONFIG``, ...), loaded
     once per process, for the tests that need the demo-like fixture experiment."""
     return runpy.run_path(str(REPORT_FIXTURE / "build.py"))
+
+
+# import names of what the base install (`pip install .`) leaves out: torch and pyarrow, the workflow, evaluation,
+# TRL, reasoning-gym, the development tools
+HEAVY = (
+    "torch",
+    "pyarrow",
+    "snakemake",
+    "lm_eval",
+    "datasets",
+    "math_verify",
+    "reasoning_gym",
+    "trl",
+    "transformers",
+    "accelerate",
+    "selenium",
+    "pytest",
+    "ruff",
+    "statsmodels",
+)
+
+
+def without_extras(folder: Path) -> dict[str, str]:
+    """The environment of a Python that finds none of :data:`HEAVY`, as the base install (without building one): a
+    ``sitecustomize`` in ``folder`` makes the finder of installed packages miss them, so ``import torch`` fails and
+    ``importlib.util.find_spec("torch")`` is None as where torch was never installed."""
+    folder.mkdir()
+    (folder / "sitecustomize.py").write_text(
+        "from importlib.machinery import PathFinder\n"
+        f"HEAVY = {set(HEAVY)!r}\n"
+        "_find_spec = PathFinder.find_spec.__func__\n"
+        "def find_spec(cls, name, path=None, target=None):\n"
+        "    return None if name.split('.')[0] in HEAVY else _find_spec(cls, name, path, target)\n"
+        "PathFinder.find_spec = classmethod(find_spec)\n"
+    )
+    return {"PYTHONPATH": str(folder), "PATH": "/usr/bin:/bin", "MPLBACKEND": "agg"}
 
 
 # a guard against a hung workflow run, not a speed check: two checkouts may test at once on two cores, where a

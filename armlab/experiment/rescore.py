@@ -45,14 +45,17 @@ class Rescored:
 def rescore(results_dir: Path | str, names: list[str] | None = None) -> Rescored:
     """Re-grade, re-analyze and write (the module docstring); every input is checked before the work starts."""
     start = time.perf_counter()
+    given = regrading.check_verifiers(names, "--verifier", files.BadFile) if names else None  # names, packages
     results = Path(results_dir)
     if not results.is_dir():
         raise files.BadFile(f"{results}: not a folder; expected an experiment's results folder results/<name>")
     analysis_dir, out = results / "analysis", results / layout.RESCORED
-    config = load_config(_needed(results / "config" / "analysis.json", "the analysis's config (config/analysis.json)"))
-    key = "--verifier" if names else f"{results / 'config' / 'analysis.json'}: analysis.verifiers"
-    names = list(names or config.settings.verifiers or VERIFIERS)
-    verifiers = dict(zip(names, regrading.check_verifiers(names, key, files.BadFile)))
+    config_path = _needed(results / "config" / "analysis.json", "the analysis's config (config/analysis.json)")
+    config = load_config(config_path)
+    if given is None:
+        names = list(config.settings.verifiers or VERIFIERS)
+        given = regrading.check_verifiers(names, f"{config_path}: analysis.verifiers", files.BadFile)
+    verifiers = dict(zip(names or [], given))
     files.check_output_of(analysis_dir, "analyze")
     written = files.read_json(analysis_dir / files.MANIFEST, "manifest of `armlab analyze`")
     if json.loads(json.dumps(asdict(config.settings))) != written.get("settings"):

@@ -442,6 +442,37 @@ def test_the_catalogue_snippet_is_a_valid_eval_section(tmp_path, capsys):
     assert "did you mean 'gsm8k'?" in capsys.readouterr().err
 
 
+def test_the_snippet_checks_the_file_as_the_workflow_start_and_shows_the_prompt_the_model_reads(tmp_path, capsys):
+    """`armlab benchmarks FORMAT --path P` printed any P (a missing file, another schema) unread, and the template
+    with the doubled braces of a format string (`\\boxed{{}}`); now P is read and checked as the workflow's start
+    reads it (one line, nothing on stdout, status 2) and the comment shows the prompt as the model reads it."""
+    from armlab.cli import main
+
+    name, rows = SYNTHETIC["math500"]
+    path = _write(tmp_path / name, rows)
+    assert main(["benchmarks", "math500", "--path", str(path)]) == 0
+    comment = [line for line in capsys.readouterr().out.splitlines() if line.startswith("#")]
+    first = external_items(_external({"format": "math500", "path": str(path)}))["ext"][0]["prompt"]
+    assert f"{len(rows)} items read and checked" in comment[1]
+    assert [line[4:] for line in comment[2:]] == first.splitlines() and "\\boxed{}." in first
+    assert main(["benchmarks", "gsm8k"]) == 0  # no file: the template, its field marked, its braces single
+    assert "#   Please reason step by step, and put your final answer within \\boxed{}." in capsys.readouterr().out
+    gsm8k_name, gsm8k_rows = SYNTHETIC["gsm8k"]
+    refused = {
+        "no such file": tmp_path / "missing.jsonl",
+        "row 0: no field 'question'": path,  # MATH-500's schema is not GSM8K's
+        "line 1: not JSON": tmp_path / "broken.jsonl",
+        "no '#### <answer>' line": tmp_path / "gsm8k" / gsm8k_name,  # GSM8K's reference is the number after it
+    }
+    (tmp_path / "broken.jsonl").write_text("{not json\n")
+    (tmp_path / "gsm8k").mkdir()
+    _write(tmp_path / "gsm8k" / gsm8k_name, [{**gsm8k_rows[0], "answer": "3+4=7, no final line"}])
+    for problem, bad in refused.items():
+        assert main(["benchmarks", "gsm8k", "--path", str(bad)]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and len(err.splitlines()) == 1 and problem in err and str(bad) in err, (problem, err)
+
+
 # ---- reasoning-gym ----------------------------------------------------------------------------------------------
 
 

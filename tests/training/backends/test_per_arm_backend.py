@@ -18,13 +18,15 @@ from armlab.training.config import ConfigError, load_config, resolve_arm, stage_
 # sha256 of json.dumps(stage_config(...)) for tests/fixtures/tiny.yaml, computed with the code before per-arm
 # backends existed (commit 69bffce): a config without the key stages, and hashes, exactly as before, so that no
 # existing experiment reruns. A change that means to alter these views must update them knowing it reruns every job.
+# the base, eval and train views gained `numerics` (armlab/numerics.py); without it they hash as before it
+# (1581def8…, c0982ab0…, 2ea05252…, a08af4ca…)
 TINY_VIEWS = {
     "data": "ec2f8ca08a2294927990805ff6c2c608a2d42e361af6723a2c22c9231f3d4cd0",
-    "base": "1581def83df0d8974a28b466e3146a9da9d305893ff67d11a3cb0ef822d6f766",
-    "eval": "c0982ab05868f979055a0e8d01496b8c9c374ddefe258bb82f34436fd9811ba7",
+    "base": "d67eddd0d72e56f14518ff4b402d0834c8c4fd850df807b0b26aea0ae37025b3",
+    "eval": "2660f0b78bfde12e926d5489b46527e975694e851eaba049654673ef29249e29",
     "analysis": "c66aaf7dae6d17183e15782c9bca4105369cd32b31c03b49ddf3b440aac411b4",
-    "train:grpo": "2ea05252786a54b8503675daebdeacf882d30195757fbc071c14124cad41e6fa",
-    "train:difffilter": "a08af4ca09dc612e8ea19a48c00aa6ca741341c6ed0a0d0106b4fa5633d9e70c",
+    "train:grpo": "83d72c5467befe8fd19c9a6b01b12328f9742c58fb597592867b7b45f011813a",
+    "train:difffilter": "2580774cc7cfc24449144cfd09ea67062c1bfbd60b4e6b370f5f50672656ac2a",
 }
 
 
