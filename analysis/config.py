@@ -93,6 +93,11 @@ curve_budgets          null          the compute budgets it compares at; null: 1
 curve_fractions        [0.25, 0.4,   the fractions of training ``armlab curves``
                        0.6]          forecasts the final difference from
                                      (:mod:`armlab.analysis.forecasts`)
+verifiers              []            verifiers the workflow re-grades every stored
+                                     answer under after the analysis, rerunning it
+                                     per verifier (``armlab rescore``: names of
+                                     :data:`armlab.evals.verifiers.VERIFIERS`);
+                                     analysis/verifier_sensitivity.csv
 =====================  ============  ===============================================
 """
 
@@ -479,7 +484,15 @@ def _parse_settings(section: dict, source: str) -> Settings:
         curve_compute=_parse_curve_compute(s["curve_compute"], source),
         curve_budgets=_parse_curve_budgets(s["curve_budgets"], source),
         curve_fractions=_parse_curve_fractions(s["curve_fractions"], source),
+        verifiers=_parse_names(s["verifiers"], "verifiers", source),
     )
+
+
+def _parse_names(value: object, key: str, source: str) -> tuple[str, ...]:
+    """A list of distinct names (the registry that knows them checks them where it is loaded)."""
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value) or len(set(value)) < len(value):
+        raise AnalysisInputError(f"{source}: analysis.{key}: expected a list of distinct names, got {value!r}")
+    return tuple(value)
 
 
 def _parse_curve_fractions(value: object, source: str) -> tuple[float, ...]:

@@ -405,13 +405,17 @@ def _screen(table: pd.DataFrame | None, name: str, flag: str, what: str, feature
     return Grade(PASS, f"0 of {len(table)} rows", f"no {what.lower()} (analysis/{name})")
 
 
-def grader(inputs: Inputs) -> Grade:
-    """No verdict changes under another reasonable verifier (``analysis/verifier_sensitivity.csv``: a row per
-    verifier, family, arm and measure, ``verdict_differs`` true where the verdict is not the configured
+def grader_screen(table: pd.DataFrame | None) -> Grade:
+    """No verdict changes under another reasonable verifier (``analysis/verifier_sensitivity.csv`` of ``armlab
+    rescore``: a row per verifier, family, arm and measure, ``flip`` true where the verdict is not the configured
     verifier's)."""
-    table = inputs.jobs.verifier_sensitivity if inputs.jobs else None
-    return _screen(table, SENSITIVITY, "verdict_differs", "Verdicts that flip under another verifier",
-                   "armlab does not re-grade stored answers under other verifiers yet")  # fmt: skip
+    feature = "no analysis.verifiers configured (`armlab rescore RESULTS_DIR --verifier NAME` writes it)"
+    return _screen(table, SENSITIVITY, "flip", "Verdicts that flip under another verifier", feature)
+
+
+def grader(inputs: Inputs) -> Grade:
+    """:func:`grader_screen` of the table beside the experiment's analysis, where one is there."""
+    return grader_screen(inputs.jobs.verifier_sensitivity if inputs.jobs else None)
 
 
 def contamination(inputs: Inputs) -> Grade:
@@ -443,6 +447,19 @@ ITEMS: Registry[Item] = Registry(
         "contamination": Item("Contamination screen", contamination),
     },
 )
+
+
+# the screens that run after the analysis (armlab rescore): graded again from their tables by the report
+SCREENS: dict[str, Callable[[pd.DataFrame | None], Grade]] = {"grader": grader_screen}
+
+
+def with_screens(card: pd.DataFrame, **tables: pd.DataFrame | None) -> pd.DataFrame:
+    """``card`` with each screen item named in ``tables`` graded again from its table (:data:`SCREENS`)."""
+    card = card.copy()
+    for item, table in tables.items():
+        found = SCREENS[item](table)
+        card.loc[card["item"] == item, ["status", "value", "reason"]] = [found.status, found.value, found.reason]
+    return card
 
 
 def grade(inputs: Inputs) -> pd.DataFrame:

@@ -449,6 +449,29 @@ def output_directory(path: str | Path, command: str):
         ) from None
 
 
+def check_output_of(path: str | Path, command: str) -> set[str]:
+    """The entries of ``path``, an earlier output of ``armlab <command>`` (its marker says so); :class:`BadFile`
+    naming it otherwise."""
+    path = Path(path)
+    written_by, ours = _written_by(path) if path.is_dir() else (None, "no such folder")
+    if written_by != command or not isinstance(ours, set):
+        said = f"its {OUTPUT_MARKER} says `armlab {written_by}`" if written_by else ours
+        raise BadFile(f"{path}: not an output of `armlab {command}` ({said}); run `armlab {command}` first")
+    return ours
+
+
+@contextmanager
+def beside_output(path: str | Path, command: str, name: str):
+    """Yield a temporary file that becomes ``path/name``, a table derived from an output of ``armlab <command>``
+    (:func:`output_directory`) by another command, when the block succeeds. ``name`` joins the output's marker
+    first, so the command's next run replaces it with the rest of the output instead of refusing the folder."""
+    path = Path(path)
+    entries = check_output_of(path, command)
+    write_text(path / OUTPUT_MARKER, json.dumps({"command": command, "entries": sorted(entries | {name})}) + "\n")
+    with atomic_path(path / name) as tmp:
+        yield tmp
+
+
 # ----------------------------------------------------------------------------- sha256 manifests
 
 

@@ -123,11 +123,8 @@ def answer_verdicts(samples: dict[str, list[dict]]) -> pd.DataFrame:
         if not task.startswith(TASK_PREFIX):
             continue
         for number, sample in enumerate(task_samples):
-            doc, answers = sample["doc"], sample.get("filtered_resps")
-            answers = answers[0] if answers and isinstance(answers[0], list) else answers
-            if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
-                raise BadFile(f"lm-eval samples of task {task}, sample {number}: filtered_resps {answers!r}")
-            verdicts = [grade(doc, answer) for answer in answers]
+            doc = sample["doc"]
+            verdicts = [grade(doc, answer) for answer in sample_answers(sample, task, number)]
             # a verifier's timeout depends on the machine's load: graded twice, such an answer may differ
             timed_out = sample.get("timeouts", 0) or any(v.status == TIMEOUT for v in verdicts)
             if sum(v.correct for v in verdicts) != _score(sample, "n_correct", task, number) and not timed_out:
@@ -142,6 +139,16 @@ def answer_verdicts(samples: dict[str, list[dict]]) -> pd.DataFrame:
         {"sample": "int64", "correct": "float64", "extracted": "str", "status": "str", "vote": "int64"}
     )
     return frame.sort_values(ANSWER_COLUMNS[:3], ignore_index=True)
+
+
+def sample_answers(sample: dict, task: str, number: int) -> list[str]:
+    """The answers of one logged sample of armlab's task configs, in sample order: its ``filtered_resps`` (the k
+    answers the samples filter keeps, or the one of lm-eval's default ``take_first``)."""
+    answers = sample.get("filtered_resps")
+    answers = answers[0] if answers and isinstance(answers[0], list) else answers
+    if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
+        raise BadFile(f"lm-eval samples of task {task}, sample {number}: filtered_resps {answers!r}")
+    return answers
 
 
 def _score(sample: dict, metric: str, task: str, number: int) -> float:

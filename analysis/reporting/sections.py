@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from armlab.analysis import sampled, tables, validity
+from armlab.analysis import sampled, tables, validity, verifier_sensitivity
 from armlab.analysis.reporting import figures
 from armlab.analysis.reporting.html import details, esc, html_facts, html_list, html_table, muted, section
 from armlab.analysis.reporting.read import Analysis, Curves, Runs
@@ -751,6 +751,51 @@ def sampling_streams_sentence(components: pd.DataFrame) -> str:
     return "How the evaluations drew their answers, as their manifests record it: " + "; ".join(said) + "."
 
 
+def grader_section(page: Page) -> str:
+    """Robust to the grader? Each summary's verdict under every verifier the stored answers were re-graded by
+    (``armlab rescore``), and every flip of any cell named."""
+    table = page.analysis.verifier_sensitivity
+    if table is None or not len(table):
+        return ""
+    verifiers = list(dict.fromkeys(table["verifier"]))
+    flips = verifier_sensitivity.flip_lines(table)
+    body = muted(
+        f"The answers the evaluations stored, graded again by {_join(verifiers)} (nothing generated again; "
+        "evals/verifiers.py names each verifier's rule), and the same analysis rerun on each: a flip is a cell "
+        "(family, arm, measure) whose verdict differs from the configured grading's. Unparsed: the share of the "
+        "re-graded answers the verifier read nothing from, arm / reference; a verdict that changes with it is "
+        "about the answers' format as much as their correctness."
+    )
+    body += (
+        f"<h3>Flips ({len(flips)})</h3>" + html_list(flips)
+        if flips
+        else f"<p>No verdict changes under any of these {len(verifiers)} verifiers ({len(table)} cells).</p>"
+    )
+    rows = table[table["level"] == "summary"]
+    shown = pd.DataFrame(
+        {
+            "verifier": rows["verifier"],
+            "family": rows["family"],
+            "comparison": rows["arm"] + " vs " + rows["reference"],
+            "measure": rows["measure"],
+            "Δ (points)": rows["mean_diff"].map(tables.points),
+            "interval at Holm's level": [tables.decision_text(r) for r in rows.itertuples()],
+            "verdict": rows["verdict"],
+            "configured": rows["verdict"].where(~rows["flip"].astype(bool), rows["configured_verdict"] + " (flip)"),
+            "configured Δ": rows["configured_mean_diff"].map(tables.points),
+            "unparsed (%)": [
+                f"{_percent(r.unparsed_arm)} / {_percent(r.unparsed_reference)}" for r in rows.itertuples()
+            ],
+        }
+    )
+    body += "<h3>The summaries under each verifier</h3>" + html_table(shown)
+    return section("grader", "Robust to the grader?", body)
+
+
+def _percent(share: float) -> str:
+    return "—" if np.isnan(share) else f"{100 * share:.0f}"
+
+
 def power_section(page: Page) -> str:
     """The power plot, every note of the analysis, and the dropped runs."""
     analysis = page.analysis
@@ -785,6 +830,7 @@ SECTIONS: Registry[Section] = Registry(
         "curves": Section("Curves", curves_section),
         "rankings": Section("Rankings", rankings_section),
         "sampling": Section("Sampling", sampling_section),
+        "grader": Section("Robust to the grader?", grader_section),
         "power": Section("Power", power_section),
     },
 )

@@ -19,8 +19,8 @@ from armlab.contract import BUILTIN_BASE
 from armlab.evals.catalogue import check_external
 from armlab.evals.engines import check_engine
 from armlab.evals.lm_eval_tasks import check_existing_tasks
+from armlab.evals.rescore import check_verifiers
 from armlab.training.backends import BACKENDS, backends_used
-from armlab.training.config import check_training_prompts, validate_config
 from armlab.training.reasoning_gym_tasks import check_reproducible, draws_of
 
 
@@ -32,6 +32,10 @@ def load(config_files: Sequence[str | Path], overrides: Mapping | None = None) -
 
     Raises :class:`~armlab.configfile.ConfigError` or ``ValueError`` (one line, naming the file and key).
     """
+    # here, not at the top: it puts torch in sys.modules to load on first use, and scipy.stats then loads it (3 s)
+    # in every process that imports this package for something else (armlab rescore)
+    from armlab.training.config import check_training_prompts, validate_config
+
     source = ", ".join(map(str, config_files))
     config = validate_config(load_configs(config_files, dict(overrides or {})), source=source)
     planning.plan_section(config, source)  # the analysis section fails now, not after training
@@ -52,6 +56,7 @@ def load(config_files: Sequence[str | Path], overrides: Mapping | None = None) -
     check_reproducible(draws_of(config, source))  # reasoning-gym's items are drawn anew in each job
     check_engine(config, source, hugging_face="hf" in models)
     check_existing_tasks(config, source)
+    check_verifiers(config["analysis"].get("verifiers") or [], f"{source}: analysis.verifiers", ConfigError)
     problem = numerics.machine_problem(config["numerics"])
     if problem:  # every job would refuse it
         raise ConfigError(f"{source}: {problem}")

@@ -71,6 +71,12 @@ class RunPlan:
         # the local files of eval.external benchmarks: inputs of the task configs, so that an edited file reruns them
         external = config["eval"].get("external") or {}
         self.external_files = [spec["path"] for spec in external.values() if spec["source"] == "file"]
+        # analysis.verifiers: rule rescore re-grades the stored answers after the analysis; the report reads its table
+        self.rescore_outputs = {
+            "sensitivity": f"{self.out}/{layout.GRADER_SENSITIVITY}",
+            "manifest": f"{self.out}/{layout.RESCORED}/manifest.json",
+        }
+        self.rescored = [self.rescore_outputs["sensitivity"]] if self.analysis.settings.verifiers else []
         self.train_resources = {name: job_resources(config, "train", name) for name in self.used_backends}
         self.eval_resources = {name: job_resources(config, "eval", name) for name in self.used_backends}
 

@@ -247,7 +247,7 @@ def test_the_screens_are_read_when_their_tables_are_there(tmp_path):
             "arm": ["dapo"],
             "measure": ["domain_balanced"],
             "verdict": ["inconclusive"],
-            "verdict_differs": [True],
+            "flip": [True],
         }  # fmt: skip
     ).to_csv(root / "analysis" / report_card.SENSITIVITY, index=False)
     pd.DataFrame({"family": ["estimators"], "arm": ["dapo"], "benchmark": ["gsm8k"], "flagged": [False]}).to_csv(
@@ -269,3 +269,24 @@ def test_the_card_is_written_and_read_back_as_text(tmp_path):
     back = read_analysis(tmp_path / "out", "card")
     assert back.report_card["value"].map(type).eq(str).all()  # "" and numbers stay text
     assert json.loads((tmp_path / "out" / "manifest.json").read_text())["format"] == 3
+
+
+def test_the_report_grades_the_grader_item_from_a_rescore_made_after_the_analysis(tmp_path):
+    """`armlab rescore` runs after `armlab analyze`, whose card says "not run": the report reads the table the rescore
+    put beside the analysis and grades the item from it (a flip fails it, a table without one passes it)."""
+    from armlab import files
+    from armlab.analysis import verifier_sensitivity
+    from armlab.analysis.pipeline import write_outputs
+    from armlab.analysis.reporting.read import read_analysis
+
+    root = experiment(tmp_path / "card")
+    write_outputs(analyze(config(), root / "scores.parquet", root), tmp_path / "out")
+    assert read_analysis(tmp_path / "out", "card").report_card.set_index("item").loc["grader", "status"] == "not run"
+    for flip, status in ((True, "fail"), (False, "pass")):
+        row = dict.fromkeys(verifier_sensitivity.COLUMNS, "") | {
+            "verifier": "boxed", "family": "estimators", "arm": "dapo", "measure": "domain_balanced", "flip": flip,
+        }  # fmt: skip
+        with files.beside_output(tmp_path / "out", "analyze", verifier_sensitivity.TABLE) as path:
+            pd.DataFrame([row]).to_csv(path, index=False)
+        graded = read_analysis(tmp_path / "out", "card").report_card.set_index("item").loc["grader"]
+        assert graded.status == status and ("dapo (estimators)" in graded.reason) == flip
