@@ -17,6 +17,12 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: setup demo test check dry-run lint quoted check-quoted reanalyze-dataflex report-dataflex clean-demo vllm
 
+# setuptools' editable install of a package whose folders are mapped (pyproject.toml: package-dir) ends in a boxed
+# notice that a folder named like the package in the working directory may take precedence at import. Here that
+# folder is armlab's own source, and armlab/__init__.py joins the checkout's stages to it, so the notice does not
+# apply: it alone is filtered, by its text; every other warning of the install still shows
+EDITABLE_NOTICE := ignore:Editable installation:UserWarning
+
 # says what it installs as it goes: pip's own output, one line per package, is filtered to a count
 $(STAMP): requirements.txt pyproject.toml
 	@echo "make setup: 1/3 the virtual environment $(VENV) and a current pip"
@@ -28,7 +34,7 @@ $(STAMP): requirements.txt pyproject.toml
 		'/^Collecting /{n++; if (n % 25 == 0) print "  " n " of " total " fetched"} \
 		/^Installing collected/{print "  installing (" n " fetched)"} /^Successfully/{print "  installed"}'
 	@echo "make setup: 3/3 armlab itself, editable (the armlab command)"
-	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
+	PYTHONWARNINGS="$(EDITABLE_NOTICE)" $(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
 setup: $(STAMP)

@@ -33,15 +33,35 @@ config.update(_validated)
 include: "workflows/rules/common.smk"
 
 # a truncated or altered output of an earlier run is removed here, with the results made from it, so that the
-# whole chain is built again (see remove_results_built_on)
+# whole chain is built again (see remove_results_built_on); a dry run (-n) only says what a run would remove
 if workflow.is_main_process:
-    from armlab.files import MANIFEST, remove_corrupt_outputs
+    from armlab.files import MANIFEST, BadFile, remove_corrupt_outputs
 
-    for _removed in remove_corrupt_outputs(OUT):
+    _dry_run = workflow.output_settings.dryrun
+    try:
+        _corrupt = remove_corrupt_outputs(OUT, dry_run=_dry_run)
+    except BadFile as _err:
+        raise WorkflowError(str(_err)) from None
+    for _removed in _corrupt:
         if _removed.name == MANIFEST:
-            remove_results_built_on(_removed.parent)
+            remove_results_built_on(_removed.parent, _dry_run)
+    # checkpoints made elsewhere that changed since they were recorded (or evaluations of other checkpoints than
+    # their record names now) are recorded and evaluated again; a dry run only says so
+    for _reason, _paths in PLAN.changed_records():
+        print(f"armlab: {_reason}; {'a run records' if _dry_run else 'recording'} and evaluates it again")
+        if not _dry_run:
+            for _path in _paths:
+                _path.unlink()
+    if _corrupt and _dry_run:
+        print(
+            f"armlab: dry run: nothing was removed, so the jobs below leave out the {len(_corrupt)} file(s) above "
+            f"that a run removes and rebuilds"
+        )
     # also in a dry run, before any job: what the seeds can decide and what the runs cost (armlab plan)
-    print(planning.plan_text(config, ANALYSIS_CONFIG, jobs=OUT, cores=max(1, int(workflow.cores or 1))))
+    # (runs made elsewhere: what their seeds can decide, without the recipe's steps and checkpoints or the times of
+    # training jobs, which are not theirs)
+    _planned = config if PLAN.trains else {key: value for key, value in config.items() if key not in ("recipe", "arms")}
+    print(planning.plan_text(_planned, ANALYSIS_CONFIG, jobs=OUT, cores=max(1, int(workflow.cores or 1))))
     if SEQUENTIAL:  # what the next wave will contain
         print(waves.plan(OUT, ANALYSIS_CONFIG))
 
@@ -66,8 +86,9 @@ rule all:
 onstart:
     if SEQUENTIAL:
         waves.write_lock(OUT, config)
-    # preregistration: the predictions are locked before the first training job starts (analysis/predictions.py)
-    _locked = predictions.write_lock(OUT, ANALYSIS_CONFIG.predictions)
+    # preregistration: the predictions, and what decides their verdicts, are locked before the first training job
+    # starts (analysis/predictions.py)
+    _locked = predictions.write_lock(OUT, ANALYSIS_CONFIG)
     if _locked:
         print(_locked)
 

@@ -69,7 +69,8 @@ def compare(
 
 
 def verdicts(result: AnalysisResult) -> list[str]:
-    """One line per compared arm, as `armlab analyze` ends: verdict, difference and the interval beside it."""
+    """One line per compared arm, as `armlab analyze` ends: verdict, difference and the interval that supports the
+    verdict (:func:`armlab.analysis.tables.verdict_line`)."""
     return tables.verdict_lines(result.comparisons, result.sequential)
 
 

@@ -227,6 +227,7 @@ def plan(subparsers: argparse._SubParsersAction) -> None:
     def run(args: argparse.Namespace) -> int:
         from armlab.analysis import planning
         from armlab.analysis.config import load_raw, parse_config
+        from armlab.configfile import check_limit
 
         for name in ("seeds", "cores"):
             value = getattr(args, name)
@@ -236,6 +237,8 @@ def plan(subparsers: argparse._SubParsersAction) -> None:
             raise AnalysisInputError(f"--sd: expected a positive number (score units), got {args.sd}")
         raw = load_raw(args.config, args.overrides)
         config = parse_config(raw, source=args.config)
+        if args.seeds is not None:  # under the config's own limit on seeds, as its seed list is
+            check_limit(args.config, "--seeds", args.seeds, dict(config.limits), "seeds")
         print(
             planning.plan_text(
                 raw, config, seeds=args.seeds, sd=args.sd, sd_from=args.sd_from, jobs=args.jobs, cores=args.cores

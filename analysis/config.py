@@ -95,6 +95,11 @@ curve_budgets          null          the compute budgets it compares at; null: 1
 curve_fractions        [0.25, 0.4,   the fractions of training ``armlab curves``
                        0.6]          forecasts the final difference from
                                      (:mod:`armlab.analysis.forecasts`)
+verifiers              []            verifiers the workflow re-grades every stored
+                                     answer under after the analysis, rerunning it
+                                     per verifier (``armlab rescore``: names of
+                                     :data:`armlab.evals.verifiers.VERIFIERS`);
+                                     analysis/verifier_sensitivity.csv
 =====================  ============  ===============================================
 """
 
@@ -139,6 +144,7 @@ class Comparison:
     family: str
     reference: str
     arms: tuple
+    control: bool = False  # a planted control: its answer is known, it checks the harness and makes no claim
 
 
 @dataclass(frozen=True)
@@ -155,6 +161,12 @@ class Config:
     predictions: tuple[Prediction, ...] = ()  # preregistered predictions (analysis.predictions)
     limits: Mapping[str, int] = field(default_factory=lambda: DEFAULT_LIMITS)  # the sizes in force (``limits:``)
     controls: Mapping[str, str] = field(default_factory=dict)  # numerics control -> the reference it repeats
+    seeds: tuple = ()  # the config's seed list (none under a sequential design or for results from elsewhere)
+
+    @property
+    def measures(self) -> list[str] | None:
+        """The measures the comparisons table will hold (:func:`compared_measures`); None without benchmarks."""
+        return None if self.benchmarks is None else compared_measures(self.settings, self.benchmarks)
 
     @property
     def compared_arms(self) -> list[str]:
@@ -236,33 +248,47 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
         )
     if isinstance(raw.get("arms"), dict):
         _check_ranked_arms(settings, [*raw["arms"], BASE_ARM], source)
-    listed = [{"reference": c.reference, "arms": list(c.arms)} for c in comparisons]
+    compared = [{"reference": c.reference, "arms": list(c.arms)} for c in comparisons]
     try:
-        controls = numerics_controls(source, raw.get("arms"), listed)
+        controls = numerics_controls(source, raw.get("arms"), compared)
     except ConfigError as exc:
         raise AnalysisInputError(str(exc)) from None
     predictions = parse_predictions(raw.get("predictions"), comparisons, settings.equivalence_margin, source)
     if benchmarks is not None:
         _check_subset_benchmarks(settings, benchmarks, source)
         _check_predicted_measures(predictions, settings, benchmarks, source)
+    seeds = raw.get("seeds")
+    listed = tuple(seeds) if isinstance(seeds, list) and all(isinstance(s, int) for s in seeds) else ()
     return Config(
-        experiment, comparisons, benchmarks, input_spec, settings, source, design, predictions, limits, controls
+        experiment,
+        comparisons,
+        benchmarks,
+        input_spec,
+        settings,
+        source,
+        design,
+        predictions,
+        limits,
+        controls=controls,
+        seeds=listed,
     )
 
 
 def compared_measures(settings: Settings, benchmarks: dict[str, str]) -> list[str]:
-    """The measures the comparisons table will hold: summaries, statistics, pass@k (k > 1), maj@k, benchmarks.
+    """The measures the comparisons table will hold: summaries, statistics, pass@k (k > 1), maj@k, benchmarks, and
+    each benchmark's pass@k (k > 1) and maj@k.
 
     A summary or benchmark that weighs the benchmarks exactly as an earlier one does is left out, as the
     analysis leaves it out (:func:`armlab.analysis.summaries.twin_measures`).
     """
-    from armlab.analysis.sampled import majority_name, measure_name
+    from armlab.analysis.sampled import majority_name, measure_name, per_benchmark_measures
     from armlab.analysis.summaries import BUILT_IN
 
     measures = [*BUILT_IN, *settings.subsets, *settings.statistics]
     measures += [measure_name(k) for k in settings.pass_k if k > 1]  # pass@1 is the primary summary itself
     measures += [majority_name(k) for k in settings.maj_k]
     measures += list(benchmarks) if settings.per_benchmark else []
+    measures += per_benchmark_measures(list(benchmarks), settings)
     twins = measure_twins(settings, benchmarks)
     return [m for m in measures if m not in twins]
 
@@ -357,7 +383,9 @@ def _parse_comparisons(value: object, source: str) -> tuple[Comparison, ...]:
         checked = parse_comparisons(source, value)  # ``value`` itself, once valid
     except ConfigError as exc:
         raise AnalysisInputError(str(exc)) from None
-    return tuple(Comparison(c["family"], c["reference"], tuple(c["arms"])) for c in checked)
+    return tuple(
+        Comparison(c["family"], c["reference"], tuple(c["arms"]), bool(c.get("control", False))) for c in checked
+    )
 
 
 def _parse_benchmarks(
@@ -475,7 +503,15 @@ def _parse_settings(section: dict, source: str) -> Settings:
         curve_compute=_parse_curve_compute(s["curve_compute"], source),
         curve_budgets=_parse_curve_budgets(s["curve_budgets"], source),
         curve_fractions=_parse_curve_fractions(s["curve_fractions"], source),
+        verifiers=_parse_names(s["verifiers"], "verifiers", source),
     )
+
+
+def _parse_names(value: object, key: str, source: str) -> tuple[str, ...]:
+    """A list of distinct names (the registry that knows them checks them where it is loaded)."""
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value) or len(set(value)) < len(value):
+        raise AnalysisInputError(f"{source}: analysis.{key}: expected a list of distinct names, got {value!r}")
+    return tuple(value)
 
 
 def _parse_curve_fractions(value: object, source: str) -> tuple[float, ...]:

@@ -100,11 +100,12 @@ def read_curve_table(path: Path | str) -> pd.DataFrame:
 
 def curve_summaries(curves: pd.DataFrame, base_scores: pd.DataFrame | None = None) -> pd.DataFrame:
     """Long (arm, seed, step, summary, value): each domain's accuracy and the primary summary per run and step;
-    ``base_scores`` (the base policy's evaluation) is every run's step 0. Where the checkpoint evaluations carry
+    ``base_scores`` (the base policy's evaluations: the mean over them when it was evaluated at several seeds) is every
+    run's step 0. Where the checkpoint evaluations carry
     their runs' compute ledger (:data:`armlab.contract.LEDGER`), its columns follow (NaN for runs without one)."""
     per_step = [domain_summaries(group).assign(step=step) for step, group in curves.groupby("step", sort=True)]
     if base_scores is not None and len(base_scores):
-        base = domain_summaries(base_scores).iloc[0]
+        base = domain_summaries(base_scores).mean()
         runs = curves[["arm", "seed"]].drop_duplicates().sort_values(["arm", "seed"])
         index = pd.MultiIndex.from_frame(runs)
         per_step.insert(0, pd.DataFrame([base.to_dict()] * len(index), index=index).assign(step=0))

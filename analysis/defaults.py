@@ -32,4 +32,5 @@ DEFAULTS: dict[str, Any] = {
     "curve_compute": "cum_flops",
     "curve_budgets": None,
     "curve_fractions": [0.25, 0.4, 0.6],
+    "verifiers": [],
 }

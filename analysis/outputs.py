@@ -19,7 +19,9 @@ from armlab.analysis.errors import AnalysisInputError
 if TYPE_CHECKING:
     from armlab.analysis.config import Config
 
-FORMAT = 3  # 1: the layouts before the format was recorded (no "format" in manifest.json); 3: the numerics columns
+# 1: the layouts before the format was recorded (no "format" in manifest.json); 3: per_benchmark.csv; 4: the numerics
+# columns (comparisons.csv's numerics flag, variance_components.csv's numerics component)
+FORMAT = 4
 FORMAT_KEY = "format"
 TABLES = (  # each is <name>.csv, listed with its sha256 in manifest.json
     "summaries",
@@ -32,11 +34,14 @@ TABLES = (  # each is <name>.csv, listed with its sha256 in manifest.json
     "performance_profiles",
     "dropped",
     "pass_at_k_vs_base",
+    "per_benchmark",
     "variance_components",
     "allocation",
     "sequential",
     "sequential_looks",
     "replications",
+    "unparsed",
+    "report_card",
 )
 
 
@@ -68,8 +73,11 @@ class AnalysisResult:
     improvement: pd.DataFrame  # paired probability of improvement (armlab.analysis.improvement)
     profiles: pd.DataFrame  # performance profiles (armlab.analysis.profiles)
     pass_at_k_vs_base: pd.DataFrame  # each arm's pass@k minus the base policy's (armlab.analysis.sampled)
+    per_benchmark: pd.DataFrame  # avg@k, pass@k, maj@k per (family, arm, benchmark) (armlab.analysis.per_benchmark)
     variance_components: pd.DataFrame  # training / items / sampling in each primary difference
     allocation: pd.DataFrame  # one more seed or twice the samples, per job-minute
     sequential: pd.DataFrame  # a sequential design's decision per arm (armlab.analysis.waves.final_tables); else empty
     sequential_looks: pd.DataFrame  # every look of every arm
     replications: pd.DataFrame  # each preregistered prediction's verdict (predictions.replication_table)
+    unparsed: pd.DataFrame  # each arm's share of unparsed answers against its reference's (armlab.analysis.unparsed)
+    report_card: pd.DataFrame  # the experiment graded against the minimum standard (armlab.analysis.report_card)

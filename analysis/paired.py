@@ -10,7 +10,8 @@ paired t, percentile and BCa bootstrap, crossed seeds x items); the
 family-wise adjusted p (Holm across
 arms on the primary summary, the other cells gatekept behind it, see
 :mod:`armlab.analysis.stats.multiplicity`) and the smallest one the design can reach;
-equivalence within +-delta by an exact sign-flip TOST (or a paired t-TOST);
+equivalence within +-delta by an exact sign-flip TOST (or a paired t-TOST), its p-values under the same
+gatekept Holm (the secondary cells tested once every arm is equivalent on the primary summary);
 the minimum detectable effect and the seeds needed for a given effect, from
 the sign-flip test's own power, with a range for the uncertainty of the
 spread.
@@ -76,6 +77,10 @@ COLUMNS = [
     "decision_high",
     "pairing",
     "n_reference_seeds",
+    "p_equivalence_holm",
+    "eq_decision_level",
+    "eq_decision_low",
+    "eq_decision_high",
 ]
 NOT_WEIGHTED = "no crossed interval: not a weighted mean of benchmarks"
 
@@ -217,8 +222,6 @@ def compare(
                     "equivalence_margin": settings.equivalence_margin,
                     "equivalence_method": settings.equivalence_test,
                     "p_equivalence": stats["p_eq"][rows],
-                    "equivalent": stats["p_eq"][rows] <= settings.alpha,
-                    "equivalence_attainable": stats["eq_attainable"][rows],
                     "eq_low": stats["eq"][rows, 0],
                     "eq_high": stats["eq"][rows, 1],
                     "higher_is_better": [(higher_is_better or {}).get(m, True) for m in measures],
@@ -245,12 +248,17 @@ def compare(
 
 
 def _with_family_procedure(table: pd.DataFrame, primary: str, settings: Settings) -> pd.DataFrame:
-    """Add stage, p_holm, reject and min_attainable_p under the family's gatekept Holm.
+    """Add stage, p_holm, reject, min_attainable_p, p_equivalence_holm, equivalent and equivalence_attainable under
+    the family's gatekept Holm.
 
     Each (family, measure, arm) has one p, shared by its interval-method
     rows. Stage ``primary``: the primary summary, Holm across the family's
     arms; ``secondary``: every other cell, Holm over all of them once every
     primary comparison rejects (:func:`armlab.analysis.stats.multiplicity.gatekept_holm`).
+    The equivalence TOST's p-values go through the same procedure on their own: Holm across the arms on the
+    primary summary, and over the secondary cells once every arm is equivalent on it, so that the chance of any
+    false "equivalent" in a family is at most alpha too (docs/statistics.md §7). ``equivalence_attainable``: whether
+    any data could pass the TOST at the cell's first Holm step (alpha / k, or alpha / max(k, m) behind the gate).
     """
     table = table.assign(stage=np.where(table["measure"] == primary, "primary", "secondary"))
     cells = table.drop_duplicates(["family", "measure", "arm"])
@@ -260,9 +268,14 @@ def _with_family_procedure(table: pd.DataFrame, primary: str, settings: Settings
         (reject_1, holm_1), (reject_2, holm_2) = multiplicity.gatekept_holm(
             first["p_value"].to_numpy(), rest["p_value"].to_numpy(), settings.alpha
         )
+        (equivalent_1, eq_holm_1), (equivalent_2, eq_holm_2) = multiplicity.gatekept_holm(
+            first["p_equivalence"].to_numpy(), rest["p_equivalence"].to_numpy(), settings.alpha
+        )
         k, m = len(first), len(rest)
-        p_min = smallest_p(group["n_seeds"].to_numpy(), group["n_reference_seeds"].to_numpy(), settings)
+        sizes = group["n_seeds"].to_numpy(), group["n_reference_seeds"].to_numpy()
+        p_min, p_min_equivalence = smallest_p(*sizes, settings), smallest_equivalence_p(*sizes, settings)
         secondary = (group["stage"] == "secondary").to_numpy()
+        tests = np.where(secondary, max(k, m), k)  # the first Holm step of each stage, behind its gate
         adjusted.append(
             pd.DataFrame(
                 {
@@ -271,13 +284,17 @@ def _with_family_procedure(table: pd.DataFrame, primary: str, settings: Settings
                     "arm": np.concatenate([first["arm"], rest["arm"]]),
                     "p_holm": np.concatenate([holm_1, holm_2]),
                     "reject": np.concatenate([reject_1, reject_2]),
+                    "p_equivalence_holm": np.concatenate([eq_holm_1, eq_holm_2]),
+                    "equivalent": np.concatenate([equivalent_1, equivalent_2]),
                 }
             ).merge(
                 pd.DataFrame(
                     {
                         "measure": group["measure"],
                         "arm": group["arm"],
-                        "min_attainable_p": multiplicity.min_attainable_p(p_min, np.where(secondary, max(k, m), k)),
+                        "min_attainable_p": multiplicity.min_attainable_p(p_min, tests),
+                        "equivalence_attainable": multiplicity.min_attainable_p(p_min_equivalence, tests)
+                        <= settings.alpha,
                         "power_level": settings.alpha / np.where(secondary, max(m, 1), k),
                     }
                 ),
@@ -295,6 +312,14 @@ def smallest_p(n: np.ndarray | int, n_reference: np.ndarray | int, settings: Set
         max_exact=settings.exact_max_seeds,
         resamples=settings.sign_flip_resamples,
     )
+
+
+def smallest_equivalence_p(n: np.ndarray | int, n_reference: np.ndarray | int, settings: Settings) -> np.ndarray:
+    """Smallest p the equivalence TOST can give: the exact test's smallest one-sided p (half the two-sided one of
+    :func:`smallest_p`), or 0 for the paired t-TOST, which any data with little enough spread pass."""
+    if settings.equivalence_test == "t":
+        return np.zeros(np.shape(n))
+    return smallest_p(n, n_reference, settings) / 2
 
 
 def decision_confidence(p_values: np.ndarray, reject: np.ndarray, alpha: float) -> float:
@@ -315,40 +340,59 @@ def decision_confidence(p_values: np.ndarray, reject: np.ndarray, alpha: float) 
 def _with_decision_intervals(
     table: pd.DataFrame, pairs: Sequence[Pair | Independent], settings: Settings
 ) -> pd.DataFrame:
-    """Add the interval shown beside each verdict: the test's interval at the level of :func:`decision_confidence`.
+    """Add the intervals shown beside each verdict, each at the level where it agrees with its Holm decisions.
 
-    Per family and stage (the primary summary; the gatekept secondary cells), so
-    each interval excludes 0 exactly when the cell's ``reject`` is true. A
-    secondary cell whose gate stayed closed was never tested: no interval (NaN).
-    Unbounded where no data could make the test reject at that level (-inf, inf).
+    ``decision_*``: the test's two-sided interval at :func:`decision_confidence`, which excludes 0 exactly when
+    the cell's ``reject`` is true. ``eq_decision_*``: the equivalence TOST's interval at 1 - 2 alpha / u, u the
+    TOST Holm did not reject in that stage, which lies inside +-margin exactly when ``equivalent`` is true. Per
+    family and stage (the primary summary; the gatekept secondary cells): a secondary cell whose gate stayed closed
+    was never tested, so it has no interval (NaN). Unbounded where no data could make the test reject at that
+    level (-inf, inf).
     """
     cells = table.drop_duplicates(["family", "measure", "arm"])[
-        ["family", "measure", "arm", "stage", "p_value", "reject", "n_seeds", "n_reference_seeds"]
-    ]
+        [
+            "family", "measure", "arm", "stage", "p_value", "reject", "p_equivalence", "equivalent", "n_seeds",
+            "n_reference_seeds",
+        ]
+    ]  # fmt: skip
     samples = {(p.family, p.arm): p for p in pairs}
-    gate_open = cells[cells["stage"] == "primary"].groupby("family")["reject"].all()
-    levels = pd.Series(np.nan, index=cells.index)
+    primaries = cells[cells["stage"] == "primary"].groupby("family")
+    gates = {"decision": primaries["reject"].all(), "eq_decision": primaries["equivalent"].all()}
+    decided_by = {"decision": ("p_value", "reject"), "eq_decision": ("p_equivalence", "equivalent")}
+    columns = {f"{kind}_{end}": np.nan for kind in gates for end in ("level", "low", "high")}
+    cells = cells.assign(**columns)
     for (family, stage), group in cells.groupby(["family", "stage"], sort=False):
-        if stage == "primary" or gate_open[family]:
-            p, reject = group["p_value"].to_numpy(), group["reject"].to_numpy()
-            levels[group.index] = decision_confidence(p, reject, settings.alpha)
-    cells = cells.assign(decision_level=levels, decision_low=np.nan, decision_high=np.nan)
-    tested = cells[cells["decision_level"].notna()]
-    for (_, _, confidence), group in tested.groupby(["n_seeds", "n_reference_seeds", "decision_level"], sort=False):
-        at_level, chosen = replace(settings, confidence=confidence), list(group.itertuples())
-        block: intervals.Block | intervals.UnpairedBlock
-        if settings.pairing == "unpaired":
-            x, y = (
-                np.stack([getattr(samples[(c.family, c.arm)], side)[c.measure].to_numpy() for c in chosen])
-                for side in ("runs", "reference_runs")
-            )
-            block = intervals.UnpairedBlock(x, y, exact=at_level.exact_test(), seed=at_level.bootstrap_seed)
-        else:
-            d = np.stack([cast(Pair, samples[(c.family, c.arm)]).diffs[c.measure].to_numpy() for c in chosen])
-            block = intervals.Block(d, **at_level.interval_options(methods=()))
-        cells.loc[group.index, ["decision_low", "decision_high"]] = block.test["ci"]
-    keep = ["family", "measure", "arm", "decision_level", "decision_low", "decision_high"]
+        for kind, (p, decided) in decided_by.items():
+            if stage == "primary" or gates[kind][family]:
+                confidence = decision_confidence(group[p].to_numpy(), group[decided].to_numpy(), settings.alpha)
+                # the TOST at one-sided level alpha / u is the (1 - 2 alpha / u) interval
+                cells.loc[group.index, f"{kind}_level"] = confidence if kind == "decision" else 2 * confidence - 1
+    for kind in gates:
+        tested = cells[cells[f"{kind}_level"].notna()]
+        for (_, _, level), group in tested.groupby(["n_seeds", "n_reference_seeds", f"{kind}_level"], sort=False):
+            one_sided = (1 - level) / 2
+            at_level = replace(settings, confidence=level, alpha=one_sided if kind == "eq_decision" else settings.alpha)
+            chosen = [samples[(c.family, c.arm)] for c in group.itertuples()]
+            block = _cells_block(chosen, list(group["measure"]), at_level)
+            found = block.test["ci"] if kind == "decision" else equivalence(block, at_level)[1]
+            cells.loc[group.index, [f"{kind}_low", f"{kind}_high"]] = found
+    keep = ["family", "measure", "arm", *columns]
     return table.merge(cells[keep], on=["family", "measure", "arm"], how="left")
+
+
+def _cells_block(
+    samples: Sequence[Pair | Independent], measures: Sequence[str], settings: Settings
+) -> intervals.Block | intervals.UnpairedBlock:
+    """One block of the given (sample, measure) cells, one row each, with no interval method beyond the test's."""
+    if settings.pairing == "unpaired":
+        chosen = cast(Sequence[Independent], samples)
+        x, y = (
+            np.stack([getattr(s, side)[m].to_numpy() for s, m in zip(chosen, measures)])
+            for side in ("runs", "reference_runs")
+        )
+        return intervals.UnpairedBlock(x, y, exact=settings.exact_test(), seed=settings.bootstrap_seed)
+    d = np.stack([cast(Pair, s).diffs[m].to_numpy() for s, m in zip(samples, measures)])
+    return intervals.Block(d, **settings.interval_options(methods=()))
 
 
 def _with_power(table: pd.DataFrame, settings: Settings) -> pd.DataFrame:
@@ -394,6 +438,7 @@ def _design_notes(table: pd.DataFrame, settings: Settings) -> list[str]:
                 )
             if statement:
                 notes.append(statement)
+            notes += _equivalence_notes(group, family, int(n), int(n_ref) if unpaired else None, k, m, settings)
     first = table[table["ci_method"] == intervals.first_method(settings.pairing)]
     for (n, n_ref), at_n in first.groupby(["n_seeds", "n_reference_seeds"]):
         if unpaired:
@@ -401,10 +446,6 @@ def _design_notes(table: pd.DataFrame, settings: Settings) -> list[str]:
             continue
         if (at_n["note"] != "").any():
             notes.append(validity.unbounded_sentence(int(n), settings.confidence))
-        if not at_n["equivalence_attainable"].all():
-            notes.append(
-                validity.unattainable_equivalence_sentence(int(n), settings.alpha, settings.equivalence_margin)
-            )
         caveat = validity.bootstrap_sentence(int(n), settings.ci_methods, settings.confidence)
         if caveat:
             notes.append(caveat)
@@ -431,6 +472,29 @@ def _design_notes(table: pd.DataFrame, settings: Settings) -> list[str]:
     return notes
 
 
+def _equivalence_notes(
+    cells: pd.DataFrame, family: str, n: int, n_reference: int | None, k: int, m: int, settings: Settings
+) -> list[str]:
+    """Where no data could pass the family's gatekept equivalence TOST with n seeds (``cells``: its comparisons)."""
+    at_n = cells[cells["n_seeds"] == n]
+    if n_reference is not None:
+        at_n = at_n[at_n["n_reference_seeds"] == n_reference]
+    found = []
+    for stage, tests, where in (
+        ("primary", k, f" in family {family}" + (f" (Holm over its {k} arms)" if k > 1 else "")),
+        ("secondary", max(k, m), f" for the {m} secondary cell(s) of family {family}, behind its gate"),
+    ):
+        rows = at_n[at_n["stage"] == stage]
+        if len(rows) and not rows["equivalence_attainable"].all():
+            found.append(
+                validity.unattainable_equivalence_sentence(
+                    n, settings.alpha, settings.equivalence_margin, tests, where, n_reference
+                )
+            )
+            break  # the secondary cells cannot pass a test the primaries cannot
+    return found
+
+
 def seed_statistics(d: np.ndarray, settings: Settings) -> dict:
     """Mean, sd, sign-flip p, equivalence and the interval of each method for the rows of ``d`` (K x n).
 
@@ -443,23 +507,24 @@ def seed_statistics(d: np.ndarray, settings: Settings) -> dict:
 
 def block_statistics(block: intervals.Block | intervals.UnpairedBlock, settings: Settings) -> dict:
     """:func:`seed_statistics` of a block: paired differences, or (unpaired) two samples of runs per row."""
-    flip = block.test
-    if settings.equivalence_test == "t":
-        if not isinstance(block, intervals.Block):  # the config refuses t with pairing: unpaired
-            raise AnalysisInputError("analysis.equivalence_test: t is a paired test; unpaired runs use sign_flip")
-        p_eq, eq = normal_theory.t_tost(block.d, settings.equivalence_margin, settings.alpha)
-        attainable = np.ones(len(block.d), dtype=bool)
-    else:
-        p_eq, eq, attainable = flip["p_equivalence"], flip["eq"], flip["equivalence_attainable"]
+    p_eq, eq = equivalence(block, settings)
     return {
         "mean": block.mean,
         "sd": block.spread,
-        "p": flip["p_value"],
+        "p": block.test["p_value"],
         "p_eq": p_eq,
         "eq": eq,
-        "eq_attainable": attainable,
         "intervals": intervals.seed_intervals(block),
     }
+
+
+def equivalence(block: intervals.Block | intervals.UnpairedBlock, settings: Settings) -> tuple[np.ndarray, np.ndarray]:
+    """The configured TOST at ``settings.alpha`` of every row: ``(p, (1 - 2 alpha) interval (K, 2))``."""
+    if settings.equivalence_test == "t":
+        if not isinstance(block, intervals.Block):  # the config refuses t with pairing: unpaired
+            raise AnalysisInputError("analysis.equivalence_test: t is a paired test; unpaired runs use sign_flip")
+        return normal_theory.t_tost(block.d, settings.equivalence_margin, settings.alpha)
+    return block.test["p_equivalence"], block.test["eq"]
 
 
 def _crossed_intervals(

@@ -21,12 +21,15 @@ from armlab.analysis import (
     numerics_noise,
     outputs,
     paired,
+    per_benchmark,
     predictions,
     profiles,
+    report_card,
     sampled,
     sensitivity,
     summaries,
     tables,
+    unparsed,
     waves,
 )
 from armlab.analysis.errors import AnalysisInputError
@@ -65,6 +68,7 @@ def analyze(
         sampled.read_answers(jobs),
         jobs / waves.LEDGER,
         predictions.check_scores(predictions.read_lock(jobs / predictions.LOCK), scores, jobs),
+        report_card.read_jobs(jobs, config.settings.curve_compute),
     )
 
 
@@ -76,13 +80,16 @@ def run_analysis(
     answers: pd.DataFrame | None = None,
     ledger: Path | None = None,
     lock: dict | None = None,
+    jobs: report_card.Jobs | None = None,
 ) -> AnalysisResult:
     """Validate a tidy frame; run summaries, paired comparisons, probability of improvement, profiles, rankings,
     pass@k and the variance components of sampled evaluation (``answers``: the per-sample verdicts of
     :func:`armlab.analysis.sampled.read_answers`, which pair the arms' sampling noise) and, under a sequential design,
     its decisions (``ledger``: the record of looks the replayed looks must agree with), and the verdicts of the
     preregistered predictions (``lock``: :func:`armlab.analysis.predictions.read_lock`; without one, every prediction
-    is exploratory)."""
+    is exploratory); the unparsed answers' comparison (:mod:`armlab.analysis.unparsed`) and the report card
+    (:mod:`armlab.analysis.report_card`; ``jobs``: what the experiment's folder holds, None for results from
+    elsewhere)."""
     settings = config.settings
     unpaired = settings.pairing == "unpaired"
     scores, dropped = validation.validate_scores(
@@ -131,12 +138,14 @@ def run_analysis(
     )
     per_run = pd.concat([summaries.summarize(accuracy, weights), per_statistic], axis=1)
     higher_is_better = statistics.higher_is_better(settings.statistics)
+    benchmark_sampled = per_benchmark.sampled_per_run(scores, answers, list(weights.columns), settings, source)
+    per_benchmark.check_names(list(benchmark_sampled.columns), [*weights.index, *accuracy.columns], config.source)
 
     measure_weights, levels = weights, dict.fromkeys([*weights.index, *per_statistic.columns], "summary")
     if settings.per_benchmark:
         identity = pd.DataFrame(np.eye(len(weights.columns)), index=weights.columns, columns=weights.columns)
         measure_weights = pd.concat([weights, identity])
-        levels |= dict.fromkeys(weights.columns, "benchmark")
+        levels |= dict.fromkeys([*weights.columns, *benchmark_sampled.columns], "benchmark")
     items = None
     if settings.item_bootstrap:
         if (scores["item"] == PER_BENCHMARK_ITEM).all():
@@ -161,7 +170,9 @@ def run_analysis(
     # pass@k curve, but not tested a second time (it would only enlarge the secondary Holm family)
     tested = per_statistic.drop(columns=[sampled.measure_name(1)], errors="ignore")
     kept = [name for name in weights.index if name in weighted.columns]
-    values = pd.concat([weighted[kept], tested, weighted.drop(columns=kept)], axis=1)
+    values = pd.concat(
+        [weighted[kept], tested, weighted.drop(columns=kept), benchmark_sampled.reindex(accuracy.index)], axis=1
+    )
     comparisons, comparison_notes = paired.compare(
         values,
         config.comparisons,
@@ -202,6 +213,7 @@ def run_analysis(
     components, _ = sampled.components_table(
         scores, pairs, weights.loc[primary], primary, int(scores["n_samples"].max()), answers
     )
+    components = sampled.with_sampling_streams(components, job_minutes)
     if unpaired:
         notes.append(
             "Unpaired runs: the variance components and the allocation advice split paired differences by seed, "
@@ -211,9 +223,10 @@ def run_analysis(
     if (components["samples"] > 1).any() and (components["sampling_method"] == "independent arms").any():
         notes.append(
             "Variance components: without per-sample verdicts the arms' sampling errors were taken as independent. "
-            "armlab's own evaluations draw every arm of a seed from one sampling stream, which makes them "
-            "correlated, so for them this overstates the sampling part; `armlab analyze --jobs "
-            "results/<experiment>` pairs their verdicts instead."
+            "armlab's evaluations of the builtin policy and with eval.engine: vllm give every arm of a seed the same "
+            "random draw for each answer, which makes them correlated, so for them this overstates the sampling "
+            "part (eval.engine: hf shares no draws between arms); `armlab analyze --jobs results/<experiment>` "
+            "pairs their verdicts instead."
         )
     decisions, looks = pd.DataFrame(columns=waves.FINAL_COLUMNS), pd.DataFrame(columns=waves.LOOK_COLUMNS)
     if config.design is not None:
@@ -226,6 +239,7 @@ def run_analysis(
     comparisons = numerics_noise.flag_verdicts(comparisons, config.controls)
     components = numerics_noise.with_numerics(components, pairs, config.controls)
     notes += numerics_noise.notes(comparisons, components, config.controls)
+    lock = predictions.check_meaning(lock, config)  # a locked prediction whose meaning changed is exploratory
     comparisons = comparisons.assign(registration=predictions.registration(comparisons, lock))
     replications = predictions.replication_table(comparisons, config.predictions, lock, config.source)
     if config.predictions and lock is None:
@@ -235,6 +249,11 @@ def run_analysis(
         )
     elif lock is not None and not predictions.confirms(lock):
         notes.append(f"Predictions: predictions/lock.json {lock['exploratory']}, so every prediction is exploratory.")
+    notes += predictions.changed_notes(lock)
+    unparsed_answers = (
+        None if answers is None else unparsed.compare(answers, config.comparisons, settings, weights.loc[primary])
+    )
+    card = report_card.grade(report_card.Inputs(config, scores, comparisons, unparsed_answers, dropped, jobs))
     return AnalysisResult(
         config=config,
         source=source,
@@ -248,12 +267,19 @@ def run_analysis(
         notes=notes + comparison_notes,
         improvement=improvement.probability_of_improvement(accuracy, config.comparisons, settings),
         profiles=profiles.performance_profiles(accuracy, compared, settings),
-        pass_at_k_vs_base=sampled.versus_base(per_run, compared, settings.pass_k, settings.confidence),
+        pass_at_k_vs_base=sampled.versus_base(
+            scores, per_run, compared, settings.pass_k, weights.loc[primary], settings
+        ),
+        per_benchmark=per_benchmark.per_benchmark_table(
+            comparisons, values, list(accuracy.columns), per_benchmark.accuracy_name(scores), settings.confidence
+        ),
         variance_components=components,
         allocation=sampled.allocation_table(components, pairs, job_minutes),
         sequential=decisions,
         sequential_looks=looks,
         replications=replications,
+        unparsed=pd.DataFrame(columns=unparsed.COLUMNS) if unparsed_answers is None else unparsed_answers,
+        report_card=card,
     )
 
 
@@ -266,11 +292,15 @@ def write_outputs(result: AnalysisResult, out_dir: Path | str) -> None:
     weight), ``comparisons.csv`` / ``.md`` / ``.tex``, ``rankings.csv``,
     ``sensitivity.csv`` (rank correlations between summaries),
     ``probability_of_improvement.csv``, ``performance_profiles.csv``,
-    ``dropped.csv``, ``pass_at_k_vs_base.csv``, ``variance_components.csv`` and
+    ``dropped.csv``, ``pass_at_k_vs_base.csv``, ``per_benchmark.csv`` and ``.tex``
+    (:func:`armlab.analysis.per_benchmark.per_benchmark_table`; a header only without per-benchmark comparisons),
+    ``variance_components.csv`` and
     ``allocation.csv`` (:mod:`armlab.analysis.sampled`; only a header where not computed),
     ``sequential.csv`` and ``sequential_looks.csv`` (:func:`armlab.analysis.waves.final_tables`; a header only
     without a sequential design),
     ``replications.csv`` (:func:`armlab.analysis.predictions.replication_table`; a header only without predictions),
+    ``unparsed.csv`` (:func:`armlab.analysis.unparsed.compare`; a header only without the answers' statuses),
+    ``report_card.csv`` (:func:`armlab.analysis.report_card.grade`),
     ``report.md`` and ``manifest.json`` (settings, input, and the
     sha256 of every other file).
     """
@@ -286,16 +316,22 @@ def write_outputs(result: AnalysisResult, out_dir: Path | str) -> None:
             "performance_profiles": result.profiles,
             "dropped": result.dropped,
             "pass_at_k_vs_base": result.pass_at_k_vs_base,
+            "per_benchmark": result.per_benchmark,
             "variance_components": result.variance_components,
             "allocation": result.allocation,
             "sequential": result.sequential,
             "sequential_looks": result.sequential_looks,
             "replications": result.replications,
+            "unparsed": result.unparsed,
+            "report_card": result.report_card,
         }
         for name in outputs.TABLES:  # the catalogue the report reads: a table missing here fails right away
             files.write_csv(frames[name], tmp / f"{name}.csv")
         (tmp / "comparisons.md").write_text(tables.comparisons_markdown(result.comparisons))
         (tmp / "comparisons.tex").write_text(tables.comparisons_latex(result.comparisons))
+        (tmp / "per_benchmark.tex").write_text(
+            tables.per_benchmark_latex(result.per_benchmark, result.config.settings.alpha)
+        )
         (tmp / "report.md").write_text(tables.report_markdown(result))
         record = {
             outputs.FORMAT_KEY: outputs.FORMAT,

@@ -49,7 +49,8 @@ class FamilyPlan:
     min_p: float  # smallest Holm-adjusted p of a primary comparison, whatever the data
     min_p_secondary: float | None
     significance_from: int | None  # fewest seeds with min_p <= alpha; None beyond SEARCH_MAX_SEEDS
-    equivalence_attainable: bool
+    equivalence_attainable: bool  # at the primary's first Holm step, alpha / k
+    equivalence_attainable_secondary: bool | None  # at the secondary cells' first one behind the gate; None: unknown
     level: float  # the first Holm step, alpha / k: the level of the MDE and the seeds needed
     sd: float | None = None  # planned sd of the primary summary's paired differences (score units)
     effect: float | None = None  # the effect the seeds needed are for (score units)
@@ -99,15 +100,16 @@ def _min_p(n: int, config: Config) -> float:
     )
 
 
-def _equivalence_attainable(n: int, config: Config) -> bool:
-    """The equivalence test's own answer on n seeds (the t-TOST can always conclude from 2 seeds)."""
+def _equivalence_attainable(n: int, config: Config, tests: int) -> bool:
+    """The equivalence test's own answer on n seeds at the first step of a Holm over ``tests`` comparisons (the
+    t-TOST can always conclude from 2 seeds)."""
     settings = config.settings
     if settings.equivalence_test == "t":
         return n >= 2
     test = functools.partial(resampling.permutation, np.zeros((1, n))) if _unpaired(config) else resampling.sign_flip
     flip = test(
         np.zeros((1, n)),
-        alpha=settings.alpha,
+        alpha=settings.alpha / tests,
         margin=settings.equivalence_margin,
         max_exact=settings.exact_max_seeds,
         resamples=settings.sign_flip_resamples,
@@ -129,7 +131,6 @@ def plan_families(
     settings, alpha = config.settings, config.settings.alpha
     # the secondary cells: every measure but the primary, per arm; unknown until read when no benchmarks are named
     measures = None if config.benchmarks is None else len(compared_measures(settings, config.benchmarks)) - 1
-    equivalence = _equivalence_attainable(seeds, config)
     plans = []
     for comparison in config.comparisons:
         k = len(comparison.arms)
@@ -165,7 +166,8 @@ def plan_families(
                 min_p=min_p,
                 min_p_secondary=min_p_secondary,
                 significance_from=next(reachable, None),
-                equivalence_attainable=equivalence,
+                equivalence_attainable=_equivalence_attainable(seeds, config, k),
+                equivalence_attainable_secondary=None if not m else _equivalence_attainable(seeds, config, max(k, m)),
                 level=alpha / k,
                 **planned,
             )
@@ -359,11 +361,16 @@ def describe(config: Config, plans: list[FamilyPlan], *, sd_source: str = "", wa
             f"({'can reach' if p.min_p <= alpha else 'can NOT reach'} alpha = {alpha:g})"
         )
         if p.min_p_secondary is not None:
-            text += f", its {p.secondary} secondary cell(s) {p.min_p_secondary:.3g}"
+            text += (
+                f", its {p.secondary} secondary cell(s) {p.min_p_secondary:.3g} "
+                f"({'can reach' if p.min_p_secondary <= alpha else 'can NOT reach'} alpha)"
+            )
         text += (
             f"; equivalence within ±{100 * settings.equivalence_margin:g} point(s) "
             f"{'attainable' if p.equivalence_attainable else 'not attainable'}"
         )
+        if p.equivalence_attainable_secondary is not None:
+            text += f" ({'and' if p.equivalence_attainable_secondary else 'but NOT'} for the secondary cells)"
         if p.sd is not None:
             if p.effect is None:  # plan_families sets both or neither
                 raise AnalysisInputError(f"family {p.family}: a planned sd without the effect it is for")

@@ -23,6 +23,14 @@ not_worse       the lower end above −margin                          the upper
 Anything else is inconclusive. "Better" is in the measure's own sense (lower is better for the optimality gap).
 Locked predictions stay in the table even when the config drops them, so a failed prediction cannot be withdrawn
 silently; a prediction added or changed after the lock is exploratory.
+
+The lock also pins what each prediction means (:func:`meaning`): its family's reference and arms (the primary Holm
+family), the measures the family tests (the secondary, gatekept Holm family), the predicted measure's definition
+(its benchmarks and weights; a statistic's parameters; k of pass@k and maj@k), alpha and the settings of the test
+that decides and of its interval (:data:`VERDICT_SETTINGS`). A locked prediction whose meaning differs when the
+analysis runs is exploratory, with a note naming what changed (:func:`check_meaning`); one whose comparison is gone
+is refused when the workflow starts (:func:`check_withdrawn`). A lock without meanings (written by an armlab before
+them) pins nothing of that, so its predictions are exploratory.
 """
 
 from __future__ import annotations
@@ -32,18 +40,33 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TypeGuard
+from typing import Protocol, TypeGuard
 
 import pandas as pd
 
 from armlab import files, layout
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.settings import Settings
 from armlab.analysis.summaries import PRIMARY
 from armlab.contract import KEY, SAMPLE_COUNTS
 from armlab.registration import against_locks
 
 LOCK = layout.PREDICTIONS_LOCK
 DIRECTIONS = ("better", "worse", "equivalent", "not_better", "not_worse")
+# the analysis settings a verdict depends on: the level, the test that decides and its interval, the runs that count
+VERDICT_SETTINGS = (
+    "alpha",
+    "pairing",
+    "equivalence_test",
+    "equivalence_margin",
+    "exact_max_seeds",
+    "sign_flip_resamples",
+    "bootstrap_seed",
+    "common_seeds_only",
+    "drop_incomplete",
+)
+# a margin is in score units, on a [0, 1] scale: at half of it or more, an interval of any difference passes
+MAX_MARGIN = 0.5
 KEYS = ("family", "arm", "summary", "direction", "margin", "source", "claim")
 # replications.csv: its text columns, then its numbers and the in_config flag
 TEXT_COLUMNS = ("registration", "claim", "source", "family", "arm", "reference", "measure", "prediction", "verdict")
@@ -58,6 +81,25 @@ CLAIMS = {
     "not_better": "{arm} is not better than {reference} by more than {points:g} point(s)",
     "not_worse": "{arm} is not worse than {reference} by more than {points:g} point(s)",
 }
+
+
+class Analysis(Protocol):
+    """What the lock reads of an experiment's :class:`armlab.analysis.config.Config` (which imports this module)."""
+
+    @property
+    def comparisons(self) -> tuple: ...
+
+    @property
+    def benchmarks(self) -> dict | None: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def predictions(self) -> tuple: ...
+
+    @property
+    def measures(self) -> list[str] | None: ...
 
 
 @dataclass(frozen=True)
@@ -107,8 +149,12 @@ def parse_predictions(value: object, comparisons, default_margin: float, source:
         if not isinstance(summary, str) or not summary:
             raise AnalysisInputError(f"{where}.summary: expected a measure name, got {summary!r}")
         margin = entry.get("margin", default_margin)
-        if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 < margin < float("inf"):
-            raise AnalysisInputError(f"{where}.margin: expected a positive number (score units), got {margin!r}")
+        if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 < margin < MAX_MARGIN:
+            key = f"{where}.margin" if "margin" in entry else f"{where}.margin (analysis.equivalence_margin)"
+            raise AnalysisInputError(
+                f"{key}: expected a positive number below {MAX_MARGIN} (score units, a scale of 0 to 1, where a "
+                f"margin of {MAX_MARGIN} or more lets an interval of almost any difference pass), got {margin!r}"
+            )
         claim = entry.get("claim") or CLAIMS[direction].format(arm=arm, reference=reference, points=100 * margin)
         if not isinstance(claim, str):
             raise AnalysisInputError(f"{where}.claim: expected a string, got {claim!r}")
@@ -119,19 +165,90 @@ def parse_predictions(value: object, comparisons, default_margin: float, source:
     return tuple(out)
 
 
-def predictions_hash(predictions) -> str:
+def predictions_hash(predictions, meanings: list | None = None) -> str:
+    """The sha256 a lock records: of its predictions, and of their meanings where it pins them."""
     records = [asdict(p) for p in predictions]
-    return hashlib.sha256(json.dumps(records, sort_keys=True).encode()).hexdigest()
+    payload = records if meanings is None else {"predictions": records, "meanings": meanings}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
-def write_lock(results: str | Path, predictions) -> str | None:
-    """Lock ``predictions`` before the first training job starts; returns a line for the console, or None.
+def _plain(value):
+    """``value`` as JSON reads it back (tuples as lists), so that a meaning read from a lock equals one computed."""
+    return json.loads(json.dumps(value, sort_keys=True))
+
+
+def meaning(prediction: Prediction, config: Analysis) -> dict:
+    """What decides the verdict of ``prediction`` under ``config``, beyond the prediction itself (see the module
+    docstring): plain data, compared key by key with the meaning locked. A family, arm or measure the config does
+    not have is None."""
+    family = next((c for c in config.comparisons if c.family == prediction.family), None)
+    benchmarks = config.benchmarks
+    settings = asdict(config.settings)
+    return _plain(
+        {
+            "reference": family.reference if family else None,
+            "family arms": list(family.arms) if family else None,
+            "family measures": config.measures,
+            "measure": _definition(prediction.summary, config) if benchmarks is not None else None,
+            **{f"analysis.{key}": settings[key] for key in VERDICT_SETTINGS},
+        }
+    )
+
+
+def _definition(measure: str, config: Analysis) -> dict | None:
+    """What measure ``measure`` is under ``config`` (whose benchmarks are known): a weighted mean of benchmarks (a
+    summary, a subset, one benchmark), a statistic over every benchmark, or pass@k / maj@k of the primary summary."""
+    import pandas as pd
+
+    from armlab.analysis.sampled import majority_name, measure_name
+    from armlab.analysis.stats.statistics import higher_is_better
+    from armlab.analysis.summaries import summary_weights
+
+    settings, benchmarks = config.settings, dict(config.benchmarks or {})
+    weights = summary_weights(pd.Series(benchmarks, dtype=object), settings.subsets)
+
+    def weighted(name: str) -> dict:
+        return {b: round(float(w), 12) for b, w in weights.loc[name].items() if w}
+
+    if measure in weights.index:
+        return {"weights": weighted(measure)}
+    if measure in settings.statistics:
+        return {
+            "statistic": measure,
+            "parameters": settings.statistics[measure],
+            "higher_is_better": higher_is_better([measure])[measure],
+            "benchmarks": sorted(benchmarks),
+        }
+    for k in (*settings.pass_k, *settings.maj_k):
+        if measure in (measure_name(k), majority_name(k)):
+            return {"answers": k, "of": measure.split("@")[0], "weights": weighted(weights.index[0])}
+    return {"benchmark": measure} if measure in benchmarks and settings.per_benchmark else None
+
+
+def _changes(old, new, key: str = "") -> list[str]:
+    """The dotted keys where two plain-data values differ, each with both values (long ones shortened)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [
+            c for k in sorted(set(old) | set(new)) for c in _changes(old.get(k), new.get(k), f"{key}.{k}".strip("."))
+        ]
+
+    def shown(value) -> str:
+        text = json.dumps(value)
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    return [] if old == new else [f"{key} {shown(old)} -> {shown(new)}"]
+
+
+def write_lock(results: str | Path, config: Analysis) -> str | None:
+    """Lock the predictions of ``config`` and what each means (:func:`meaning`) before the first training job starts;
+    returns a line for the console, or None.
 
     An existing lock is never rewritten. Once any training or evaluation output of the experiment exists (a run,
     an evaluation, its log, the scores, an analysis: :func:`armlab.files.experiment_outputs`), even with the runs
     deleted, there is nothing left to preregister: no lock is written and every prediction stays exploratory.
     """
     path = Path(results) / LOCK
+    predictions = config.predictions
     if not predictions or path.exists():
         return None
     evidence = files.experiment_outputs(results)
@@ -140,11 +257,13 @@ def write_lock(results: str | Path, predictions) -> str | None:
             f"predictions: not locked, because {len(evidence)} training or evaluation output(s) of the experiment "
             f"already exist ({evidence[0]} …); predictions made after results exist are exploratory"
         )
+    meanings = [meaning(p, config) for p in predictions]
     files.write_json(
         path,
         {
-            "hash": predictions_hash(predictions),
+            "hash": predictions_hash(predictions, meanings),
             "predictions": [asdict(p) for p in predictions],
+            "meanings": meanings,
             "locked_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "git_commit": files.git_commit(),
             "git_dirty": files.git_dirty(),
@@ -173,7 +292,10 @@ def read_lock(path: str | Path) -> dict | None:
         locked = tuple(Prediction(**p) for p in lock["predictions"])
     except (KeyError, TypeError) as exc:
         raise AnalysisInputError(f"{path}: not a predictions lock written by the workflow ({exc})") from None
-    if predictions_hash(locked) != lock.get("hash"):
+    meanings = lock.get("meanings")
+    if not (meanings is None or (isinstance(meanings, list) and len(meanings) == len(locked))):
+        raise AnalysisInputError(f"{path}: not a predictions lock written by the workflow (its meanings)")
+    if predictions_hash(locked, meanings) != lock.get("hash"):
         raise AnalysisInputError(
             f"{path}: its predictions do not match its hash: the lock was edited after it was written"
         )
@@ -213,6 +335,64 @@ def check_scores(lock: dict | None, scores: pd.DataFrame, jobs: Path) -> dict | 
     }
 
 
+def check_meaning(lock: dict | None, config: Analysis) -> dict | None:
+    """``lock``, with ``changed`` (locked prediction's (family, arm, measure) -> what changed) for every locked
+    prediction whose meaning under ``config`` differs from the one locked; exploratory as a whole when the lock
+    pins no meanings (an older armlab's)."""
+    if not confirms(lock):
+        return lock
+    if lock.get("meanings") is None:
+        return {
+            **lock,
+            "exploratory": "pins the predictions but not what decides their verdicts (written by an armlab before "
+            "the lock pinned the reference, the measures, alpha and the test), so a change of those after it cannot "
+            "be ruled out",
+        }
+    changed = {}
+    for p, locked in zip(lock["predictions"], lock["meanings"]):
+        differences = _changes(locked, meaning(p, config))
+        if differences:
+            changed[(p.family, p.arm, p.summary)] = "; ".join(differences[:4]) + (" ..." if differences[4:] else "")
+    return {**lock, "changed": changed}
+
+
+def changed_notes(lock: dict | None) -> list[str]:
+    """One note per locked prediction made exploratory by a change of what decides its verdict."""
+    return [
+        f"Predictions: ({family}, {arm}, {measure}) is exploratory: what decides its verdict changed after "
+        f"predictions/lock.json was written ({what})."
+        for (family, arm, measure), what in ((lock or {}).get("changed") or {}).items()
+    ]
+
+
+def check_withdrawn(results: str | Path, config: Analysis) -> None:
+    """Refuse, when the workflow starts, a config in which a prediction of the lock in ``results`` has no comparison
+    any more (its family, arm or measure dropped or renamed): a locked prediction stays in the analysis, which
+    would fail after every job. One line naming the lock and the prediction; nothing when there is no lock."""
+    path = Path(results) / LOCK
+    if not path.exists():
+        return
+    lock = read_lock(path)
+    families = {c.family: c for c in config.comparisons}
+    measures = config.measures
+    for p in lock["predictions"] if lock else ():
+        family = families.get(p.family)
+        gone = (
+            f"family {p.family!r} is not compared"
+            if family is None
+            else f"arm {p.arm!r} is not in family {p.family!r}"
+            if p.arm not in family.arms
+            else f"measure {p.summary!r} is not compared"
+            if measures is not None and p.summary not in measures
+            else None
+        )
+        if gone:
+            raise AnalysisInputError(
+                f"{path}: locked prediction ({p.family}, {p.arm}, {p.summary}): {gone} in the config now; a locked "
+                f"prediction cannot be withdrawn (the analysis gives its verdict): restore its comparison"
+            )
+
+
 def confirms(lock: dict | None) -> TypeGuard[dict]:
     """Whether ``lock`` exists and is confirmatory evidence: every job ran under it, the scores are the jobs'."""
     return lock is not None and not lock.get("exploratory")
@@ -221,7 +401,8 @@ def confirms(lock: dict | None) -> TypeGuard[dict]:
 def registration(comparisons: pd.DataFrame, lock: dict | None) -> pd.Series:
     """Per row of the comparisons table: confirmatory when a locked prediction names its (family, arm, measure)
     and the lock predates every output."""
-    locked = {(p.family, p.arm, p.summary) for p in lock["predictions"]} if confirms(lock) else set()
+    changed = (lock.get("changed") or {}) if confirms(lock) else {}
+    locked = {(p.family, p.arm, p.summary) for p in lock["predictions"]} - set(changed) if confirms(lock) else set()
     keys = zip(comparisons["family"], comparisons["arm"], comparisons["measure"])
     return pd.Series(
         ["confirmatory" if key in locked else "exploratory" for key in keys], index=comparisons.index, dtype=object
@@ -258,8 +439,12 @@ def replication_table(comparisons: pd.DataFrame, predictions, lock: dict | None,
     A prediction naming a measure the comparisons table lacks is an error naming the prediction.
     """
     locked = list((lock or {}).get("predictions", ()))
-    status = "confirmatory" if confirms(lock) else "exploratory"
-    rows = [(p, status) for p in locked] + [(p, "exploratory") for p in predictions if p not in locked]
+    changed = (lock or {}).get("changed") or {}
+    rows = [
+        (p, "confirmatory" if confirms(lock) and (p.family, p.arm, p.summary) not in changed else "exploratory")
+        for p in locked
+    ]
+    rows += [(p, "exploratory") for p in predictions if p not in locked]
     tested = comparisons.drop_duplicates(["family", "measure", "arm"]).set_index(["family", "arm", "measure"])
     out = []
     for p, status in rows:

@@ -7,7 +7,7 @@ Every function here starts from the validated tidy table (one row per run, bench
 - :func:`pass_at_k_per_run`: each run's pass@k for every k of ``analysis.pass_k``, weighted over benchmarks
   like the primary summary, so that each pass@k is a measure compared seed by seed like accuracy;
 - :func:`versus_base`: each compared arm's pass@k curve against the base policy's (is RL narrowing what the
-  base model can solve at large k?), with an interval over the arm's seeds;
+  base model can solve at large k?), with an interval that holds the arm's seeds and the base's own sampling noise;
 - :func:`components_table`: the variance of each comparison's primary difference split into training
   seeds, the finite item set and evaluation sampling;
 - :func:`allocation_table`: what one more seed and what doubling k would do to its standard error per
@@ -19,25 +19,26 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from armlab import layout
 from armlab.analysis.errors import AnalysisInputError
-from armlab.analysis.stats import sampling
+from armlab.analysis.stats import resampling, sampling
 from armlab.contract import BASE_ARM, PER_BENCHMARK_ITEM, RUN
 from armlab.files import BadFile, read_json, verify_file
-from armlab.lazy import lazy_module
 
-stats = lazy_module("scipy.stats")
+if TYPE_CHECKING:
+    from armlab.analysis.settings import Settings
+
 
 COMPONENTS = ("training", "items", "sampling")
 COMPONENT_COLUMNS = [
     "family", "arm", "reference", "measure", "n_seeds", "n_items", "samples", "mean_diff",
     *(f"var_{name}" for name in COMPONENTS), "var_total", *(f"share_{name}" for name in COMPONENTS),
-    "se", "training_negative", "items_negative", "sampling_method",
+    "se", "training_negative", "items_negative", "sampling_method", "sampling_streams",
 ]  # fmt: skip
 ALLOCATION_COLUMNS = [
     "family", "arm", "reference", "measure", "option", "minutes", "se", "se_after", "reduction",
@@ -48,6 +49,24 @@ ALLOCATION_COLUMNS = [
 def measure_name(k: int) -> str:
     """The measure of pass@k in summaries.csv and comparisons.csv."""
     return f"pass@{k}"
+
+
+BENCHMARK_SEPARATOR = ":"  # between benchmark and measure; a configured benchmark's name cannot hold it (NAME_PATTERN)
+
+
+def benchmark_measure_name(benchmark: str, measure: str) -> str:
+    """The comparisons table's name of one benchmark's pass@k or maj@k: ``<benchmark>:<measure>``."""
+    return f"{benchmark}{BENCHMARK_SEPARATOR}{measure}"
+
+
+def per_benchmark_measures(benchmarks: Sequence[str], settings: Settings) -> list[str]:
+    """The per-benchmark pass@k (k > 1: pass@1 is the benchmark's accuracy) and maj@k the analysis compares
+    (:mod:`armlab.analysis.per_benchmark`). None without ``per_benchmark`` or with one benchmark, whose pass@k and
+    maj@k are the summaries' own."""
+    if not settings.per_benchmark or len(benchmarks) < 2:
+        return []
+    kinds = [measure_name(k) for k in settings.pass_k if k > 1] + [majority_name(k) for k in settings.maj_k]
+    return [benchmark_measure_name(b, kind) for b in benchmarks for kind in kinds]
 
 
 def check_counts(scores: pd.DataFrame, ks: Sequence[int], source: str = "scores") -> None:
@@ -76,23 +95,26 @@ def check_counts(scores: pd.DataFrame, ks: Sequence[int], source: str = "scores"
         )
 
 
+def pass_at_k_per_benchmark(scores: pd.DataFrame, k: int) -> pd.DataFrame:
+    """pass@k of every run on every benchmark: the mean over its items of the unbiased item estimate (Chen et al.
+    2021); index (arm, seed), one column per benchmark."""
+    item = sampling.pass_at_k(scores["n_samples"].to_numpy(), scores["n_correct"].to_numpy(), k)
+    return (
+        scores[[*RUN, "benchmark"]]
+        .assign(value=item)
+        .groupby([*RUN, "benchmark"], observed=True)["value"]
+        .mean()
+        .unstack("benchmark")
+    )
+
+
 def pass_at_k_per_run(scores: pd.DataFrame, ks: Sequence[int], weights: pd.Series) -> pd.DataFrame:
-    """pass@k of every run: the mean over items of the unbiased item estimate, weighted over benchmarks.
+    """pass@k of every run: :func:`pass_at_k_per_benchmark` weighted over benchmarks.
 
     ``weights`` maps benchmark -> weight (the primary summary's row of the weight matrix); index (arm, seed),
     one column :func:`measure_name` per k.
     """
-    columns = {}
-    for k in ks:
-        item = sampling.pass_at_k(scores["n_samples"].to_numpy(), scores["n_correct"].to_numpy(), k)
-        per_benchmark = (
-            scores[[*RUN, "benchmark"]]
-            .assign(value=item)
-            .groupby([*RUN, "benchmark"], observed=True)["value"]
-            .mean()
-            .unstack("benchmark")
-        )
-        columns[measure_name(k)] = per_benchmark[weights.index] @ weights
+    columns = {measure_name(k): pass_at_k_per_benchmark(scores, k)[weights.index] @ weights for k in ks}
     return pd.DataFrame(columns).sort_index()
 
 
@@ -115,14 +137,14 @@ def majority_at_k(answers: pd.DataFrame, k: int) -> pd.Series:
     return tied.reindex(every, fill_value=0.0)
 
 
-def majority_at_k_per_run(
-    scores: pd.DataFrame, answers: pd.DataFrame | None, ks: Sequence[int], weights: pd.Series, source: str = "scores"
-) -> pd.DataFrame:
-    """maj@k of every run: the mean over items of :func:`majority_at_k`, weighted over benchmarks like the primary
-    summary (``weights``: benchmark -> weight); index (arm, seed), one column :func:`majority_name` per k. Every
-    item of ``scores`` needs k answers with votes in ``answers`` (the evaluations' answers.parquet)."""
+def majority_at_k_per_benchmark(
+    scores: pd.DataFrame, answers: pd.DataFrame | None, ks: Sequence[int], source: str = "scores"
+) -> dict[int, pd.DataFrame]:
+    """maj@k of every run on every benchmark: the mean over its items of :func:`majority_at_k`; per k, index (arm,
+    seed) and one column per benchmark. Every item of ``scores`` needs k answers with votes in ``answers`` (the
+    evaluations' answers.parquet)."""
     if not ks:
-        return pd.DataFrame(index=pd.MultiIndex.from_tuples([], names=RUN))
+        return {}
     need = f"{source}: analysis.maj_k {list(ks)}: maj@k needs each answer's vote"
     if answers is None or "vote" not in answers.columns:
         raise AnalysisInputError(
@@ -139,45 +161,151 @@ def majority_at_k_per_run(
             f"{need} among {max(ks)} answers per item; arm={arm} seed={seed} {benchmark} item {name} has {n} "
             f"(evaluate with eval.samples >= {max(ks)}; tasks of eval.lm_eval_tasks have no votes)"
         )
-    columns = {}
+    per_benchmark = {}
     for k in ks:
         per_item = majority_at_k(answers, k).reindex(have.index)
-        per_benchmark = per_item.groupby(level=[*RUN, "benchmark"], observed=True).mean().unstack("benchmark")
-        columns[majority_name(k)] = per_benchmark[weights.index] @ weights
-    return pd.DataFrame(columns).sort_index()
+        per_benchmark[k] = per_item.groupby(level=[*RUN, "benchmark"], observed=True).mean().unstack("benchmark")
+    return per_benchmark
 
 
-def versus_base(per_run: pd.DataFrame, arms: Sequence[str], ks: Sequence[int], confidence: float) -> pd.DataFrame:
-    """Each arm's pass@k minus the base policy's, per k, with a t interval over the arm's seeds.
+def majority_at_k_per_run(
+    scores: pd.DataFrame, answers: pd.DataFrame | None, ks: Sequence[int], weights: pd.Series, source: str = "scores"
+) -> pd.DataFrame:
+    """maj@k of every run: :func:`majority_at_k_per_benchmark` weighted over benchmarks like the primary summary
+    (``weights``: benchmark -> weight); index (arm, seed), one column :func:`majority_name` per k."""
+    if not ks:
+        return pd.DataFrame(index=pd.MultiIndex.from_tuples([], names=RUN))
+    found = majority_at_k_per_benchmark(scores, answers, ks, source)
+    return pd.DataFrame({majority_name(k): frame[weights.index] @ weights for k, frame in found.items()}).sort_index()
 
-    The base policy is one checkpoint, evaluated once (seed 0); its pass@k is taken as fixed, so the
-    interval holds the arm's training and sampling noise but not the base evaluation's own sampling noise.
-    Empty when the scores have no base arm.
+
+VERSUS_BASE_COLUMNS = [
+    "arm", "k", "measure", "n_seeds", "base", "base_evaluations", "method", "base_se", "base_variance_method",
+    "mean_diff", "se", "df", "p_value", "ci_low", "ci_high",
+]  # fmt: skip
+PAIRED_BY_SEED = "paired by seed (exact sign-flip)"
+FROM_COUNTS = "base's sampling variance from its counts"
+MIN_EFFECTIVE_ITEMS = 100  # below, one evaluation's counts do not tell its sampling noise (benchmarks/...validity.py)
+
+
+def base_sampling_variance(scores: pd.DataFrame, ks: Sequence[int], weights: pd.Series) -> pd.DataFrame:
+    """The sampling variance of the base policy's pass@k (weighted over benchmarks like the primary summary) per k:
+    index k, columns ``variance``, ``df`` (its degrees of freedom) and ``items`` (the effective number of items).
+
+    Each item's :func:`armlab.analysis.stats.sampling.pass_at_k_variance` v_i, summed over a benchmark's items
+    over their number squared, weighted by the squared weights; over several evaluations of the base (seeds),
+    the variance of their mean. Satterthwaite's degrees of freedom 2 V^2 / Var(V), with Var(V) bounded by the
+    same sum of v_i^2 (weights and item counts to the fourth power): few items leave V itself noisy. The
+    effective number of items, 1 / sum(w_b^2 / m_b), is the count of equally noisy items with the same variance.
+    """
+    base = scores[scores["arm"] == BASE_ARM]
+    evaluations = base["seed"].nunique()
+    sizes = base.groupby("benchmark", observed=True).size() / evaluations
+    effective = 1.0 / float((weights**2 / sizes.reindex(weights.index)).sum())
+    rows = {}
+    for k in ks:
+        item = sampling.pass_at_k_variance(base["n_samples"].to_numpy(), base["n_correct"].to_numpy(), k)
+        grouped = (
+            base[["seed", "benchmark"]].assign(value=item, square=item**2).groupby(["seed", "benchmark"], observed=True)
+        )
+        size = grouped.size()
+        per_benchmark = (grouped["value"].sum() / size**2).unstack("benchmark")[weights.index]
+        spread = (grouped["square"].sum() / size**4).unstack("benchmark")[weights.index]
+        variance = float((per_benchmark @ weights**2).sum()) / evaluations**2
+        noise = float((spread @ weights**4).sum()) / evaluations**4
+        rows[k] = {"variance": variance, "df": 2 * variance**2 / noise if noise > 0 else np.inf, "items": effective}
+    return pd.DataFrame.from_dict(rows, orient="index", columns=["variance", "df", "items"])
+
+
+def _sign_flip(d: np.ndarray, settings: Settings) -> dict[str, Any]:
+    """Mean, standard error, p and interval of the exact sign-flip test of per-seed differences ``d``."""
+    exact = resampling.sign_flip(
+        d[None, :],
+        confidence=settings.confidence,
+        max_exact=settings.exact_max_seeds,
+        resamples=settings.sign_flip_resamples,
+        rng=np.random.default_rng([settings.bootstrap_seed, len(d)]),
+    )
+    return {
+        "mean": d.mean(),
+        "se": d.std(ddof=1) / np.sqrt(len(d)),
+        "df": len(d) - 1,
+        "p_value": exact["p_value"][0],
+        "low": exact["ci"][0, 0],
+        "high": exact["ci"][0, 1],
+    }
+
+
+def versus_base(
+    scores: pd.DataFrame,
+    per_run: pd.DataFrame,
+    arms: Sequence[str],
+    ks: Sequence[int],
+    weights: pd.Series,
+    settings: Settings,
+) -> pd.DataFrame:
+    """Each arm's pass@k minus the base policy's, per k, with an interval that holds the base's own sampling noise.
+
+    The base policy is one checkpoint, but a sampled evaluation of it is one draw of its answers. Where it was
+    evaluated at every seed of the arm (the workflow does so under sampling, on the arms' streams), each seed's
+    difference arm - base holds both sides' noise, and the p-value and interval are the exact sign-flip test's over
+    seeds, as for every comparison (``method`` :data:`PAIRED_BY_SEED`; unbounded where the seeds cannot reject).
+    Evaluated once (results from elsewhere), its sampling variance is estimated from its per-item counts
+    (:func:`base_sampling_variance`, never below the truth in expectation) and added to the seeds'
+    (:func:`armlab.analysis.stats.sampling.difference_from_estimate`, Welch-Satterthwaite; :data:`FROM_COUNTS`),
+    unless fewer than :data:`MIN_EFFECTIVE_ITEMS` effective items leave that estimate unreliable (no interval;
+    ``method`` says so). Empty when the scores have no base arm.
     """
     arms_present = per_run.index.get_level_values("arm")
     if BASE_ARM not in arms_present or not ks:
-        return pd.DataFrame(columns=["arm", "k", "measure", "n_seeds", "base", "mean_diff", "ci_low", "ci_high"])
-    base = per_run.loc[BASE_ARM].mean()
+        return pd.DataFrame(columns=VERSUS_BASE_COLUMNS)
+    base_runs = per_run.loc[BASE_ARM]
+    base_variance = base_sampling_variance(scores, ks, weights)
+    base_samples = sorted(set(scores.loc[scores["arm"] == BASE_ARM, "n_samples"].astype(int)))
     rows = []
     for arm in arms:
         values = per_run.loc[arm]
+        paired = len(values) >= 2 and set(values.index) <= set(base_runs.index)
         for k in ks:
-            d = values[measure_name(k)].to_numpy() - base[measure_name(k)]
-            n = len(d)
-            half = stats.t.ppf(0.5 + confidence / 2, n - 1) * d.std(ddof=1) / np.sqrt(n) if n > 1 else np.inf
+            name, counts = measure_name(k), base_variance.loc[k]
+            if paired:
+                base = base_runs.loc[values.index, name]
+                found = _sign_flip(values[name].to_numpy() - base.to_numpy(), settings)
+                method, base_se = PAIRED_BY_SEED, base.std(ddof=1) / np.sqrt(len(base))
+            else:
+                base = base_runs[name]
+                found = sampling.difference_from_estimate(
+                    values[name].to_numpy(), base.mean(), counts["variance"], settings.confidence, counts["df"]
+                )
+                method, base_se = FROM_COUNTS, np.sqrt(counts["variance"])
+                if counts["items"] < MIN_EFFECTIVE_ITEMS:
+                    found |= {name: np.array(np.nan) for name in ("se", "df", "p_value", "low", "high")}
+                    method = (
+                        f"not estimated: the base evaluated once on {counts['items']:.0f} effective items "
+                        f"(fewer than {MIN_EFFECTIVE_ITEMS}); evaluate it at the arm's seeds"
+                    )
             rows.append(
                 {
                     "arm": arm,
                     "k": k,
-                    "measure": measure_name(k),
-                    "n_seeds": n,
-                    "base": base[measure_name(k)],
-                    "mean_diff": d.mean(),
-                    "ci_low": d.mean() - half,
-                    "ci_high": d.mean() + half,
+                    "measure": name,
+                    "n_seeds": len(values),
+                    "base": float(base.mean()),
+                    "base_evaluations": len(base),
+                    "method": method,
+                    "base_se": float(base_se),
+                    "base_variance_method": ""
+                    if paired
+                    else "; ".join(dict.fromkeys(sampling.pass_at_k_variance_method(n, k) for n in base_samples)),
+                    "mean_diff": float(found["mean"]),
+                    "se": float(found["se"]),
+                    "df": float(found["df"]),
+                    "p_value": float(found["p_value"]),
+                    "ci_low": float(found["low"]),
+                    "ci_high": float(found["high"]),
                 }
             )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=VERSUS_BASE_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -259,8 +387,8 @@ class _Verdicts:
         Sample j of an item is drawn from the same stream in every arm of a seed (common random numbers), so
         the arm's and the reference's verdicts are correlated; the differences d_j = y_arm,j - y_ref,j of one
         cell are independent across j, and var(d, ddof 1) / k is unbiased for the variance of the cell's mean
-        difference whatever that correlation. None when the verdicts of either arm are absent; NaN for a
-        cell with fewer than 2 paired samples.
+        difference whatever that correlation. None when the verdicts of either arm are absent or the arms were
+        evaluated with different numbers of answers per item; NaN for a cell with fewer than 2 paired samples.
         """
         rows = np.array([self.seeds.get(int(s), -1) for s in seeds])
         mine, theirs = (self._of(name, rows) for name in (arm, reference))
@@ -268,6 +396,9 @@ class _Verdicts:
             return None
         present = ~np.isnan(mine)
         if (present != ~np.isnan(theirs)).any():
+            answered = [np.unique(k[k > 0]) for k in (present.sum(axis=-1), (~np.isnan(theirs)).sum(axis=-1))]
+            if all(len(k) == 1 for k in answered) and answered[0][0] != answered[1][0]:
+                return None  # evaluated with another number of answers per item: the report card's protocol item
             raise AnalysisInputError(
                 f"answers.parquet of {arm} and {reference} ({self.benchmark}): the arms' sampled answers do not "
                 f"pair up by (seed, item, sample); expected the same items and samples in both"
@@ -404,7 +535,9 @@ def job_minutes(results_dir: Path | str) -> pd.DataFrame:
 
     ``results_dir`` is an experiment's results folder (``runs/<arm>/seed-<s>/manifest.json`` and
     ``evals/<arm>/seed-<s>/manifest.json``); returns columns arm, seed, train_minutes, eval_minutes and
-    train_steps (the run's ``recipe.steps``; NaN where its manifest has none).
+    train_steps (the run's ``recipe.steps``; NaN where its manifest has none, and train_minutes for runs trained
+    elsewhere, whose training time is not known) and sampling_streams (how the evaluation drew its answers, its
+    manifest's ``sampling.how``; NaN where it has none).
     """
     results_dir = Path(results_dir)
     found: dict[tuple[str, int], dict[str, float]] = {}
@@ -417,14 +550,34 @@ def job_minutes(results_dir: Path | str) -> pd.DataFrame:
                 raise AnalysisInputError(f"{path}: expected a manifest object with 'seconds'") from None
             if not isinstance(seconds, (int, float)) or not seconds > 0:
                 raise AnalysisInputError(f"{path}: seconds: expected the job's positive run time, got {seconds!r}")
+            if stage == "runs" and manifest.get("trained_elsewhere"):
+                continue  # its seconds are those of recording its checkpoints; what training took is not known
             arm, seed = layout.run_of(path.parent)
             run = found.setdefault((arm, int(seed)), {})
             run[f"{'train' if stage == 'runs' else 'eval'}_minutes"] = seconds / 60
+            sampling = manifest.get("sampling") if stage == "evals" else None
+            if isinstance(sampling, dict) and isinstance(sampling.get("how"), str):
+                run["sampling_streams"] = sampling["how"]
             steps = recipe.get("steps") if stage == "runs" and isinstance(recipe, dict) else None
             if isinstance(steps, int) and not isinstance(steps, bool) and steps > 0:
                 run["train_steps"] = steps
     frame = pd.DataFrame([{"arm": a, "seed": s, **m} for (a, s), m in sorted(found.items())])
-    return frame.reindex(columns=[*RUN, "train_minutes", "eval_minutes", "train_steps"])
+    return frame.reindex(columns=[*RUN, "train_minutes", "eval_minutes", "train_steps", "sampling_streams"])
+
+
+def with_sampling_streams(components: pd.DataFrame, minutes: pd.DataFrame | None) -> pd.DataFrame:
+    """``sampling_streams`` of each row of :func:`components_table`: how the evaluations of its arm and reference drew
+    their answers, as their manifests record it (the engine's words; "; " between different ones), "" where no
+    manifest says (results from elsewhere, or `armlab analyze` without ``--jobs``)."""
+    if minutes is None or "sampling_streams" not in minutes.columns or minutes.empty or components.empty:
+        return components.assign(sampling_streams="")
+    said = minutes.dropna(subset=["sampling_streams"]).groupby("arm")["sampling_streams"].unique()
+    return components.assign(
+        sampling_streams=[
+            "; ".join(dict.fromkeys(how for arm in (r.arm, r.reference) for how in said.get(arm, [])))
+            for r in components.itertuples()
+        ]
+    )
 
 
 def allocation_table(components: pd.DataFrame, pairs: Sequence, minutes: pd.DataFrame) -> pd.DataFrame:

@@ -48,6 +48,7 @@ class Settings:
     curve_compute: str | None = "cum_flops"  # the compute ledger column of the equal-compute comparison; None: none
     curve_budgets: tuple | None = None  # its budgets; None: 10 evenly spaced over the range every run covers
     curve_fractions: tuple = (0.25, 0.4, 0.6)  # the fractions of training the final difference is forecast from
+    verifiers: tuple = ()  # the verifiers the workflow re-grades the stored answers under (armlab rescore)
 
     def exact_test(self) -> ExactTest:
         """The options of the exact sign-flip and permutation tests."""

@@ -207,6 +207,70 @@ def family_validity(
     return {"gatekept_holm": float(gatekept.mean()), "holm_per_measure": float(per_measure.mean())}
 
 
+EQUIVALENCE_SCENARIOS = ("at the margin", "benchmarks at the margin", "no difference")
+
+
+def equivalence_family_validity(
+    noise: str,
+    n: int,
+    *,
+    replicates: int,
+    settings: Settings,
+    rng: np.random.Generator,
+    scenario: str,
+    arms: int = 4,
+    benchmarks: int = 12,
+) -> dict[str, float]:
+    """Family-wise error of every "equivalent" in a family, and its power, by the exact sign-flip TOST.
+
+    Each replicate is a family of ``arms`` arms against one reference on ``benchmarks`` benchmarks in three
+    domains, measured on the primary summary (domain-balanced), the flat mean and every benchmark, the benchmarks'
+    differences of sd ``equivalence_margin`` (a seed effect per (seed, benchmark) shared by all arms plus run noise).
+    ``scenario`` (:data:`EQUIVALENCE_SCENARIOS`): ``at the margin``, every arm +margin on every benchmark, so every
+    cell is a true null of the TOST (|difference| >= margin); ``benchmarks at the margin``, every benchmark
+    +-margin with signs that cancel in every domain, so the summaries are truly equivalent (0) and the benchmarks
+    true nulls; ``no difference``: 0 everywhere, every cell truly equivalent. Returns, for the family's gatekept Holm
+    over the TOSTs (:func:`armlab.analysis.stats.multiplicity.gatekept_holm`: Holm across the arms on the primary,
+    then over the secondary cells once every arm is equivalent there) and, for contrast, each cell's TOST at alpha
+    unadjusted (before issue 54): ``fwer_*``, the share of replicates with an "equivalent" on a true null;
+    ``power_*``, the share of truly equivalent cells declared equivalent (NaN where there is none).
+    """
+    names = grid_benchmarks(benchmarks)
+    weights = summaries.summary_weights(pd.Series(names)).to_numpy()  # (2, B)
+    measure_weights = np.vstack([weights, np.eye(benchmarks)])  # (M, B)
+    margin = settings.equivalence_margin
+    signs = np.where((np.arange(benchmarks) // 3) % 2 == 0, 1.0, -1.0)  # each domain: two +, two -
+    truth = {
+        "at the margin": np.full(benchmarks, margin),
+        "benchmarks at the margin": margin * signs,
+        "no difference": np.zeros(benchmarks),
+    }[scenario]
+    unit = margin / np.sqrt(2)  # run noise of the arm and of the reference: a benchmark difference of sd margin
+    seed_effect = rng.normal(size=(replicates, 1, n, benchmarks))
+    runs = seed_effect + unit * NOISE[noise](rng, (replicates, arms + 1, n, benchmarks))
+    runs[:, 1:] += truth
+    diffs = (runs[:, 1:] - runs[:, :1]) @ measure_weights.T  # (R, arms, n, M)
+    true_null = np.abs(measure_weights @ truth) >= margin - 1e-12  # (M,)
+    flip = resampling.sign_flip(
+        diffs.transpose(0, 1, 3, 2).reshape(-1, n),
+        alpha=settings.alpha,
+        margin=margin,
+        max_exact=settings.exact_max_seeds,
+        resamples=settings.sign_flip_resamples,
+        rng=rng,
+    )
+    p = flip["p_equivalence"].reshape(replicates, arms, len(measure_weights))
+    gatekept = np.zeros((replicates, arms, len(measure_weights)), dtype=bool)
+    for r in range(replicates):
+        (first, _), (rest, _) = multiplicity.gatekept_holm(p[r, :, 0], p[r, :, 1:].ravel(), settings.alpha)
+        gatekept[r] = np.concatenate([first[:, None], rest.reshape(arms, -1)], axis=1)
+    out = {}
+    for rule, said in (("gatekept_holm", gatekept), ("unadjusted", p <= settings.alpha)):
+        out[f"fwer_{rule}"] = float((said & true_null).any(axis=(1, 2)).mean())
+        out[f"power_{rule}"] = float(said[..., ~true_null].mean()) if (~true_null).any() else float("nan")
+    return out
+
+
 def power_validity(
     noise: str, n: int, *, replicates: int, settings: Settings, rng: np.random.Generator, arms: int = 4
 ) -> dict[str, float] | None:

@@ -63,11 +63,18 @@ def _mde_range(row: pd.Series) -> str:
 
 
 def equivalence_shown(table: pd.DataFrame) -> pd.Series:
-    """The equivalence column in words: yes, no, or "not attainable with n seeds" (no data could say yes)."""
-    attainable = table["equivalence_attainable"].astype(bool)
+    """The equivalence column in words: yes, no, "not attainable with n seeds" (no data could say yes at the level of
+    its Holm step) or "not tested (gate closed)" (a secondary cell whose equivalence gate stayed closed)."""
     said = np.where(table["equivalent"].astype(bool), "yes", "no")
-    sizes = [sizes_text(row) for row in table.itertuples()]
-    return pd.Series(np.where(attainable, said, [f"not attainable with {n}" for n in sizes]), index=table.index)
+    shown = [
+        "not tested (gate closed)"
+        if np.isnan(row.eq_decision_level)
+        else f"not attainable with {sizes_text(row)}"
+        if np.isinf(row.eq_decision_low)
+        else yes
+        for row, yes in zip(table.itertuples(), said)
+    ]
+    return pd.Series(shown, index=table.index)
 
 
 def higher_is_better(table: pd.DataFrame) -> pd.Series:
@@ -75,22 +82,98 @@ def higher_is_better(table: pd.DataFrame) -> pd.Series:
     return table["higher_is_better"].astype(bool)
 
 
-def verdicts(table: pd.DataFrame) -> np.ndarray:
-    """Plain-word verdict of each comparison row.
+NOT_TESTED = "not tested"
+VERDICTS = ("better", "worse", "equivalent", "inconclusive", NOT_TESTED)
+
+
+def verdict(row: Row) -> str:
+    """Plain-word verdict of one comparison row (one of :data:`VERDICTS`).
 
     ``better`` / ``worse``: significant under the family's gatekept Holm with
     a mean difference in the better / worse direction (positive, or negative
     for a measure where lower is better, such as ``optimality_gap``);
-    ``equivalent``: not significant and the equivalence TOST at alpha rejects
-    |difference| >= δ; ``inconclusive``: neither (including "equivalence not
-    attainable").
+    ``equivalent``: not significant and the equivalence TOST, under the same
+    gatekept Holm, rejects |difference| >= δ; ``not tested``: a secondary cell
+    both of whose gates stayed closed; ``inconclusive``: none of these
+    (including a test that no data could make reject, see :func:`verdict_evidence`).
     """
-    reject = table["reject"].astype(bool)
-    gain = np.where(higher_is_better(table), table["mean_diff"], -table["mean_diff"])
-    return np.select(
-        [reject & (gain > 0), reject & (gain < 0), table["equivalent"].astype(bool)],
-        ["better", "worse", "equivalent"],
-        "inconclusive",
+    gain = row.mean_diff if bool(row.higher_is_better) else -row.mean_diff
+    if bool(row.reject) and gain != 0:
+        return "better" if gain > 0 else "worse"
+    if bool(row.equivalent):
+        return "equivalent"
+    if np.isnan(row.decision_level) and np.isnan(row.eq_decision_level):
+        return NOT_TESTED
+    return "inconclusive"
+
+
+def verdicts(table: pd.DataFrame) -> np.ndarray:
+    """:func:`verdict` of each comparison row."""
+    return np.array([verdict(row) for row in table.itertuples()], dtype=object)
+
+
+def margin_text(margin: float) -> str:
+    """The equivalence margin in points: "±1 point", "±0.5 points"."""
+    shown = f"{100 * margin:g}"
+    return f"±{shown} point{'' if shown == '1' else 's'}"
+
+
+def _at_level(level: float) -> str:
+    return f"({100 * level:.3g}%)"
+
+
+def difference_evidence(row: Row, fmt: Callable[[float], str] = points) -> str:
+    """The difference test beside a verdict: its interval at Holm's level and Holm p; "cannot be significant with n
+    seeds" where no data could make it reject at that level; "difference not tested (gate closed)"."""
+    if np.isnan(row.decision_level):
+        return "difference not tested (gate closed)"
+    if np.isinf(row.decision_low) and np.isinf(row.decision_high):
+        return f"cannot be significant with {sizes_text(row)} at Holm's level {_at_level(row.decision_level)}"
+    shown = interval_text(row.decision_low, row.decision_high, fmt)
+    return f"interval at Holm's level {shown} {_at_level(row.decision_level)}, Holm p {_p(row.p_holm)}"
+
+
+def equivalence_evidence(row: Row, fmt: Callable[[float], str] = points) -> str:
+    """The equivalence TOST beside a verdict: its interval at Holm's level against the margin and its Holm p;
+    "cannot be equivalent within ±δ with n seeds" where no data could pass it at that level; "equivalence not
+    tested (gate closed)"."""
+    margin = margin_text(row.equivalence_margin)
+    if np.isnan(row.eq_decision_level):
+        return "equivalence not tested (gate closed)"
+    if np.isinf(row.eq_decision_low) or np.isinf(row.eq_decision_high):
+        return f"cannot be equivalent within {margin} with {sizes_text(row)} at Holm's level"
+    shown = interval_text(row.eq_decision_low, row.eq_decision_high, fmt)
+    inside = "inside" if bool(row.equivalent) else "not inside"
+    return (
+        f"TOST interval at Holm's level {shown} {_at_level(row.eq_decision_level)} {inside} {margin}, "
+        f"TOST Holm p {_p(row.p_equivalence_holm)}"
+    )
+
+
+def verdict_evidence(row: Row, fmt: Callable[[float], str] = points) -> str:
+    """What is shown beside a row's verdict, so that it supports the word: better/worse, the difference's interval
+    at Holm's level (it excludes 0); equivalent, the TOST's interval at Holm's level (inside ±δ); inconclusive, both
+    (or why one could not decide); not tested, that the gates stayed closed."""
+    said = verdict(row)
+    if said in ("better", "worse"):
+        return difference_evidence(row, fmt)
+    if said == "equivalent":
+        return equivalence_evidence(row, fmt)
+    if said == NOT_TESTED:
+        return "gate closed: the primary comparisons did not all decide"
+    return f"{difference_evidence(row, fmt)}; {equivalence_evidence(row, fmt)}"
+
+
+def verdict_line(row: Row) -> str:
+    """The console's line for one comparison row (``armlab analyze``, ``armlab summary``, the workflow's last lines,
+    :func:`armlab.analysis.api.verdicts`): ``family: arm vs reference on measure: verdict, Δ d points, evidence
+    (n seeds)``, the evidence that of :func:`verdict_evidence`; the seed count is not repeated where the evidence
+    names it."""
+    evidence, sizes = verdict_evidence(row), sizes_text(row)
+    tail = "" if sizes in evidence else f" ({sizes})"
+    return (
+        f"{row.family}: {row.arm} vs {row.reference} on {row.measure}: {verdict(row)}, "
+        f"Δ {points(row.mean_diff)} points, {evidence}{tail}{numerics_flag(row)}"
     )
 
 
@@ -150,13 +233,19 @@ def interval_columns(table: pd.DataFrame, fmt: Callable[[float], str]) -> dict[s
 
 
 DECISION_COLUMN = "interval at Holm's level"
+EQUIVALENCE_COLUMN = "TOST interval at Holm's level"
 
 
-def decision_text(row: Row, fmt: Callable[[float], str] = points) -> str:
-    """The test's interval at the level where it agrees with the verdict, with that level; "not tested"."""
-    if np.isnan(row.decision_level):
+def decision_text(row: Row, fmt: Callable[[float], str] = points, kind: str = "decision") -> str:
+    """The test's interval at the level where it agrees with the verdict, with that level; "not tested".
+
+    ``kind``: ``decision`` (the difference test's interval, :data:`DECISION_COLUMN`) or ``eq_decision`` (the
+    equivalence TOST's, :data:`EQUIVALENCE_COLUMN`).
+    """
+    level, low, high = (getattr(row, f"{kind}_{end}") for end in ("level", "low", "high"))
+    if np.isnan(level):
         return "not tested (gate closed)"
-    return f"{interval_text(row.decision_low, row.decision_high, fmt)} ({100 * row.decision_level:.3g}%)"
+    return f"{interval_text(low, high, fmt)} {_at_level(level)}"
 
 
 def comparison_display(table: pd.DataFrame) -> pd.DataFrame:
@@ -182,6 +271,7 @@ def comparison_display(table: pd.DataFrame) -> pd.DataFrame:
     out["p Holm"] = first["p_holm"].map(_p)
     out[DECISION_COLUMN] = [decision_text(row) for row in first.itertuples()]
     out["reject"] = first["reject"].map({True: "yes", False: "no"})
+    out[EQUIVALENCE_COLUMN] = [decision_text(row, kind="eq_decision") for row in first.itertuples()]
     out[f"equiv. ±{margin}"] = equivalence_shown(first)
     out["MDE (pts)"] = [_mde_range(row) for _, row in first.iterrows()]
     out["verdict"] = shown_verdicts(first)
@@ -276,7 +366,11 @@ COMPARISON_NOTE = (
     f"at most α). {DECISION_COLUMN}: the same test's interval at the level where Holm's decisions and intervals "
     "agree, 1 − α/u with u the comparisons of that stage Holm did not reject (1 − α when it rejected all), "
     f"so it excludes 0 exactly when the verdict is better or worse; secondary cells whose gate stayed closed were "
-    f"not tested. {FALLBACK_MARK}: the percentile interval shown where BCa is undefined."
+    f"not tested. Equivalence is gatekept the same way, on its own: the equivalence TOST with Holm across the arms "
+    f"on the primary summary, and over all secondary cells only once every arm is equivalent on it, so the chance "
+    f"of any false 'equivalent' in a family is at most α too; {EQUIVALENCE_COLUMN}: the TOST's interval at "
+    f"1 − 2α/u, u the TOSTs of that stage Holm did not pass, inside ±δ exactly when the verdict is equivalent. "
+    f"{FALLBACK_MARK}: the percentile interval shown where BCa is undefined."
 )
 
 NUMERICS_NOTE = (
@@ -291,7 +385,7 @@ def comparisons_markdown(table: pd.DataFrame) -> str:
     parts = [f"### {markdown_text(title)}\n\n{to_markdown(frame)}" for title, frame in comparison_sections(table)]
     footer = (
         f"\nDifferences in points (score x 100). {comparison_note(table)} "
-        f"Equivalence: {equivalence_test(table)} at α, per comparison. MDE: smallest effect the {test_name(table)} "
+        f"Equivalence: {equivalence_test(table)}, gatekept Holm. MDE: smallest effect the {test_name(table)} "
         f"detects at the power target, and its range over the uncertainty of the spread."
     )
     return "\n\n".join(parts) + "\n" + footer + "\n"
@@ -312,7 +406,8 @@ def latex_table(table: pd.DataFrame) -> str:
     """One family and level (rows of ``comparisons.csv``) as a booktabs paper table.
 
     Arms are rows, grouped by measure; the columns are Δ, the sign-flip
-    interval at Holm's level (it agrees with the verdict), p, Holm p and the verdict. In a group of two or more
+    interval at Holm's level (it agrees with the verdict; for an equivalent arm the TOST's, marked), p, Holm p and
+    the verdict. In a group of two or more
     arms the largest Δ and the smallest p and Holm p, as displayed, are
     bold (nothing is bold in a column where all arms tie).
     """
@@ -326,18 +421,24 @@ def latex_table(table: pd.DataFrame) -> str:
         else "Holm-adjusted over the family's arms on the primary summary, and over all secondary summaries and "
         "benchmarks once every primary comparison is significant"
     )
-    levels = ", ".join(
-        f"{100 * c:.3g}% ({stage})" if np.isfinite(c) else f"{stage}: not tested, gate closed"
-        for stage, c in rows.groupby("stage", sort=False)["decision_level"].first().items()
-    )
+
+    def levels(column: str) -> str:
+        return ", ".join(
+            f"{100 * c:.3g}% ({stage})" if np.isfinite(c) else f"{stage}: not tested, gate closed"
+            for stage, c in rows.groupby("stage", sort=False)[column].first().items()
+        )
+
     caption = (
         f"Family {family}: arms vs {reference} ({sizes}), per {level}. Δ: "
         f"{'difference of mean scores' if is_unpaired(rows) else 'mean paired difference'} in "
         f"points; interval: the {test_name(rows)}'s at the level where it agrees with Holm's "
-        f"decisions ({levels}), so it excludes 0 exactly when the verdict is better or worse; p: {test_name(rows)}, "
-        f"{procedure}. Verdict: better/worse when significant, equivalent when {equivalence_test(rows)} "
-        f"puts it within ±{100 * rows['equivalence_margin'].iloc[0]:g} point(s). Smallest attainable Holm p: "
-        f"{rows['min_attainable_p'].min():.3g}. Bold: best value per {level}."
+        f"decisions ({levels('decision_level')}), so it excludes 0 exactly when the verdict is better or worse; "
+        f"for an equivalent arm (marked TOST) the interval of {equivalence_test(rows)} at the level where it agrees "
+        f"with Holm's decisions over the TOSTs ({levels('eq_decision_level')}), inside "
+        f"{margin_text(rows['equivalence_margin'].iloc[0])}; p: {test_name(rows)}, {procedure}. Verdict: better/worse "
+        f"when significant, equivalent when the TOST, under the same gatekept Holm, puts it within "
+        f"{margin_text(rows['equivalence_margin'].iloc[0])}; not tested where a secondary cell's gates stayed closed. "
+        f"Smallest attainable Holm p: {rows['min_attainable_p'].min():.3g}. Bold: best value per {level}."
     )
     label = re.sub(r"[^A-Za-z0-9]+", "-", f"{family}-{level}").strip("-")
     lines = [
@@ -358,10 +459,12 @@ def latex_table(table: pd.DataFrame) -> str:
         shown = {"diff": group["mean_diff"].map(points), "p": group["p_value"].map(_p), "holm": group["p_holm"].map(_p)}
         best = {"diff": max if higher else min, "p": min, "holm": min}
         cell = {key: [_math(v, b) for v, b in zip(values, _best(values, best[key]))] for key, values in shown.items()}
-        for i, (row, verdict) in enumerate(zip(group.itertuples(), shown_verdicts(group))):
-            text = interval_text(row.decision_low, row.decision_high, points)
+        for i, (row, said, flagged) in enumerate(zip(group.itertuples(), verdicts(group), shown_verdicts(group))):
+            kind = "eq_decision" if said == "equivalent" else "decision"
+            text = interval_text(getattr(row, f"{kind}_low"), getattr(row, f"{kind}_high"), points)
             interval = _math(text) if text.startswith("[") else _latex_escape(text)
-            cells = [_latex_escape(row.arm), cell["diff"][i], interval, cell["p"][i], cell["holm"][i], verdict]
+            interval += r"\textsuperscript{TOST}" if said == "equivalent" else ""
+            cells = [_latex_escape(row.arm), cell["diff"][i], interval, cell["p"][i], cell["holm"][i], flagged]
             lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     return "\n".join(lines)
@@ -371,6 +474,88 @@ def comparisons_latex(table: pd.DataFrame) -> str:
     """All comparison tables as LaTeX paper tables, one per family and level (needs booktabs)."""
     groups = table.groupby(["family", "level"], sort=False)
     return "\n\n".join(latex_table(group) for _, group in groups) + "\n"
+
+
+SIGNIFICANT_MARK = "*"
+
+
+def per_benchmark_sections(table: pd.DataFrame) -> Iterator[tuple[str, str, pd.DataFrame]]:
+    """Per family and measure of ``per_benchmark.csv``: ``(family, measure, frame)``, the frame a paper's table of
+    strings: one row per benchmark, one column per method (the reference first), each cell the mean over seeds ±
+    the half-width of its interval in points, marked :data:`SIGNIFICANT_MARK` where the arm differs from the
+    reference under the family's gatekept Holm."""
+    for (family, measure), group in table.groupby(["family", "measure"], sort=False):
+        reference = group["reference"].iloc[0]
+        by_arm = {arm: rows.set_index("benchmark") for arm, rows in group.groupby("arm", sort=False)}
+        benchmarks = list(dict.fromkeys(group["benchmark"]))
+        first = next(iter(by_arm.values())).loc[benchmarks]
+
+        def cells(rows: pd.DataFrame, side: str, marked: pd.Series | None = None) -> list[str]:
+            mean, low, high = (rows[f"{side}_{end}"].to_numpy(dtype=float) for end in ("mean", "low", "high"))
+            mark = [SIGNIFICANT_MARK if bool(m) else "" for m in marked] if marked is not None else [""] * len(mean)
+            return [f"{100 * m:.2f} ± {50 * (h - lo):.2f}{x}" for m, lo, h, x in zip(mean, low, high, mark)]
+
+        frame = pd.DataFrame({"benchmark": benchmarks, reference: cells(first, "reference")})
+        for arm, rows in by_arm.items():
+            rows = rows.loc[benchmarks]
+            frame[arm] = cells(rows, "arm", rows["reject"])
+        yield family, measure, frame
+
+
+def per_benchmark_caption(table: pd.DataFrame, family: str, measure: str, alpha: float) -> str:
+    """What one per-benchmark paper table shows (rows of ``per_benchmark.csv`` of that family and measure)."""
+    rows = table[(table["family"] == family) & (table["measure"] == measure)]
+    tested = rows["decision_level"].notna()
+    gate = (
+        "every difference was tested"
+        if tested.all()
+        else "no difference was tested: the gate stayed closed (not every primary comparison of the family is "
+        "significant)"
+        if not tested.any()
+        else f"{int(tested.sum())} of {len(rows)} differences were tested"
+    )
+    if tested.any() and rows["min_attainable_p"].min() > alpha:
+        gate += (
+            f", but with {sizes_text(rows.iloc[0])} none can be significant: the smallest adjusted p is "
+            f"{rows['min_attainable_p'].min():.3g} > α = {alpha:g}"
+        )
+    return (
+        f"Family {family}, {measure} per benchmark ({sizes_text(rows.iloc[0])}): mean over seeds ± the half-width of "
+        f"its {100 * rows['ci_level'].iloc[0]:g}% t interval, in points; {SIGNIFICANT_MARK}: differs from "
+        f"{rows['reference'].iloc[0]} under the family's gatekept Holm at α (the benchmarks are secondary cells, "
+        f"tested only once every primary comparison is significant; here {gate})."
+    )
+
+
+def per_benchmark_latex(table: pd.DataFrame, alpha: float) -> str:
+    """``per_benchmark.csv`` as booktabs paper tables, one per family and measure (benchmarks × methods)."""
+    parts = []
+    for family, measure, frame in per_benchmark_sections(table):
+        label = re.sub(r"[^A-Za-z0-9]+", "-", f"{family}-{measure}-per-benchmark").strip("-")
+
+        def cell(text: str) -> str:
+            value, marked, _ = text.partition(SIGNIFICANT_MARK)
+            return _math(value.replace("±", r"\pm") + ("^{*}" if marked else ""))
+
+        lines = [
+            r"\begin{table}[t]",
+            r"\centering",
+            rf"\caption{{{_latex_escape(per_benchmark_caption(table, family, measure, alpha))}}}",
+            rf"\label{{tab:{label}}}",
+            rf"\begin{{tabular}}{{l{'c' * (len(frame.columns) - 1)}}}",
+            r"\toprule",
+            " & ".join(_latex_escape(c) for c in ["Benchmark", *frame.columns[1:]]) + r" \\",
+            r"\midrule",
+            *(
+                " & ".join([_latex_escape(row[0]), *(cell(c) for c in row[1:])]) + r" \\"
+                for row in frame.itertuples(index=False)
+            ),
+            r"\bottomrule",
+            r"\end{tabular}",
+            r"\end{table}",
+        ]
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n" if parts else ""
 
 
 IMPROVEMENT_NOTE = (
@@ -521,6 +706,11 @@ def report_markdown(result: AnalysisResult) -> str:
             if len(result.replications)
             else []
         ),
+        *(
+            f"## Per benchmark: {markdown_text(measure)} of family {markdown_text(family)}\n\n{to_markdown(frame)}\n\n"
+            + markdown_text(per_benchmark_caption(result.per_benchmark, family, measure, result.config.settings.alpha))
+            for family, measure, frame in per_benchmark_sections(result.per_benchmark)
+        ),
         f"## Probability of improvement ({'unpaired' if is_unpaired(result.comparisons) else 'paired'})",
         to_markdown(improvement_display(result.improvement))
         + "\n\n"
@@ -534,24 +724,25 @@ def report_markdown(result: AnalysisResult) -> str:
 
 
 def verdict_lines(comparisons: pd.DataFrame, sequential: pd.DataFrame | None = None) -> list[str]:
-    """One line per compared arm on the primary summary: verdict, difference and the interval beside it.
+    """One line per compared arm on the primary summary (:func:`verdict_line`), as the console prints them.
 
-    Under a sequential design (rows of sequential.csv) the verdict is each arm's decision at its stop with
-    its repeated confidence interval; otherwise the family's Holm verdict with the interval at Holm's level.
+    Under a sequential design (rows of sequential.csv) the verdict is each arm's decision at its stop: a difference or
+    an open one with its repeated confidence interval of the difference, equivalence with the sequential TOST that
+    decided it; otherwise the family's gatekept Holm verdict with :func:`verdict_evidence`.
     """
     if sequential is not None and len(sequential):
-        return [
-            f"{r.family}: {r.arm} vs {r.reference}: {r.direction or r.decision}, Δ {points(r.mean_diff)} points, "
-            f"{100 * r.rci_level:g}% repeated interval {interval_text(r.rci_low, r.rci_high, points)} "
-            f"(look {r.look}, {r.n_seeds} seeds)"
-            for r in sequential.itertuples()
-        ]
+        return [sequential_line(r) for r in sequential.itertuples()]
     rows = comparisons[
         (comparisons["level"] == "summary") & (comparisons["ci_method"] == comparisons["ci_method"].iloc[0])
     ]
     rows = rows[rows["measure"] == rows["measure"].iloc[0]]
-    return [
-        f"{r.family}: {r.arm} vs {r.reference} on {r.measure}: {verdict}, Δ {points(r.mean_diff)} points, "
-        f"interval at Holm's level {decision_text(r)}, Holm p {_p(r.p_holm)} ({sizes_text(r)}){numerics_flag(r)}"
-        for r, verdict in zip(rows.itertuples(), verdicts(rows))
-    ]
+    return [verdict_line(r) for r in rows.itertuples()]
+
+
+def sequential_line(r: Row) -> str:
+    """The console's line for one arm's stop under a sequential design (a row of sequential.csv)."""
+    head = f"{r.family}: {r.arm} vs {r.reference}: {r.direction or r.decision}, Δ {points(r.mean_diff)} points, "
+    where = f"(look {r.look}, {r.n_seeds} seeds)"
+    if r.decision == "equivalent":  # the repeated interval is the difference's, not the test that decided
+        return head + f"two one-sided sequential tests within {margin_text(r.equivalence_margin)} at α {where}"
+    return head + f"{100 * r.rci_level:g}% repeated interval {interval_text(r.rci_low, r.rci_high, points)} {where}"

@@ -93,21 +93,27 @@ def unpaired_sentences(n: int, n_reference: int, rows: pd.DataFrame, settings: S
             f"{1 - settings.confidence:.3g} (its smallest p is {min(1.0, 2 / splits):.3g}), so its interval is "
             f"shown as unbounded."
         )
-    if not rows["equivalence_attainable"].all():
-        sentences.append(
-            f"With {n} and {n_reference} unpaired runs equivalence within ±{100 * settings.equivalence_margin:g} "
-            f"point(s) is not attainable: the permutation TOST's smallest one-sided p is {1 / splits:.3g} > "
-            f"α = {settings.alpha:g} whatever the data."
-        )
     return sentences
 
 
-def unattainable_equivalence_sentence(n: int, alpha: float, margin: float) -> str:
-    """Why no equivalence verdict is possible with n (enumerated) seeds under the exact sign-flip TOST."""
-    one_sided = 2.0**-n
-    needed = math.ceil(-math.log2(alpha))
+def unattainable_equivalence_sentence(
+    n: int, alpha: float, margin: float, tests: int = 1, where: str = "", n_reference: int | None = None
+) -> str:
+    """Why no equivalence verdict is possible with n (enumerated) seeds, or n against n_reference unpaired runs,
+    under the exact TOST at the first step of a Holm over ``tests`` comparisons (``where``: which ones)."""
+    if n_reference is None:
+        one_sided, sizes, test = 2.0**-n, f"{n} seeds", "exact sign-flip TOST"
+        needed = f"; it needs at least {math.ceil(math.log2(tests / alpha))} seeds"
+    else:
+        one_sided, sizes, test = (
+            1 / math.comb(n + n_reference, n),
+            f"{n} and {n_reference} unpaired runs",
+            ("permutation TOST"),
+        )
+        needed = ""
+    level = f"α = {alpha:g}" if tests == 1 else f"α/{tests} = {alpha / tests:.3g} (Holm's first step over {tests})"
     return (
-        f"With {n} seeds equivalence within ±{100 * margin:g} point(s) is not attainable: the exact sign-flip "
-        f"TOST's smallest one-sided p is {one_sided:.3g} > α = {alpha:g} whatever the data, so its verdict is "
-        f"'not attainable' rather than 'no'; it needs at least {needed} seeds."
+        f"With {sizes} equivalence within ±{100 * margin:g} point(s) is not attainable{where}: the {test}'s "
+        f"smallest one-sided p is {one_sided:.3g} > {level} whatever the data, so its verdict is "
+        f"'not attainable' rather than 'no'{needed}."
     )

@@ -5,14 +5,17 @@ arguments -> an exit status), listed in its package's ``commands.SUBCOMMANDS`` (
 analyze, report, curves, plan; ``armlab.training.commands``: arms) or added with :func:`subcommand`. A refused
 input — an :class:`~armlab.analysis.errors.AnalysisInputError`, a :class:`~armlab.files.BadFile` (a refused
 ``--out``, a corrupt file) or a :class:`~armlab.configfile.ConfigError` — is printed as one line without a
-traceback, status 2 (:data:`BAD_INPUT`, as argparse's usage errors); any other exception is a failure of armlab
-itself: its traceback and status 3 (:data:`INTERNAL_FAILURE`).
+traceback, status 2 (:data:`BAD_INPUT`, as argparse's usage errors), and so is a package that an extra installs
+and this install lacks (the analysis-only ``pip install .`` has no torch: ``armlab arms`` names
+``pip install 'armlab[train]'``); any other exception is a failure of armlab itself: its traceback and status 3
+(:data:`INTERNAL_FAILURE`).
 
     armlab analyze CONFIG --out DIR        (or: python -m armlab analyze ...)
 """
 
 import argparse
 import os
+import re
 import sys
 import traceback
 from importlib import metadata
@@ -31,7 +34,44 @@ EPILOG = (
     f"exit status: 0 done; {BAD_INPUT} bad input (one line names what); {INTERNAL_FAILURE} internal failure; "
     f"{CLOSED_OUTPUT} the output's reader stopped early"
 )
-_SUBCOMMANDS = [*analysis_commands.SUBCOMMANDS, *training_commands.SUBCOMMANDS, *evals_commands.SUBCOMMANDS]
+
+
+def rescore(subparsers) -> None:
+    """``armlab rescore RESULTS_DIR [--verifier NAME ...]``: the stored answers re-graded and the analysis rerun per
+    verifier (armlab/experiment/rescore.py, above the stages: imported only when it runs)."""
+    from armlab.evals.verifiers import VERIFIERS
+
+    parser = subparsers.add_parser(
+        "rescore",
+        help="re-grade the stored answers under other verifiers and say which verdicts change",
+        description="Re-grade every answer the evaluations stored under each verifier (nothing is generated), "
+        "rerun the paired analysis per verifier and write RESULTS_DIR/analysis/verifier_sensitivity.csv (each "
+        "verdict beside the configured one) and RESULTS_DIR/verifiers/; the configured results are left as they are.",
+    )
+    parser.add_argument("results", help="an experiment's results folder, results/<experiment>, after its analysis")
+    parser.add_argument(
+        "--verifier",
+        action="append",
+        dest="verifiers",
+        metavar="NAME",
+        help=f"a verifier to re-grade under (repeatable): {', '.join(VERIFIERS)}; default the config's "
+        "analysis.verifiers, else every one",
+    )
+
+    def run(args) -> int:
+        from armlab.experiment.rescore import run_command
+
+        return run_command(args.results, args.verifiers)
+
+    parser.set_defaults(run=run)
+
+
+_SUBCOMMANDS = [
+    *analysis_commands.SUBCOMMANDS,
+    *training_commands.SUBCOMMANDS,
+    *evals_commands.SUBCOMMANDS,
+    rescore,
+]
 
 
 def subcommand(register):
@@ -45,6 +85,22 @@ def _version() -> str:
         return metadata.version("armlab")
     except metadata.PackageNotFoundError:  # run from a checkout that was never installed
         return "(not installed)"
+
+
+def extra_providing(module: str) -> str | None:
+    """The extra of the installed armlab whose requirements name the package of top-level module ``module`` (every
+    dependency of an extra is spelt as its import name with ``-`` for ``_``: ``lm_eval`` is ``lm-eval``), the one
+    naming it directly (torch: train, not eval, which includes train); None where no extra names it."""
+    try:
+        requirements = metadata.requires("armlab") or []
+    except metadata.PackageNotFoundError:
+        return None
+    wanted = module.lower().replace("_", "-")
+    for requirement in requirements:
+        found = re.fullmatch(r"\s*([A-Za-z0-9._-]+)[^;]*;\s*extra\s*==\s*[\"']([^\"']+)[\"']\s*", requirement)
+        if found and re.sub(r"[-_.]+", "-", found.group(1).lower()) == wanted:
+            return found.group(2)
+    return None
 
 
 def build_parser():
@@ -63,11 +119,26 @@ def main(argv=None):
     except (AnalysisInputError, BadFile, ConfigError) as exc:
         print(f"armlab {args.command}: error: {exc}", file=sys.stderr)
         return BAD_INPUT
+    except ModuleNotFoundError as exc:
+        # a package itself missing, not a module inside one, and one that an extra installs
+        extra = extra_providing(exc.name) if exc.name and "." not in exc.name else None
+        if extra is not None:
+            package = exc.name.replace("_", "-")
+            message = f"needs the {package} package, which this install lacks: pip install 'armlab[{extra}]'"
+            print(f"armlab {args.command}: error: {message}", file=sys.stderr)
+            return BAD_INPUT
+        print_internal_failure(args.command)
+        return INTERNAL_FAILURE
     except BrokenPipeError:
         # quietly, as `seq | head` does; what is still buffered goes nowhere instead of failing again at exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return CLOSED_OUTPUT
     except Exception:
-        traceback.print_exc()
-        print(f"armlab {args.command}: internal failure (a bug in armlab; the traceback is above)", file=sys.stderr)
+        print_internal_failure(args.command)
         return INTERNAL_FAILURE
+
+
+def print_internal_failure(command: str) -> None:
+    """Print the exception being handled as a failure of armlab itself: its traceback and one line."""
+    traceback.print_exc()
+    print(f"armlab {command}: internal failure (a bug in armlab; the traceback is above)", file=sys.stderr)

@@ -30,6 +30,9 @@ NAME_RULE = "letters, digits, '_', '.' and '-', not starting with '.' or '-', wi
 MAX_EXPANDED_NODES = 200_000
 # a chain of includes longer than this is refused (a shared block includes another at most a few times)
 MAX_INCLUDE_DEPTH = 16
+# lists and mappings nested deeper than this are refused (a config nests a few levels; Python's parsers and the checks
+# here recurse once a level)
+MAX_NESTING = 64
 INT64_MAX = 2**63 - 1
 # the most characters a name gains in a file name: ``samples_armlab_<benchmark>.jsonl`` of an evaluation (21),
 # written beside a temporary sibling ``.<name>.armlab-tmp-<pid>-<8 random>`` (29; pid up to 7 digits), see
@@ -43,25 +46,59 @@ class ConfigError(ValueError):
     """A config that cannot be run; the message names the file and the key."""
 
 
-def check_template(template: object, key: str, fields: tuple[str, ...] = ("question",)) -> None:
+# a format spec of str.format's mini-language, read for its width and precision (the rest format() itself checks)
+FORMAT_SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>\d*)[,_]?(?:\.(?P<precision>\d*))?[A-Za-z%]?", re.S)
+
+
+def _spec_problem(spec: str, conversion: str | None, longest: int) -> str | None:
+    """Why the format spec (after ``:``) and conversion (after ``!``) of a template's field cannot format a text of
+    at most ``longest`` characters, or None: a field nested in the spec, an unknown conversion or format code, or a
+    width or precision above ``longest`` (a width pads every prompt to it, whatever the question)."""
+    if conversion not in (None, "r", "s", "a"):
+        return f"it converts a field with !{conversion}, which is not !r, !s or !a"
+    if "{" in spec or "}" in spec:
+        return f"its format spec {spec[:40]!r} holds a field; write a plain spec such as :.500"
+    parts = FORMAT_SPEC.fullmatch(spec)
+    for part in ("width", "precision"):
+        digits = parts[part] if parts else None
+        if digits and (len(digits) > len(str(longest)) or int(digits) > longest):
+            return (
+                f"its format spec {spec[:40]!r} asks for a {part} of {digits[:20]}{'...' if len(digits) > 20 else ''} "
+                f"characters, above the limit of {longest} on a prompt; set limits.prompt_chars to allow it"
+            )
+    try:
+        format("x", spec)
+    except ValueError as exc:
+        return f"its format spec {spec[:40]!r} does not format a text ({exc})"
+    return None
+
+
+def check_template(
+    template: object, key: str, fields: tuple[str, ...] = ("question",), longest: int = DEFAULT_LIMITS["prompt_chars"]
+) -> None:
     """A prompt template names ``{question}`` and otherwise only ``fields``, each by its plain name (no attribute
-    or index): one line naming ``key`` otherwise."""
+    or index), and formats a text of at most ``longest`` characters (``limits.prompt_chars``) with a format spec
+    and conversion that ``str.format`` accepts: one line naming ``key`` otherwise, before any prompt is built."""
     import string
 
     if template is None:
         return
+    braces = "; write a literal brace as {{ or }}"
     try:
-        named = [field for _, field, _, _ in string.Formatter().parse(str(template)) if field is not None]
+        parsed = [(field, spec, conversion) for _, field, spec, conversion in string.Formatter().parse(str(template))]
     except ValueError as exc:
-        problem: str | None = f"it is not a format string ({exc})"
+        problem: str | None = f"it is not a format string ({exc}){braces}"
     else:
+        named = [field for field, _, _ in parsed if field is not None]
         unknown = [field for field in named if field not in fields]
-        problem = f"it names {{{unknown[0]}}}" if unknown else None if "question" in named else "it has no {question}"
+        problem = f"it names {{{unknown[0]}}}{braces}" if unknown else None
+        problem = problem or (None if "question" in named else f"it has no {{question}}{braces}")
+        specs = (_spec_problem(spec or "", conversion, longest) for field, spec, conversion in parsed if field)
+        problem = problem or next((p for p in specs if p), None)
     if problem:
         allowed = ", ".join(f"{{{field}}}" for field in fields) + (" with {question} in it" if fields[1:] else "")
-        raise ConfigError(
-            f"{key}: {template!r} is not a template of {allowed}: {problem}; write a literal brace as {{{{ or }}}}"
-        )
+        shown = f"{str(template)[:200]!r}{'...' if len(str(template)) > 200 else ''}"
+        raise ConfigError(f"{key}: {shown} is not a template of {allowed}: {problem}")
 
 
 def missing_package(package: str, extra: str | None, key: str, who: str) -> ConfigError:
@@ -111,6 +148,17 @@ def _nodes(data, key: str = ""):
             yield from _nodes(v, f"{key}[{i}]")
 
 
+def _nesting(data) -> int:
+    """How deep lists and mappings nest in ``data`` (a scalar: 0), found without recursion."""
+    deepest, stack = 0, [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            deepest = max(deepest, depth + 1)
+            stack.extend((child, depth + 1) for child in (value.values() if isinstance(value, dict) else value))
+    return deepest
+
+
 def check_finite(source: str, data) -> None:
     """Refuse NaN and infinite numbers anywhere in ``data`` (YAML's .nan/.inf), naming the key."""
     for key, value in _nodes(data):
@@ -141,6 +189,50 @@ class _StrictLoader(yaml.SafeLoader):
     """A YAML loader that rejects duplicate keys instead of keeping the last one."""
 
 
+def _check_node_count(path: Path, text: str) -> None:
+    """Refuse a document of more than :data:`MAX_EXPANDED_NODES` nodes once every alias is expanded, counted over
+    the parser's events (an alias adds its anchor's count; nothing is expanded or built), by libyaml where it is
+    installed, and stopped at the first node past the limit: a large plain list is refused without being composed."""
+    parser = yaml.cyaml.CParser(text) if yaml.__with_libyaml__ else yaml.SafeLoader(text)
+    nodes, aliased = 0, False
+    sizes: dict[str, int] = {}  # anchor -> its expanded size
+    open_: list[tuple[str | None, int]] = []  # the collections being counted: anchor, nodes before them
+    try:
+        while (event := parser.get_event()) is not None and not isinstance(event, yaml.StreamEndEvent):
+            if isinstance(event, yaml.AliasEvent):
+                aliased, nodes = True, nodes + sizes.get(event.anchor, 1)  # a recursive alias counts once
+            elif isinstance(event, (yaml.ScalarEvent, yaml.CollectionStartEvent)):
+                nodes += 1
+                if isinstance(event, yaml.CollectionStartEvent):
+                    open_.append((event.anchor, nodes - 1))
+                elif event.anchor is not None:
+                    sizes[event.anchor] = 1
+            elif isinstance(event, yaml.CollectionEndEvent):
+                anchor, before = open_.pop()
+                if anchor is not None:
+                    sizes[anchor] = nodes - before
+            if len(open_) > MAX_NESTING:
+                raise ConfigError(
+                    f"{path}: line {event.start_mark.line + 1}: lists and mappings nested more than {MAX_NESTING} "
+                    f"deep; a config nests a few levels"
+                )
+            if nodes > MAX_EXPANDED_NODES:
+                what = "its aliases expand to" if aliased else "it holds"
+                raise ConfigError(
+                    f"{path}: {what} more than {MAX_EXPANDED_NODES:,} nodes (by line {event.start_mark.line + 1}); "
+                    f"a config this large is refused before it is built"
+                )
+    except yaml.YAMLError as exc:
+        if "nesting depth" in str(exc):  # libyaml's own limit (1000), met while it scans ahead
+            raise ConfigError(
+                f"{path}: lists and mappings nested more than {MAX_NESTING} deep; a config nests a few levels"
+            ) from None
+        return  # the loader names what is wrong with the text
+    finally:
+        if hasattr(parser, "dispose"):
+            parser.dispose()
+
+
 def _construct_mapping(loader, node, deep=False):
     seen = {}
     for key_node, _ in node.value:
@@ -157,21 +249,6 @@ def _construct_mapping(loader, node, deep=False):
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
-def _expanded_size(node, memo: dict) -> int:
-    """Nodes in the document once every alias is expanded, counted without expanding (memoised per node)."""
-    if id(node) in memo:
-        return memo[id(node)]
-    memo[id(node)] = 1  # a recursive alias counts once here; the constructor refuses nothing else about it
-    if isinstance(node, yaml.SequenceNode):
-        size = 1 + sum(_expanded_size(child, memo) for child in node.value)
-    elif isinstance(node, yaml.MappingNode):
-        size = 1 + sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
-    else:
-        size = 1
-    memo[id(node)] = size
-    return size
-
-
 def _load_yaml(path: Path, text: str):
     try:
         loader = _StrictLoader(text)  # reads the whole text: a raw control character fails here
@@ -183,16 +260,8 @@ def _load_yaml(path: Path, text: str):
         ) from None
     loader.name = str(path)
     try:
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        size = _expanded_size(node, {})
-        if size > MAX_EXPANDED_NODES:
-            raise ConfigError(
-                f"{path}: its aliases expand to {size:,} nodes (more than {MAX_EXPANDED_NODES:,}); "
-                f"a config this large is refused before it is built"
-            )
-        return loader.construct_document(node)
+        _check_node_count(path, text)
+        return loader.get_single_data()
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
     finally:
@@ -236,6 +305,12 @@ def load_mapping(path: str | Path, _including: tuple = ()) -> dict:
             data = json.loads(text, object_pairs_hook=_reject_duplicate_json_keys(path))
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{path}: not valid JSON: {exc}") from None
+        except RecursionError:
+            data = None  # refused below, as too deep
+        if data is None or _nesting(data) > MAX_NESTING:
+            raise ConfigError(
+                f"{path}: lists and mappings nested more than {MAX_NESTING} deep; a config nests a few levels"
+            )
     else:
         data = _load_yaml(path, text)
     if not isinstance(data, dict):
@@ -315,8 +390,12 @@ def check_limit(source: str, key: str, value: int, limits: dict, limit: str) -> 
         )
 
 
+COMPARISON_KEYS = {"family", "reference", "arms", "control"}
+
+
 def parse_comparisons(source: str, value, arms=None) -> list[dict]:
-    """The ``comparisons`` list, checked once for the workflow and the analysis: each ``{family, reference, arms}``.
+    """The ``comparisons`` list, checked once for the workflow and the analysis: each ``{family, reference, arms}``
+    and optionally ``control`` (a boolean: a planted control, whose answer is known).
 
     A family is one multiplicity family: its name is unique, its arms are distinct names and do not include its
     reference. ``arms``, when given, are the arms that exist (the workflow's); references and arms must be among them.
@@ -328,8 +407,15 @@ def parse_comparisons(source: str, value, arms=None) -> list[dict]:
     families = set()
     for i, comparison in enumerate(value):
         where = f"{source}: comparisons[{i}]"
-        if not isinstance(comparison, dict) or set(comparison) != {"family", "reference", "arms"}:
-            raise ConfigError(f"{where}: expected exactly the keys family, reference, arms; got {comparison!r}")
+        if (
+            not isinstance(comparison, dict)
+            or not {"family", "reference", "arms"} <= set(comparison) <= COMPARISON_KEYS
+        ):
+            raise ConfigError(
+                f"{where}: expected the keys family, reference, arms (and optionally control); got {comparison!r}"
+            )
+        if not isinstance(comparison.get("control", False), bool):
+            raise ConfigError(f"{where}.control: expected true or false, got {comparison['control']!r}")
         family, reference, compared = comparison["family"], comparison["reference"], comparison["arms"]
         if not isinstance(family, str) or not family:
             raise ConfigError(f"{where}.family: expected a non-empty string, got {family!r}")
@@ -344,6 +430,12 @@ def parse_comparisons(source: str, value, arms=None) -> list[dict]:
             raise ConfigError(f"{where}.arms: duplicate arm names in {compared}")
         if reference in compared:
             raise ConfigError(f"{where}.arms: the reference {reference!r} cannot also be compared with itself")
+        for field, name in [("family", family), ("reference", reference), *(("arms", arm) for arm in compared)]:
+            if name != name.strip():
+                raise ConfigError(
+                    f"{where}.{field}: {name!r} begins or ends in white space, which tables and reports do not show; "
+                    f"names are matched exactly: remove it"
+                )
         if arms is not None:
             for field, names in (("reference", [reference]), ("arms", compared)):
                 for name in names:

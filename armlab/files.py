@@ -21,6 +21,7 @@ command-line ``main``.
 
 from __future__ import annotations
 
+import csv
 import ctypes
 import errno
 import functools
@@ -33,7 +34,7 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
@@ -191,6 +192,17 @@ def write_csv(frame, path: str | Path) -> None:
     safe.to_csv(path, index=False)
 
 
+def file_kind(mode: int) -> str:
+    """What a file of ``mode`` (``os.stat``'s ``st_mode``) is, in words: "a regular file", "a directory", ..."""
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket"
+
+
 def regular_file(
     path: str | Path, what: str = "file", limit: str = "input_file_bytes", limits: Mapping[str, int] = DEFAULT_LIMITS
 ) -> Path:
@@ -204,18 +216,8 @@ def regular_file(
         raise BadFile(f"{path}: {what} not found") from None
     except OSError as exc:
         raise BadFile(f"{path}: cannot read {what} ({exc.strerror})") from None
-    mode = info.st_mode
-    if not stat.S_ISREG(mode):
-        kind = (
-            "a directory"
-            if stat.S_ISDIR(mode)
-            else "a FIFO (named pipe)"
-            if stat.S_ISFIFO(mode)
-            else "a device"
-            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-            else "a socket"
-        )
-        raise BadFile(f"{path}: {what} is {kind}, not a regular file; expected the file itself")
+    if not stat.S_ISREG(info.st_mode):
+        raise BadFile(f"{path}: {what} is {file_kind(info.st_mode)}, not a regular file; expected the file itself")
     if info.st_size > limits[limit]:
         raise BadFile(
             f"{path}: {what} is {info.st_size} bytes, above the limit of {limits[limit]} bytes; "
@@ -226,7 +228,8 @@ def regular_file(
 
 def read_json(path: str | Path, what: str = "file", limits: Mapping[str, int] = DEFAULT_LIMITS):
     """The JSON value in ``path``; :class:`BadFile` naming it when it is missing, not a regular file, larger than
-    ``limits["json_file_bytes"]``, unreadable or not JSON."""
+    ``limits["json_file_bytes"]``, unreadable, not JSON, nested deeper than Python's parser goes, or holding a key
+    twice in one object (which JSON readers resolve silently, the last one winning)."""
     path = regular_file(path, what, "json_file_bytes", limits)
     try:
         text = path.read_text(encoding="utf-8")
@@ -237,12 +240,76 @@ def read_json(path: str | Path, what: str = "file", limits: Mapping[str, int] = 
     except OSError as exc:
         raise BadFile(f"{path}: cannot read {what} ({exc.strerror})") from None
     try:
-        return json.loads(text)
+        return strict_json(text)
     except json.JSONDecodeError as exc:
         raise BadFile(
             f"{path}: {what} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
             f"truncated or not written by armlab?"
         ) from None
+    except ValueError as exc:
+        raise BadFile(f"{path}: {what} {exc}") from None
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    found = dict(pairs)
+    if len(found) < len(pairs):
+        twice = next(key for i, (key, _) in enumerate(pairs) if key in dict(pairs[:i]))
+        raise ValueError(f"holds the key {twice[:80]!r} twice in one object; expected each key once")
+    return found
+
+
+def strict_json(text: str | bytes):
+    """``json.loads(text)``, refusing a key twice in one object and nesting deeper than Python's parser goes:
+    ``ValueError`` saying which (``json.JSONDecodeError``, a subclass, for text that is not JSON)."""
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except RecursionError:
+        raise ValueError("is nested deeper than Python's JSON parser goes; expected a flatter file") from None
+
+
+@contextmanager
+def csv_fields_within(limits: Mapping[str, int] = DEFAULT_LIMITS):
+    """Python's csv module reads fields of up to ``limits["input_line_bytes"]`` (not its own 131,072) meanwhile."""
+    earlier = csv.field_size_limit(limits["input_line_bytes"])
+    try:
+        yield
+    finally:
+        csv.field_size_limit(earlier)
+
+
+LINE_CHUNK = 2**20  # bytes a line is read by
+
+
+def _line(lines, longest: int) -> bytearray:
+    """The next line of binary file ``lines``, no more than ``longest`` + 1 bytes of it read (empty at the end).
+
+    Grown in place chunk by chunk: ``readline(longest + 1)`` joins its chunks at the end, twice the limit at once.
+    """
+    line = bytearray()
+    while len(line) <= longest:
+        chunk = lines.readline(min(LINE_CHUNK, longest + 1 - len(line)))
+        line += chunk
+        if not chunk or chunk.endswith(b"\n"):
+            break
+    return line
+
+
+def text_lines(path: str | Path, what: str, limits: Mapping[str, int] = DEFAULT_LIMITS) -> Iterator[tuple[int, str]]:
+    """(number, text) of every line of ``path``, a regular file of at most ``limits["input_file_bytes"]``, read a
+    chunk at a time and decoded as UTF-8 (a byte-order mark at its start dropped); :class:`BadFile` naming the file
+    or line when it is not, or a line is longer than ``limits["input_line_bytes"]`` (read no further than that)."""
+    longest = limits["input_line_bytes"]
+    with open(regular_file(path, what, "input_file_bytes", limits), "rb") as lines:
+        for number, raw in enumerate(iter(lambda: _line(lines, longest), b""), start=1):
+            if len(raw) > longest and not raw.endswith(b"\n"):
+                raise BadFile(
+                    f"{path} line {number}: longer than the limit of {longest} bytes; set limits.input_line_bytes in "
+                    f"the config to read it"
+                )
+            try:
+                yield number, raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError:
+                raise BadFile(f"{path}: not UTF-8 text (line {number}); expected {what}") from None
 
 
 def json_number(value) -> float | None:
@@ -382,6 +449,29 @@ def output_directory(path: str | Path, command: str):
         ) from None
 
 
+def check_output_of(path: str | Path, command: str) -> set[str]:
+    """The entries of ``path``, an earlier output of ``armlab <command>`` (its marker says so); :class:`BadFile`
+    naming it otherwise."""
+    path = Path(path)
+    written_by, ours = _written_by(path) if path.is_dir() else (None, "no such folder")
+    if written_by != command or not isinstance(ours, set):
+        said = f"its {OUTPUT_MARKER} says `armlab {written_by}`" if written_by else ours
+        raise BadFile(f"{path}: not an output of `armlab {command}` ({said}); run `armlab {command}` first")
+    return ours
+
+
+@contextmanager
+def beside_output(path: str | Path, command: str, name: str):
+    """Yield a temporary file that becomes ``path/name``, a table derived from an output of ``armlab <command>``
+    (:func:`output_directory`) by another command, when the block succeeds. ``name`` joins the output's marker
+    first, so the command's next run replaces it with the rest of the output instead of refusing the folder."""
+    path = Path(path)
+    entries = check_output_of(path, command)
+    write_text(path / OUTPUT_MARKER, json.dumps({"command": command, "entries": sorted(entries | {name})}) + "\n")
+    with atomic_path(path / name) as tmp:
+        yield tmp
+
+
 # ----------------------------------------------------------------------------- sha256 manifests
 
 
@@ -512,7 +602,7 @@ def experiment_outputs(experiment_dir: str | Path) -> list[Path]:
     return sorted({path for pattern in EVIDENCE for path in root.glob(pattern)})
 
 
-def remove_corrupt_outputs(experiment_dir: str | Path, log=print) -> list[Path]:
+def remove_corrupt_outputs(experiment_dir: str | Path, log=print, dry_run: bool = False) -> list[Path]:
     """Delete every job output under ``experiment_dir`` that fails its manifest; return what was deleted.
 
     A job's output directory is the first directory, walking down, that holds a ``manifest.json``
@@ -521,10 +611,26 @@ def remove_corrupt_outputs(experiment_dir: str | Path, log=print) -> list[Path]:
     is logged per bad file), so that the workflow reruns the job; a manifest that is not valid JSON
     is deleted too. A manifest without checksums is left alone, and nothing outside its own
     directory is ever deleted. A folder that is a symbolic link (runs kept on another disk) is followed and
-    checked like any other, once, and named in the log when it leads out of the experiment.
+    checked like any other, once, and named in the log when it leads out of the experiment. With ``dry_run``
+    (``snakemake -n``) nothing is deleted: the log says what a run would delete, and that is returned. A file that
+    cannot be deleted (a read-only folder) is a :class:`BadFile` naming it.
     """
+
+    def remove(file: Path) -> None:
+        if not dry_run:
+            try:
+                file.unlink()
+            except OSError as exc:
+                raise BadFile(
+                    f"{file}: fails its manifest and cannot be removed ({exc.strerror}); make {file.parent} "
+                    f"writable, or remove the file yourself, so that its job reruns"
+                ) from None
+        removed.append(file)
+
+    removing = "a run would remove" if dry_run else "removed"
     root = Path(experiment_dir)
-    removed, seen, inside = [], set(), root.resolve()
+    removed: list[Path] = []
+    seen, inside = set(), root.resolve()
     for walked, dirnames, filenames in os.walk(root, followlinks=True):
         current = Path(walked)
         real = current.resolve()
@@ -542,11 +648,10 @@ def remove_corrupt_outputs(experiment_dir: str | Path, log=print) -> list[Path]:
         dirnames[:] = []  # below a job's output (e.g. a trainer's own files) nothing is ours to judge
         manifest_path = current / MANIFEST
         try:
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            log(f"armlab: {manifest_path}: not valid JSON (truncated); removed it so that its job reruns")
-            manifest_path.unlink()
-            removed.append(manifest_path)
+            manifest = json.loads(regular_file(manifest_path, "job manifest", "json_file_bytes").read_text("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            log(f"armlab: {manifest_path}: not valid JSON (truncated); {removing} it so that its job reruns")
+            remove(manifest_path)
             continue
         try:
             files = _recorded_files(manifest_path, manifest)
@@ -557,12 +662,12 @@ def remove_corrupt_outputs(experiment_dir: str | Path, log=print) -> list[Path]:
         ]
         if not problems:
             continue
+        doing = "a run would remove" if dry_run else "removing"
         for problem in problems:
-            log(f"armlab: {problem}; removing the outputs of {current} so that its job reruns")
+            log(f"armlab: {problem}; {doing} the outputs of {current} so that its job reruns")
         for file in [current / name for name in files] + [manifest_path]:
             if file.is_file() or file.is_symlink():
-                file.unlink()
-                removed.append(file)
+                remove(file)
     return removed
 
 

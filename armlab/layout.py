@@ -5,10 +5,13 @@
     config/<stage>.json, config/train/<arm>.json   the stage views of the config (armlab.views)
     data/, lm_eval_tasks/                          the tasks, and their lm-eval task folders
     base/, base_hf/                                the base policy (and its Hugging Face export)
-    runs/<arm>/seed-<seed>/                        a training job: steps.parquet, manifest.json, its checkpoint(s)
+    runs/<arm>/seed-<seed>/                        a training job: steps.parquet, manifest.json, its checkpoint(s);
+                                                   or the record of a run made elsewhere (checkpoints.json)
     evals/<arm>/seed-<seed>/                       its evaluation: scores.parquet, results.json, manifest.json
     curves/<arm>/seed-<seed>/                      the evaluations of the models it kept (learning_curves)
     scores.parquet, analysis/, report/, figures/   the merged scores, and what is made of them
+    verifiers/<verifier>/                          the evaluations' answers re-graded under other verifiers (rescore),
+    analysis/verifier_sensitivity.csv              and each verdict beside the configured one
     predictions/lock.json                          the preregistered predictions, locked before the first job
     sequential/design.json, sequential/looks.jsonl a sequential design's lock and its record of looks
     logs/<log stage>/<arm>/seed-<seed>.log         each job's log (log stages train, eval, curves)
@@ -23,9 +26,14 @@ RESULTS = "results"
 JOB_STAGES = ("runs", "evals", "curves")
 LOG_STAGE = {"runs": "train", "evals": "eval", "curves": "curves"}
 SEED_PREFIX = "seed-"
+RESCORED = "verifiers"  # armlab rescore's output folder
+GRADER_SENSITIVITY = "analysis/verifier_sensitivity.csv"  # and its table, beside the analysis's
 PREDICTIONS_LOCK = "predictions/lock.json"
 DESIGN_LOCK = "sequential/design.json"
 LOOKS_LEDGER = "sequential/looks.jsonl"
+# the record of a run made elsewhere (backend checkpoints): its checkpoints' folders, files and sha256, beside the run
+# manifest that summarizes it (training/backends/checkpoints.py writes it, the evaluation and the report read it)
+CHECKPOINT_RECORD = "checkpoints.json"
 
 
 def experiment_dir(experiment: str) -> str:

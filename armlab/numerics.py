@@ -134,29 +134,29 @@ def _mkl_branch() -> str | None:
     return MKL_BRANCHES.get(branch, str(branch))
 
 
-def start(mode: str, threads: int, capability: str | None = None) -> dict:
+def start(mode: str, threads: int, capability: str | None = None, strict: bool = True) -> dict:
     """Pin ``mode``'s kernels (or force those of ``capability``, a numerics control's) and torch's thread count in
-    this process, before its first torch operation, and check that they hold; what the manifest records
-    (:func:`record`)."""
+    this process, before its first torch operation; what the manifest records (:func:`record`). ``strict`` (a job's
+    entry point): check that the pins hold, and refuse where they cannot; otherwise (the library called in a process
+    that may have run torch already, a notebook or a test) pin what can still be pinned and let the record say which
+    kernels ran."""
     problem = machine_problem(mode) if capability is None else capability_problem(capability)
-    if problem:
+    if problem and strict:
         raise NumericsError(problem)
-    if capability is not None:
+    if not problem and capability is not None:
         os.environ.pop("MKL_CBWR", None)  # portable's pin, set by the workflow for every job: native kernels here
         os.environ.update(CAPABILITIES[capability])
-    else:
+    elif not problem:
         os.environ.update(environment(mode))
     import torch
 
     torch.set_num_threads(threads)
     found, branch = torch.backends.cpu.get_cpu_capability(), _mkl_branch()
-    if capability is not None and (found != capability.upper() or branch == "COMPATIBLE"):
+    if not strict:
+        return record(mode, capability)
+    if capability is not None and not _forced_held(capability, found, branch):
         asked = f"capability {capability} forces ATen {capability.upper()} kernels and MKL's own branch"
-    elif (
-        capability is None
-        and mode == "portable"
-        and (found != PORTABLE_CAPABILITY or branch not in (None, "COMPATIBLE"))
-    ):
+    elif capability is None and mode == "portable" and not _portable_held(found, branch):
         asked = f"portable asks for ATen {PORTABLE_CAPABILITY} kernels and MKL's COMPATIBLE branch"
     else:
         return record(mode, capability)
@@ -166,9 +166,19 @@ def start(mode: str, threads: int, capability: str | None = None) -> dict:
     )
 
 
-def start_job(view: Mapping) -> dict:
+def _portable_held(found: str, branch: str | None) -> bool:
+    """Whether portable's pins hold in a process that runs ATen ``found`` kernels and MKL's ``branch``."""
+    return found == PORTABLE_CAPABILITY and branch in (None, "COMPATIBLE")
+
+
+def _forced_held(capability: str, found: str, branch: str | None) -> bool:
+    """Whether a forced ``capability``'s kernels hold in a process that runs ATen ``found`` and MKL's ``branch``."""
+    return found == capability.upper() and branch != "COMPATIBLE"
+
+
+def start_job(view: Mapping, strict: bool = True) -> dict:
     """:func:`start` as a job's stage view says: its mode, threads and, in a numerics control's view, capability."""
-    return start(view["numerics"], view["threads"], view.get("capability"))
+    return start(view["numerics"], view["threads"], view.get("capability"), strict)
 
 
 def _build() -> dict:
@@ -182,27 +192,31 @@ def _build() -> dict:
 
 
 def record(mode: str, capability: str | None = None) -> dict:
-    """What decides this process's bits: the mode (or the ``capability`` a numerics control forced), the CPU, torch's
-    kernels and libraries, threads and dtype."""
+    """What decides this process's bits: the mode asked for and the one in effect (portable only where its pins
+    held), the ``capability`` a numerics control forced (None where none was, or where its kernels did not hold), the
+    CPU, torch's kernels and libraries, threads and dtype."""
     import torch
 
-    found, threads = torch.backends.cpu.get_cpu_capability(), torch.get_num_threads()
+    found, threads, branch = torch.backends.cpu.get_cpu_capability(), torch.get_num_threads(), _mkl_branch()
+    effective = "portable" if _portable_held(found, branch) else "native"
+    forced = capability if capability is not None and _forced_held(capability, found, branch) else None
     return {
-        "mode": mode,
-        "capability": capability,
+        "mode": effective,
+        "requested": mode,
+        "capability": forced,
         "cpu": cpu_model(),
         "machine": platform.machine(),
         "cpu_has": sorted(cpu_flags() & {"avx", "avx2", "fma", "avx512f", "avx512_bf16", "amx_tile", "neon", "sve"}),
         "torch": torch.__version__,
         "aten_capability": found,
-        "mkl_branch": _mkl_branch(),
+        "mkl_branch": branch,
         **_build(),
         "threads": threads,
         "interop_threads": torch.get_num_interop_threads(),
         "dtype": str(torch.get_default_dtype()).removeprefix("torch."),
         "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
         "environment": {name: os.environ.get(name) for name in RECORDED_VARIABLES},
-        "class": numerics_class(mode, found, torch.__version__, threads, capability),
+        "class": numerics_class(effective, found, torch.__version__, threads, forced),
     }
 
 

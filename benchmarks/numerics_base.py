@@ -1,7 +1,7 @@
 """Does the base policy depend on the CPU's kernels? The experiment's base policy trained again under each forced
 capability, and evaluated as the experiment evaluates it.
 
-Numerics controls (docs/statistics.md §15) repeat an arm's runs from the experiment's one base policy, so they
+Numerics controls (docs/statistics.md §16) repeat an arm's runs from the experiment's one base policy, so they
 measure the numerics of the arms' own jobs; a run on another machine trains its base policy there too. This script
 takes a finished experiment (default: results/numerics, from config/experiments/numerics.yaml), trains its base
 policy again from its base view with the kernels of each capability forced (``capability`` in the view:

@@ -1,11 +1,11 @@
 """Does an experiment's result depend on the CPU's kernels? The whole workflow run under several numerics.
 
-Each variant runs the experiment (default: the demo, config/config.yaml) from scratch in a scratch folder of its own,
-with ``numerics:`` set and the environment a CPU generation would give torch and MKL forced by variables
-(``ATEN_CPU_CAPABILITY``, ``MKL_ENABLE_INSTRUCTIONS``: a lower capability stands in for an older CPU), and prints per
-variant the wall time, the sha256 of the scores table (the bits of every answer's grade) and the verdict lines. Under
-``portable`` every variant should give the same hash; under ``native`` each capability its own, and the spread of a
-verdict's difference across them is what the machine alone moves it.
+Each variant runs the experiment (default: the demo, config/config.yaml) from scratch in a scratch folder of its
+own, with ``numerics:`` set and the kernels a CPU generation would give torch, MKL and oneDNN forced by variables
+(armlab.numerics.CAPABILITIES, as the numerics controls force them: a lower capability stands in for an older CPU),
+and prints per variant the wall time, the sha256 of the scores table (the bits of every answer's grade) and the
+verdict lines. Under ``portable`` every variant should give the same hash; under ``native`` each capability its own,
+and the spread of a verdict's difference across them is what the machine alone moves it.
 
     .venv/bin/python benchmarks/numerics_portability.py --out results/numerics_portability
     .venv/bin/python benchmarks/numerics_portability.py --variants native-avx512 portable-avx512   # just these
@@ -28,15 +28,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from armlab.numerics import CAPABILITIES
+
 REPO = Path(__file__).resolve().parents[1]
-# the capability a CPU generation would make torch and MKL choose, forced: AVX-512 (this project's machines), AVX2
-# (e.g. AMD Zen 3, Intel before Skylake-SP), no vector extension torch dispatches on
-CPU_STAND_INS = {
-    "avx512": {"ATEN_CPU_CAPABILITY": "avx512", "MKL_ENABLE_INSTRUCTIONS": "AVX512"},
-    "avx2": {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"},
-    "default": {"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2"},
+# the kernels a CPU generation would make torch, MKL and oneDNN choose, forced: AVX-512 (this project's machines),
+# AVX2 (e.g. AMD Zen 3, Intel before Skylake-SP), no vector extension torch dispatches on
+VARIANTS = {
+    f"{mode}-{cpu}": (mode, env) for mode in ("portable", "native") for cpu, env in reversed(CAPABILITIES.items())
 }
-VARIANTS = {f"{mode}-{cpu}": (mode, env) for mode in ("portable", "native") for cpu, env in CPU_STAND_INS.items()}
 
 
 def run_variant(config: Path, mode: str, env: dict, work: Path, cores: int) -> float:
@@ -46,7 +45,10 @@ def run_variant(config: Path, mode: str, env: dict, work: Path, cores: int) -> f
     command += ["--configfile", str(config), "--config", f"numerics={mode}", "--cores", str(cores), "--quiet"]
     start = time.perf_counter()
     with open(work / "snakemake.log", "w") as log:
-        subprocess.run(command, env=environment, check=True, cwd=work, stdout=log, stderr=subprocess.STDOUT)
+        done = subprocess.run(command, env=environment, check=False, cwd=work, stdout=log, stderr=subprocess.STDOUT)
+    if done.returncode:
+        tail = (work / "snakemake.log").read_text().splitlines()[-40:]
+        raise SystemExit(f"the run under numerics {mode} {env} failed:\n" + "\n".join(tail))
     return time.perf_counter() - start
 
 

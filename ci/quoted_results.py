@@ -75,11 +75,16 @@ def headroom(accuracy: pd.DataFrame, comparisons: pd.DataFrame) -> list[str]:
 
 def render_demo(results: Path) -> str:
     """The demo's accuracy per arm and domain, its verdict lines, the seeds' agreement and the numerics it holds on."""
-    from armlab.analysis import tables
+    from armlab.analysis import outputs, tables
+    from armlab.analysis.errors import AnalysisInputError
     from armlab.analysis.reporting.read import read_csv
     from armlab.analysis.summaries import accuracy_table
 
     analysis = _needs(results / "analysis" / "comparisons.csv", "make demo").parent
+    try:  # an analysis an older armlab wrote: one line saying to rerun it
+        outputs.check_format(json.loads((analysis / "manifest.json").read_text()), analysis / "manifest.json")
+    except AnalysisInputError as older:
+        raise MissingRun(f"{older} (or `make demo`)") from None
     scores = pd.read_parquet(_needs(results / "scores.parquet", "make demo"))
     comparisons = read_csv(analysis / "comparisons.csv")
     accuracy = accuracy_table(scores).rename(columns={"domain_balanced_sd": "sd over seeds"})
@@ -188,7 +193,7 @@ def render_numerics_components(results: Path) -> str:
         f"Each control against its reference: how many of their runs' trained weights differ in any bit "
         f"(`policy.pt`'s sha256), how many item scores differ (of every item, seed and benchmark), its mean difference "
         f"on {measure} and the standard error numerics alone put on a mean difference at these seeds "
-        f"(`var_numerics`, docs/statistics.md §15).",
+        f"(`var_numerics`, docs/statistics.md §16).",
         "",
         "| control | of | numerics | weights that differ | item scores that differ | Δ (points) | numerics se (pts) |",
         "|---|---|---|---|---|---|---|",
@@ -266,7 +271,7 @@ RENDERERS: dict[str, tuple[Callable[[Path], str], Path, str]] = {
 
 
 def block_pattern(name: str) -> re.Pattern:
-    return re.compile(rf"(<!-- quoted:{name}\b[^\n]*-->\n)(.*?)(\n<!-- /quoted:{name} -->)", re.S)
+    return re.compile(rf"(<!-- quoted:{name}\b[^\n]*-->\n)(.*?)(<!-- /quoted:{name} -->)", re.S)
 
 
 def quoted(name: str, text: str, path: str) -> re.Match:
@@ -291,7 +296,7 @@ def main(argv=None) -> int:
         text = path.read_text()
         found = quoted(name, text, document)
         try:
-            fresh = render(results)
+            fresh = render(results) + "\n"  # the block's lines, each ending in a line break
         except MissingRun as missing:
             print(f"quoted:{name}: {missing}", file=sys.stderr)
             return 2

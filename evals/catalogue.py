@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from importlib import util
 from pathlib import Path
 
-from armlab.configfile import ConfigError, check_template, missing_package
+from armlab.configfile import ConfigError, check_limit, check_template, limits_of, missing_package
+from armlab.files import BadFile, csv_fields_within, read_json, regular_file, strict_json, text_lines
+from armlab.limits import DEFAULT_LIMITS
 from armlab.registry import Registry
 from armlab.training.utils import derive_seed
 
@@ -135,40 +137,85 @@ FORMATS: Registry[BenchmarkFormat] = Registry(
 )
 
 
-def read_rows(path: Path) -> list[dict]:
-    """The rows of a local JSON-lines, JSON (a list), parquet or CSV file, as dicts; errors name the file and line."""
+def read_rows(path: Path, limits: Mapping[str, int] = DEFAULT_LIMITS) -> list[dict]:
+    """The rows of a local JSON-lines, JSON (a list), parquet or CSV file, as dicts, read within ``limits``: the file
+    at most ``input_file_bytes`` (a JSON file parsed whole ``json_file_bytes``), a line or CSV field at most
+    ``input_line_bytes``. ``ValueError`` naming the file and line: a file too large, a line too long, not UTF-8, not
+    its format, a JSON key or CSV column twice (a reader would keep one of the two silently)."""
     suffix = path.suffix.lower()
-    if suffix == ".parquet":
-        import pandas as pd
-
-        try:
-            frame = pd.read_parquet(path)
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"{path}: not a readable parquet file ({str(exc).splitlines()[0]})") from None
-        return [{k: _plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
-    if suffix == ".csv":
-        with open(path, newline="", encoding="utf-8") as f:
-            return list(csv.DictReader(f))
-    if suffix in (".jsonl", ".json"):
-        text = path.read_text(encoding="utf-8")
-        if suffix == ".json" and text.lstrip().startswith("["):
-            rows = json.loads(text)
-            if not all(isinstance(r, dict) for r in rows):
+    if suffix not in (".parquet", ".csv", ".jsonl", ".json"):
+        raise ValueError(f"{path}: expected a .jsonl, .json, .parquet or .csv file")
+    try:
+        if suffix == ".parquet":
+            return _parquet_rows(regular_file(path, "benchmark file", "input_file_bytes", limits))
+        if suffix == ".csv":
+            return _csv_rows(regular_file(path, "benchmark file", "input_file_bytes", limits), limits)
+        if suffix == ".json" and _starts_a_list(regular_file(path, "benchmark file", "input_file_bytes", limits)):
+            rows = read_json(path, "benchmark file", limits)
+            if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
                 raise ValueError(f"{path}: expected a JSON list of objects")
             return rows
-        rows = []
-        for number, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}: line {number}: not JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise ValueError(f"{path}: line {number}: expected a JSON object, got {type(row).__name__}")
-            rows.append(row)
-        return rows
-    raise ValueError(f"{path}: expected a .jsonl, .json, .parquet or .csv file")
+        return _json_lines_rows(path, limits)
+    except BadFile as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _parquet_rows(path: Path) -> list[dict]:
+    import pandas as pd
+
+    try:
+        frame = pd.read_parquet(path)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a readable parquet file ({str(exc).splitlines()[0]})") from None
+    repeated = sorted({c for c in frame.columns if list(frame.columns).count(c) > 1})
+    if repeated:
+        raise ValueError(f"{path}: column(s) {repeated} appear more than once; expected each column once")
+    return [{k: _plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
+
+
+def _csv_rows(path: Path, limits: Mapping[str, int]) -> list[dict]:
+    """The rows of a CSV file under its header (a byte-order mark dropped), every field within the line limit."""
+    with open(path, newline="", encoding="utf-8-sig") as f, csv_fields_within(limits):
+        reader = csv.DictReader(f)
+        try:
+            header = reader.fieldnames or []
+            repeated = sorted({column for column in header if header.count(column) > 1})
+            if repeated:
+                raise ValueError(
+                    f"{path}: line 1: column(s) {repeated} appear more than once in the header; expected each once"
+                )
+            return list(reader)
+        except csv.Error as exc:  # raised while reading the line after the last one read
+            if "field larger than field limit" in str(exc):
+                raise ValueError(
+                    f"{path}: line {reader.line_num + 1}: a field longer than the limit of "
+                    f"{limits['input_line_bytes']} bytes; set limits.input_line_bytes in the config to read it"
+                ) from None
+            raise ValueError(f"{path}: line {reader.line_num + 1}: not valid CSV ({exc})") from None
+
+
+def _starts_a_list(path: Path) -> bool:
+    """Whether a .json file holds one JSON list (else it is read as JSON lines), from its first non-blank byte."""
+    with open(path, "rb") as f:
+        start = f.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    return start.startswith(b"[")
+
+
+def _json_lines_rows(path: Path, limits: Mapping[str, int]) -> list[dict]:
+    rows = []
+    for number, line in text_lines(path, "benchmark file", limits):
+        if not line.strip():
+            continue
+        try:
+            row = strict_json(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: line {number}: not JSON ({exc.msg})") from None
+        except ValueError as exc:
+            raise ValueError(f"{path}: line {number}: {exc}") from None
+        if not isinstance(row, dict):
+            raise ValueError(f"{path}: line {number}: expected a JSON object, got {type(row).__name__}")
+        rows.append(row)
+    return rows
 
 
 def _plain(value):
@@ -193,17 +240,18 @@ def shuffled_options(benchmark: str, item: str, options: list[str]) -> tuple[lis
     return [options[i] for i in order], int(np.flatnonzero(order == 0)[0])
 
 
-def file_items(name: str, spec: Mapping, where: str) -> list[dict]:
-    """The items of a ``source: file`` benchmark: id, prompt, reference answer (one-line errors name ``where``)."""
+def file_items(name: str, spec: Mapping, where: str, limits: Mapping[str, int] = DEFAULT_LIMITS) -> list[dict]:
+    """The items of a ``source: file`` benchmark: id, prompt, reference answer (one-line errors name ``where``); the
+    file read within ``limits`` (:func:`read_rows`), every prompt at most ``limits["prompt_chars"]`` characters."""
     fmt = FORMATS.entry(spec.get("format"), f"{where}.format", ConfigError)
     path = Path(spec["path"]).expanduser()
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise ConfigError(
             f"{where}.path: {path}: no such file; the {spec['format']} format reads a local copy of "
             f"{fmt.published} (nothing is fetched at run time)"
         )
     try:
-        rows = read_rows(path)
+        rows = read_rows(path, limits)
     except (ValueError, UnicodeDecodeError, OSError) as exc:
         raise ConfigError(f"{where}.path: {str(exc).splitlines()[0]}") from None
     renamed = dict(spec.get("fields") or {})
@@ -217,9 +265,10 @@ def file_items(name: str, spec: Mapping, where: str) -> list[dict]:
     for number, row in enumerate(rows):
         missing = [renamed.get(f, f) for f in fmt.fields if renamed.get(f, f) not in row]
         if missing:
+            found = [str(field)[:40] for field in row][:12]
             raise ConfigError(
-                f"{where}.path: {path}: row {number}: no field {missing[0]!r} (the {spec['format']} schema of "
-                f"{fmt.published} has {fmt.fields}; map yours with {where}.fields)"
+                f"{where}.path: {path}: row {number}: no field {missing[0]!r}; the row has {found} (the "
+                f"{spec['format']} schema of {fmt.published} has {fmt.fields}; map yours with {where}.fields)"
             )
         named = {f: row[renamed.get(f, f)] for f in fmt.fields}  # under the format's field names
         item = str(named[fmt.item_id]) if fmt.item_id else f"{name}-{number:05d}"
@@ -229,13 +278,31 @@ def file_items(name: str, spec: Mapping, where: str) -> list[dict]:
         question = named[fmt.question]
         if not isinstance(question, str) or not question.strip():
             field_name = renamed.get(fmt.question, fmt.question)
-            raise ConfigError(f"{where}.path: {path}: row {number}: {field_name!r} is empty; expected the question")
+            got = "empty" if isinstance(question, str) else f"{str(question)[:40]!r} (a JSON {_json_kind(question)})"
+            raise ConfigError(
+                f"{where}.path: {path}: row {number}: {field_name!r} is {got}; expected the question's text"
+            )
         try:
-            prompt, answer = _prompt_and_answer(fmt, spec.get("prompt", fmt.prompt), name, item, named)
+            prompt, answer = _prompt_and_answer(fmt, prompt_template(spec), name, item, named)
         except ValueError as exc:
             raise ConfigError(f"{where}.path: {path}: row {number} (item {item}): {exc}") from None
+        if len(prompt) > limits["prompt_chars"]:
+            raise ConfigError(f"{where}.path: {path}: row {number} (item {item}): {_long_prompt(prompt, limits)}")
         items.append({"id": item, "prompt": prompt, "answer": answer})
     return items
+
+
+def _json_kind(value) -> str:
+    """What a value read from a file is, in JSON's words."""
+    kinds = {bool: "boolean", int: "number", float: "number", dict: "object", list: "list", type(None): "null"}
+    return kinds.get(type(value), type(value).__name__)
+
+
+def _long_prompt(prompt: str, limits: Mapping[str, int]) -> str:
+    return (
+        f"its prompt is {len(prompt)} characters, above the limit of {limits['prompt_chars']}; set "
+        f"limits.prompt_chars to allow it"
+    )
 
 
 def _prompt_and_answer(fmt: BenchmarkFormat, template: str, name: str, item: str, row: Mapping) -> tuple[str, str]:
@@ -261,22 +328,23 @@ def _prompt_and_answer(fmt: BenchmarkFormat, template: str, name: str, item: str
     return template.format(question=question, options=listed, letters=", ".join(letters)), key
 
 
-def reasoning_gym_items(name: str, spec: Mapping, experiment: str, where: str) -> tuple[list[dict], dict]:
+def reasoning_gym_items(
+    name: str, spec: Mapping, experiment: str, where: str, limits: Mapping[str, int] = DEFAULT_LIMITS
+) -> tuple[list[dict], dict]:
     """Items of a ``source: reasoning_gym`` benchmark: dataset ``spec['dataset']`` with ``spec['config']``, its seed
-    drawn from (experiment, benchmark); each item carries what rebuilds it for its verifier."""
+    drawn from (experiment, benchmark); each item carries what rebuilds it for its verifier. A prompt above
+    ``limits["prompt_chars"]`` characters is one line naming the item."""
     from armlab.training.reasoning_gym_tasks import benchmark_entries
 
     entries, rebuild = benchmark_entries(name, spec, experiment, where)
-    template = spec.get("prompt", "{question}")
-    items = [
-        {
-            "id": f"{name}-{index:05d}",
-            "prompt": template.format(question=entry["question"]),
-            "answer": str(entry["answer"]),
-            "rg_index": index,
-        }
-        for index, entry in enumerate(entries)
-    ]
+    template = prompt_template(spec)
+    items = []
+    for index, entry in enumerate(entries):
+        item = f"{name}-{index:05d}"
+        prompt = template.format(question=entry["question"])
+        if len(prompt) > limits["prompt_chars"]:
+            raise ConfigError(f"{where}: item {item}: {_long_prompt(prompt, limits)}")
+        items.append({"id": item, "prompt": prompt, "answer": str(entry["answer"]), "rg_index": index})
     return items, rebuild
 
 
@@ -286,20 +354,25 @@ def external_items(config: Mapping, source: str = "config") -> dict[str, list[di
     from armlab.evals.verifiers import VERIFIERS
 
     out = {}
+    limits = limits_of(source, dict(config))
     for name, spec in (config["eval"].get("external") or {}).items():
         where = f"{source}: eval.external.{name}"
         rebuild: dict = {}  # what rebuilds a reasoning-gym item for its verifier
-        check_template(spec.get("prompt"), f"{where}.prompt", ("question", "options", "letters"))
         if spec["source"] == "file":
             for key in ("format", "path"):
                 if key not in spec:
                     raise ConfigError(f"{where}: source file needs {key!r} (formats: {sorted(FORMATS)})")
-            items = file_items(name, spec, where)
-            default = FORMATS[spec["format"]].verifier
+            fmt = FORMATS.entry(spec["format"], f"{where}.format", ConfigError)
+            # {options} and {letters} only where the format has options to list
+            fields = ("question", "options", "letters") if fmt.options else ("question",)
+            check_template(spec.get("prompt"), f"{where}.prompt", fields, limits["prompt_chars"])
+            items = file_items(name, spec, where, limits)
+            default = fmt.verifier
         else:
+            check_template(spec.get("prompt"), f"{where}.prompt", longest=limits["prompt_chars"])
             if "dataset" not in spec:
                 raise ConfigError(f"{where}: source reasoning_gym needs 'dataset' (a reasoning-gym dataset name)")
-            items, rebuild = reasoning_gym_items(name, spec, config["experiment"], where)
+            items, rebuild = reasoning_gym_items(name, spec, config["experiment"], where, limits)
             default = "reasoning_gym"
         verifier = spec.get("verifier", default)
         checker = VERIFIERS.entry(verifier, f"{where}.verifier", ConfigError)
@@ -324,6 +397,13 @@ def external_items(config: Mapping, source: str = "config") -> dict[str, list[di
     return out
 
 
+def prompt_template(spec: Mapping) -> str:
+    """The prompt template of one ``eval.external`` benchmark: its own ``prompt``, else its format's (a
+    reasoning-gym benchmark's default is the bare question)."""
+    default = FORMATS[spec["format"]].prompt if spec["source"] == "file" else "{question}"
+    return str(spec.get("prompt", default))
+
+
 def samples_of(config: Mapping, name: str) -> int:
     """The answers per item of external benchmark ``name``: its own ``samples``, else ``eval.samples``."""
     return int(config["eval"]["external"][name].get("samples", config["eval"]["samples"]))
@@ -332,8 +412,6 @@ def samples_of(config: Mapping, name: str) -> int:
 def _check_samples(config: Mapping, source: str, name: str) -> None:
     """A benchmark's own answers per item: sampled (temperature > 0) when above 1, within ``limits.samples``, and
     at least every k of pass@k and maj@k."""
-    from armlab.configfile import check_limit, limits_of
-
     samples, key = samples_of(config, name), f"eval.external.{name}.samples"
     if samples > 1 and config["eval"]["temperature"] == 0:
         raise ConfigError(f"{source}: {key}: {samples} answers at eval.temperature 0 would be copies of the greedy one")

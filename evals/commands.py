@@ -17,6 +17,7 @@ def probe(subparsers):
     def run(args):
         from pathlib import Path
 
+        from armlab.configfile import check_limit, limits_of
         from armlab.contract import PROBE
         from armlab.evals.probe import probe as measure
         from armlab.files import check_output_file, write_json
@@ -25,6 +26,8 @@ def probe(subparsers):
         if args.steps < 1:
             raise ConfigError(f"--steps: expected a positive whole number, got {args.steps}")
         config = load_config([Path(args.config)])
+        limits = limits_of(args.config, config)
+        check_limit(args.config, "--steps", args.steps, limits, "steps")  # as recipe.steps is
         out = Path(args.out or Path("results") / config["experiment"] / PROBE)
         check_output_file(out)  # before the timing, not after
         times = measure(config, args.steps)
@@ -40,23 +43,28 @@ def probe(subparsers):
 
 
 def benchmarks(subparsers):
-    """``armlab benchmarks [FORMAT]``: the catalogue of published benchmarks read from local files
-    (evals/catalogue.py), or the eval section that evaluates one as papers do."""
+    """``armlab benchmarks [FORMAT [--path FILE]]``: the catalogue of published benchmarks read from local files
+    (evals/catalogue.py), or the eval section that evaluates one as papers do, its local file checked as the
+    workflow's start checks it."""
     parser = subparsers.add_parser(
         "benchmarks",
         help="the catalogue of published benchmarks armlab reads from local files, and a config snippet for one",
         description="List the formats of eval.external (source: file): where each dataset is published, the "
         "fields read, the verifier and the sampling papers report; with FORMAT, print an eval section that "
-        "evaluates it as papers do.",
+        "evaluates it as papers do, and the prompt the model reads.",
     )
     parser.add_argument("format", nargs="?", help="a format of the catalogue: print its config snippet")
-    parser.add_argument("--path", default="PATH/TO/LOCAL/FILE", help="the local file the snippet names")
+    parser.add_argument(
+        "--path",
+        help="your local copy of the dataset: read and checked as the workflow's start checks it (the file, its "
+        "schema, every reference answer), and named in the snippet",
+    )
 
     def run(args):
         import yaml
 
         from armlab.configfile import ConfigError
-        from armlab.evals.catalogue import FORMATS
+        from armlab.evals.catalogue import FORMATS, external_items
 
         if args.format is None:
             for name, fmt in FORMATS.items():
@@ -67,25 +75,35 @@ def benchmarks(subparsers):
         fmt = FORMATS.entry(args.format, "format", ConfigError)
         settings = dict(fmt.settings)
         samples = int(settings.pop("samples"))
+        spec = {
+            "source": "file",
+            "format": args.format,
+            "path": args.path or "PATH/TO/LOCAL/FILE",
+            "domain": fmt.domain,
+            "samples": samples,
+        }
         section = {
             "eval": {
                 "samples": samples,
                 **settings,
                 "pass_k": sorted({1, samples}),
                 "maj_k": [samples],
-                "external": {  # its own samples: another benchmark's snippet beside it keeps its k
-                    args.format: {
-                        "source": "file",
-                        "format": args.format,
-                        "path": args.path,
-                        "domain": fmt.domain,
-                        "samples": samples,
-                    }
-                },
+                # its own samples: another benchmark's snippet beside it keeps its k
+                "external": {args.format: spec},
             }
         }
-        print(f"# {args.format}: {fmt.published}; prompt template:")
-        print("\n".join(f"#   {line}" for line in fmt.prompt.splitlines()))
+        if args.path is None:
+            # the template with its fields marked and its literal braces as the model reads them ({{}} is \boxed{})
+            shown = fmt.prompt.format(question="{question}", options="{options}", letters="{letters}")
+            heading = "the prompt the model reads, each {field} filled from the item"
+        else:  # before anything is printed
+            items = external_items({"experiment": "benchmarks", "eval": section["eval"]}, "snippet")[args.format]
+            shown = items[0]["prompt"]
+            heading = (
+                f"{args.path}: {len(items)} items read and checked; the first one's prompt, as the model reads it:"
+            )
+        print(f"# {args.format}: {fmt.published}\n# {heading}:")
+        print("\n".join(f"#   {line}" for line in shown.splitlines()))
         print(yaml.safe_dump(section, sort_keys=False), end="")
         return 0
 

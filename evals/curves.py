@@ -33,14 +33,21 @@ from armlab.files import (
     verify_manifest,
     write_manifest,
 )
+from armlab.training.backends.checkpoints import is_record, recorded_models
 
 CHECKPOINT = re.compile(r"checkpoints/(step-(\d+)(?:\.pt)?)(?:/|$)")  # a kept model in a run manifest's files
 
 
 def run_models(run_manifest: Path) -> list[tuple[int, Path]]:
     """(step, path) of every model a run kept, in step order: its intermediate checkpoints, then the final model
-    (``policy.pt``, or the manifest's ``checkpoint``) at the recipe's last step. Every recorded sha256 is checked."""
+    (``policy.pt``, or the manifest's ``checkpoint``) at the recipe's last step; of a record of checkpoints made
+    elsewhere, those it names at their steps. Every recorded sha256 is checked."""
     manifest = verify_manifest(run_manifest)
+    if is_record(manifest):
+        models = recorded_models(run_manifest)
+        if any(model.step is None for model in models):
+            raise BadFile(f"{run_manifest}: the final checkpoint's step is unknown; give checkpoints.final_step")
+        return [(int(model.step), model.path) for model in models]  # type: ignore[arg-type]
     run_dir = run_manifest.parent.resolve()
     kept = {}
     for name in manifest["files"]:
@@ -92,6 +99,9 @@ def main(argv=None) -> None:
         curve.to_parquet(tmp / "scores.parquet", index=False)
         record = {"experiment": config["experiment"], "arm": args.arm, "seed": args.seed, "lm_eval_model": model}
         record |= {"run_manifest": str(args.run_manifest), "steps": sorted(curve.step.unique().tolist())}
+        run = read_json(args.run_manifest, "run manifest")
+        if is_record(run):  # the checkpoints' sha256, compared with the record's at the workflow's next start
+            record["checkpoints"] = [{"step": m["step"], "sha256": m["sha256"]} for m in run["checkpoints"]]
         write_manifest(
             tmp,
             record

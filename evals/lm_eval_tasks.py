@@ -8,6 +8,7 @@ include_defaults=False)``; no hub is touched.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import yaml
@@ -177,7 +178,8 @@ def _indexed_names(root: Path) -> set[str]:
 
 
 def check_existing_tasks(config: dict, source: str = "config") -> None:
-    """Every task of ``eval.lm_eval_tasks`` is one lm-eval knows, before any job (one line with near misses).
+    """Every task of ``eval.lm_eval_tasks`` is one lm-eval knows, before any job (one line with near misses), and,
+    offline, its data are in the Hugging Face cache (:func:`_check_cached`).
 
     Names are looked up in lm-eval's task YAMLs first; only a name not found there costs lm-eval's own index.
     """
@@ -189,23 +191,107 @@ def check_existing_tasks(config: dict, source: str = "config") -> None:
     spec = util.find_spec("lm_eval") if wanted else None
     if spec is None or not spec.submodule_search_locations:
         return  # nothing listed, or no lm-eval here: the evaluation jobs need the eval extra anyway
-    indexed = _indexed_names(Path(spec.submodule_search_locations[0], "tasks"))
+    root = Path(spec.submodule_search_locations[0], "tasks")
+    indexed = _indexed_names(root)
     unread = [name for name in wanted if name not in indexed]
-    if not unread:
+    if unread:
+        import difflib
+
+        from lm_eval.tasks import TaskManager
+
+        known = set(TaskManager().all_tasks)
+        for name in unread:
+            if name not in known:
+                close = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.8)
+                hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+                raise ConfigError(
+                    f"{source}: eval.lm_eval_tasks.{name}: lm-eval has no task, group or tag {name!r}{hint} "
+                    f"(`lm_eval --tasks list` lists them)"
+                )
+    _check_cached(wanted, root, source)
+
+
+def _offline() -> bool:
+    """Whether the evaluation jobs fetch nothing from the hub (the Makefile's and the tests' HF_*_OFFLINE=1)."""
+    import os
+
+    return any(os.environ.get(key, "").lower() in ("1", "true", "yes", "on") for key in OFFLINE_VARIABLES)
+
+
+OFFLINE_VARIABLES = ("HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE")
+
+
+def _task_files(root: Path) -> dict[str, list[Path]]:
+    """Task or tag name -> the task YAMLs under ``root`` that declare it (a quick read, as :func:`_indexed_names`);
+    a group's own config (its ``task:`` a list) under the group's name."""
+    import re
+
+    files: dict[str, list[Path]] = {}
+    declared = re.compile(r"^[\"']?(?:task|tag)[\"']?:[ \t]*(?:\[([^\]]*)\]|([^\s#\[][^\s#]*))", re.M)
+    for path in root.rglob("*.yaml"):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for inline, scalar in declared.findall(text):
+            for name in inline.split(",") if inline else [scalar]:
+                files.setdefault(name.strip().strip("'\""), []).append(path)
+        group = re.search(r"^group:[ \t]*(\S+)", text, re.M)
+        if group and re.search(r"^task:[ \t]*(?:\[|\n[ \t]+-)", text, re.M):
+            files.setdefault(group[1].strip("'\""), []).append(path)
+    return files
+
+
+def _datasets_of(name: str, files: dict[str, list[Path]], seen: set[str]) -> list[tuple[str, str | None, dict]]:
+    """(dataset_path, dataset_name, dataset_kwargs) of every task that lm-eval task, group or tag ``name`` runs, as
+    far as the quick read finds their YAMLs (a group's members, recursively; includes followed)."""
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    if name in seen:
+        return []
+    seen.add(name)
+    found = []
+    for path in files.get(name, []):
+        try:
+            task = load_yaml(path, resolve_func=False)
+        except Exception:  # noqa: BLE001 (a YAML lm-eval's own loader may read otherwise: not ours to judge)
+            continue
+        members = task.get("task")
+        if isinstance(members, list):
+            for member in members:
+                if isinstance(member, str):
+                    found += _datasets_of(member, files, seen)
+        elif isinstance(task.get("dataset_path"), str):
+            found.append((task["dataset_path"], task.get("dataset_name"), task.get("dataset_kwargs") or {}))
+    return found
+
+
+def _check_cached(wanted: list[str], root: Path, source: str) -> None:
+    """Offline (:func:`_offline`), the datasets of every listed task must be in the Hugging Face cache, or every
+    evaluation job would fail to load them: one line naming the task and the dataset, before any job. A dataset of
+    local files (``dataset_kwargs.data_files``) and a task the quick read cannot follow are left to lm-eval."""
+    if not _offline():
         return
-    import difflib
+    import datasets
 
-    from lm_eval.tasks import TaskManager
+    from armlab.configfile import ConfigError
 
-    known = set(TaskManager().all_tasks)
-    for name in unread:
-        if name not in known:
-            close = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.8)
-            hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
-            raise ConfigError(
-                f"{source}: eval.lm_eval_tasks.{name}: lm-eval has no task, group or tag {name!r}{hint} "
-                f"(`lm_eval --tasks list` lists them)"
-            )
+    files = _task_files(root)
+    for name in wanted:
+        for path, subset, kwargs in dict.fromkeys(
+            (p, s, json.dumps(k, sort_keys=True, default=str)) for p, s, k in _datasets_of(name, files, set())
+        ):
+            if json.loads(kwargs).get("data_files"):
+                continue
+            try:
+                datasets.load_dataset_builder(path, subset)
+            except (ConnectionError, FileNotFoundError) as exc:
+                shown = f"{path}, {subset}" if subset else path
+                raise ConfigError(
+                    f"{source}: eval.lm_eval_tasks.{name}: its data ({shown}) are not in the Hugging Face cache, and "
+                    f"the evaluation jobs fetch nothing (HF_DATASETS_OFFLINE / HF_HUB_OFFLINE); load it once online "
+                    f'(python -c "import datasets; datasets.load_dataset({path!r}, {subset!r})") '
+                    f"({type(exc).__name__})"
+                ) from None
+            except Exception:  # noqa: BLE001,S112 (a loader script or a config datasets cannot judge offline)
+                continue
 
 
 def main(argv=None) -> None:

@@ -25,6 +25,7 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import pandas as pd  # noqa: E402
+import yaml  # noqa: E402
 
 from armlab import numerics, registration  # noqa: E402
 from armlab.contract import COLUMNS, TASK_PREFIX  # noqa: E402
@@ -33,6 +34,7 @@ from armlab.evals.verifiers import GRADED, TIMEOUT, UNPARSED, grade, same_answer
 from armlab.files import (  # noqa: E402
     BadFile,
     atomic_path,
+    file_sha256,
     job_environment,
     json_number,
     one_line_errors,
@@ -41,7 +43,8 @@ from armlab.files import (  # noqa: E402
     verify_manifest,
     write_manifest,
 )
-from armlab.registry import Registry
+from armlab.registry import Registry  # noqa: E402
+from armlab.training.backends.checkpoints import is_record, recorded_models  # noqa: E402
 
 
 def samples_to_scores(
@@ -120,11 +123,8 @@ def answer_verdicts(samples: dict[str, list[dict]]) -> pd.DataFrame:
         if not task.startswith(TASK_PREFIX):
             continue
         for number, sample in enumerate(task_samples):
-            doc, answers = sample["doc"], sample.get("filtered_resps")
-            answers = answers[0] if answers and isinstance(answers[0], list) else answers
-            if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
-                raise BadFile(f"lm-eval samples of task {task}, sample {number}: filtered_resps {answers!r}")
-            verdicts = [grade(doc, answer) for answer in answers]
+            doc = sample["doc"]
+            verdicts = [grade(doc, answer) for answer in sample_answers(sample, task, number)]
             # a verifier's timeout depends on the machine's load: graded twice, such an answer may differ
             timed_out = sample.get("timeouts", 0) or any(v.status == TIMEOUT for v in verdicts)
             if sum(v.correct for v in verdicts) != _score(sample, "n_correct", task, number) and not timed_out:
@@ -141,6 +141,16 @@ def answer_verdicts(samples: dict[str, list[dict]]) -> pd.DataFrame:
     return frame.sort_values(ANSWER_COLUMNS[:3], ignore_index=True)
 
 
+def sample_answers(sample: dict, task: str, number: int) -> list[str]:
+    """The answers of one logged sample of armlab's task configs, in sample order: its ``filtered_resps`` (the k
+    answers the samples filter keeps, or the one of lm-eval's default ``take_first``)."""
+    answers = sample.get("filtered_resps")
+    answers = answers[0] if answers and isinstance(answers[0], list) else answers
+    if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
+        raise BadFile(f"lm-eval samples of task {task}, sample {number}: filtered_resps {answers!r}")
+    return answers
+
+
 def _score(sample: dict, metric: str, task: str, number: int) -> float:
     score = json_number(sample.get(metric))
     if score is None:
@@ -154,9 +164,12 @@ def _score(sample: dict, metric: str, task: str, number: int) -> float:
 def evaluation_stream(config: dict, seed: int) -> str:
     """The name of a run's evaluation randomness: the experiment and the training seed, never the arm.
 
-    Arms that share a seed share this stream, so their sampled answers are common random numbers.
+    Arms that share a seed share this stream, so their sampled answers are common random numbers. Runs made
+    elsewhere may name the experiment whose streams to draw from (``checkpoints.streams_of``): the armlab
+    experiment that trained them, whose evaluation then draws the same answers.
     """
-    return f"{config['experiment']}/seed-{int(seed)}"
+    experiment = (config.get("checkpoints") or {}).get("streams_of", config["experiment"])
+    return f"{experiment}/seed-{int(seed)}"
 
 
 def torch_seed(stream: str) -> int:
@@ -296,9 +309,17 @@ def score_checkpoint(
 
 
 def evaluate(
-    config: dict, tasks_dir: Path, checkpoint: Path, arm: str, seed: int, out_dir: Path, model: str = "armlab-builtin"
+    config: dict,
+    tasks_dir: Path,
+    checkpoint: Path,
+    arm: str,
+    seed: int,
+    out_dir: Path,
+    model: str = "armlab-builtin",
+    checkpoint_sha256: str | None = None,
 ) -> pd.DataFrame:
-    """Score ``checkpoint`` (:func:`score_checkpoint`) and write its results, samples, scores and manifest."""
+    """Score ``checkpoint`` (:func:`score_checkpoint`) and write its results, samples, scores and manifest (with
+    ``checkpoint_sha256``, the sha256 a record of checkpoints made elsewhere gives it, where there is one)."""
     start = time.perf_counter()
     stream = evaluation_stream(config, seed)
     results, samples, scores = score_checkpoint(config, tasks_dir, checkpoint, arm, seed, model)
@@ -320,12 +341,15 @@ def evaluate(
                 "arm": arm,
                 "seed": seed,
                 "checkpoint": str(checkpoint),
+                **({} if checkpoint_sha256 is None else {"checkpoint_sha256": checkpoint_sha256}),
                 "lm_eval_model": model,
                 "batch_size": config["eval"]["batch_size"],  # numerics: how the answers were batched
                 "sampling": {key: config["eval"][key] for key in ("samples", "temperature", "top_p", "max_gen_toks")}
                 | {"stream": stream, "torch_seed": torch_seed(stream), "how": SAMPLING_STREAMS[model]},
                 # per benchmark, how many answers were graded, unparsed or timed out (the last two counted wrong)
                 "outcomes": outcomes,
+                # per benchmark, what decides its scores besides the model (the report card compares arms on it)
+                "protocol": evaluation_protocol(config, tasks_dir),
                 "seconds": time.perf_counter() - start,
                 **job_environment(config),
                 **registration.record(out_dir),
@@ -340,6 +364,44 @@ def evaluate(
             shown = ", ".join(f"{n} {status}" for status, n in missed.items())
             print(f"[eval {arm} seed {seed}] {benchmark}: {shown} of {sum(counts.values())} answers (counted wrong)")
     return scores
+
+
+class _TaskLoader(yaml.SafeLoader):
+    """YAML's safe loader that reads lm-eval's ``!function module.name`` as its text."""
+
+
+_TaskLoader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
+
+
+def evaluation_protocol(config: dict, tasks_dir: Path) -> dict[str, dict[str, str | int]]:
+    """Benchmark -> what its scores were graded under besides the model: ``samples`` (answers per item),
+    ``prompt_template``, ``verifier`` and ``items`` (the sha256 of the items file its lm-eval task reads, or
+    the lm-eval task and version of a task of ``eval.lm_eval_tasks``). The sampling settings shared by every
+    benchmark are the manifest's ``sampling``."""
+    from importlib import metadata
+
+    from armlab.evals.catalogue import prompt_template, samples_of
+
+    external = config["eval"].get("external") or {}
+    protocol: dict[str, dict[str, str | int]] = {}
+    for benchmark in [*config["benchmarks"], *external]:
+        task = yaml.load((tasks_dir / f"{benchmark}.yaml").read_text(), _TaskLoader)  # noqa: S506 (a safe loader)
+        items_file = Path(task["dataset_kwargs"]["data_files"]["test"])
+        verifiers = pd.read_parquet(items_file).get("verifier")
+        protocol[benchmark] = {
+            "samples": samples_of(config, benchmark) if benchmark in external else config["eval"]["samples"],
+            "prompt_template": prompt_template(external[benchmark]) if benchmark in external else "{question}",
+            "verifier": ", ".join(sorted(set(verifiers))) if verifiers is not None else "exact",
+            "items": f"sha256:{file_sha256(items_file)}",
+        }
+    for name, spec in (config["eval"].get("lm_eval_tasks") or {}).items():
+        protocol[name] = {
+            "samples": config["eval"]["samples"],
+            "prompt_template": f"lm-eval task {name}",
+            "verifier": f"lm-eval metric {spec.get('metric', 'exact_match')}, filter {spec.get('filter', 'none')}",
+            "items": f"lm-eval task {name} (lm-eval {metadata.version('lm_eval')})",
+        }
+    return protocol
 
 
 def answer_outcomes(answers: pd.DataFrame) -> dict[str, dict[str, int]]:
@@ -364,7 +426,10 @@ def checkpoint_to_evaluate(args: argparse.Namespace) -> Path:
 
 
 def named_checkpoint(run_manifest: Path, manifest: dict) -> Path:
-    """The checkpoint a (verified) run manifest names: a path inside the run's directory with a recorded sha256."""
+    """The checkpoint a (verified) run manifest names: a path inside the run's directory with a recorded sha256,
+    or the final one its record of checkpoints made elsewhere names, every file checked against the record."""
+    if is_record(manifest):
+        return recorded_models(run_manifest)[-1].path
     run_dir = run_manifest.parent.resolve()
     named = manifest.get("checkpoint")
     checkpoint = Path(named).resolve() if isinstance(named, str) else None
@@ -398,7 +463,10 @@ def main(argv=None) -> None:
     config = read_json(args.config, "config")
     numerics.start_job(config)
     model = engine_model(config, args.model)
-    evaluate(config, args.tasks, checkpoint_to_evaluate(args), args.arm, args.seed, args.out, model=model)
+    checkpoint = checkpoint_to_evaluate(args)
+    # a record's sha256 of the checkpoint just checked: the workflow compares it with the record's at its next start
+    sha256 = read_json(args.run_manifest, "run manifest").get("checkpoint_sha256") if args.run_manifest else None
+    evaluate(config, args.tasks, checkpoint, args.arm, args.seed, args.out, model=model, checkpoint_sha256=sha256)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 import functools
 import gc
+import hashlib
 import json
 import os
 import runpy
@@ -14,11 +15,17 @@ import fork_server
 import pytest
 from filelock import FileLock
 
+from armlab import numerics
+
 # the hostile-input fixtures (pristine, work, tiny_pipeline, tiny), shared by the two hostile suites in two folders
 pytest_plugins = ["hostile"]
 
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# the tests that train or evaluate in their own process run under the workflow's default numerics, pinned before any
+# torch operation of the session, as a workflow job pins them (armlab/numerics.py)
+if numerics.machine_problem(numerics.DEFAULT_MODE) is None:
+    os.environ.update(numerics.environment(numerics.DEFAULT_MODE))
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "fixtures" / "tiny.yaml"
@@ -30,6 +37,42 @@ def report_build() -> dict:
     """The functions and constants of tests/fixtures/report/build.py (``write_experiment``, ``CONFIG``, ...), loaded
     once per process, for the tests that need the demo-like fixture experiment."""
     return runpy.run_path(str(REPORT_FIXTURE / "build.py"))
+
+
+# import names of what the base install (`pip install .`) leaves out: torch and pyarrow, the workflow, evaluation,
+# TRL, reasoning-gym, the development tools
+HEAVY = (
+    "torch",
+    "pyarrow",
+    "snakemake",
+    "lm_eval",
+    "datasets",
+    "math_verify",
+    "reasoning_gym",
+    "trl",
+    "transformers",
+    "accelerate",
+    "selenium",
+    "pytest",
+    "ruff",
+    "statsmodels",
+)
+
+
+def without_extras(folder: Path) -> dict[str, str]:
+    """The environment of a Python that finds none of :data:`HEAVY`, as the base install (without building one): a
+    ``sitecustomize`` in ``folder`` makes the finder of installed packages miss them, so ``import torch`` fails and
+    ``importlib.util.find_spec("torch")`` is None as where torch was never installed."""
+    folder.mkdir()
+    (folder / "sitecustomize.py").write_text(
+        "from importlib.machinery import PathFinder\n"
+        f"HEAVY = {set(HEAVY)!r}\n"
+        "_find_spec = PathFinder.find_spec.__func__\n"
+        "def find_spec(cls, name, path=None, target=None):\n"
+        "    return None if name.split('.')[0] in HEAVY else _find_spec(cls, name, path, target)\n"
+        "PathFinder.find_spec = classmethod(find_spec)\n"
+    )
+    return {"PYTHONPATH": str(folder), "PATH": "/usr/bin:/bin", "MPLBACKEND": "agg"}
 
 
 # a guard against a hung workflow run, not a speed check: two checkouts may test at once on two cores, where a
@@ -44,6 +87,7 @@ RUN_TIMEOUT_S = 3600
 LONGEST_FIRST = [
     "tests/workflows/test_slurm.py",
     "tests/training/backends/test_per_arm_backend.py",
+    "tests/workflows/test_checkpoints_workflow.py",
     "tests/workflows/test_pipeline_e2e.py",
     "tests/workflows/test_sequential_workflow.py",
     "tests/experiment/test_configured_is_what_runs.py",
@@ -98,9 +142,25 @@ def rewrite_with_a_backdated_time(root):
     path = root / registration.PREDICTIONS_LOCK
     lock = json.loads(path.read_text())
     lock["predictions"][0]["direction"] = "worse"
-    lock["hash"] = predictions.predictions_hash([predictions.Prediction(**p) for p in lock["predictions"]])
+    locked = [predictions.Prediction(**p) for p in lock["predictions"]]
+    lock["hash"] = predictions.predictions_hash(locked, lock.get("meanings"))
     lock["locked_at"] = "2020-01-01T00:00:00Z"
     path.write_text(json.dumps(lock))
+
+
+def tree_digest(root) -> str:
+    """The sha256 of every name under ``root`` (files, links, folders), each file's modification time and bytes and
+    each link's target: what a job that must not write there leaves as it was."""
+    digest = hashlib.sha256()
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        digest.update(f"{Path(folder).relative_to(root)}/\0".encode())
+        for name in sorted(files):
+            path = Path(folder, name)
+            content = os.readlink(path).encode() if path.is_symlink() else path.read_bytes()
+            stamp = os.lstat(path).st_mtime_ns
+            digest.update(f"{path.relative_to(root)}\0{stamp}\0".encode() + hashlib.sha256(content).digest())
+    return digest.hexdigest()
 
 
 def session_folder(tmp_path_factory) -> Path:
@@ -173,6 +233,26 @@ def tiny_run(tmp_path_factory):
 
     run = build_once(tmp_path_factory, "tiny_run", build)
     return Path(run["workdir"]), run["dry"]
+
+
+REAL_ARCHITECTURE = "config/experiments/real_architecture.yaml"  # relative: the checkouts' own copy
+
+
+@pytest.fixture(scope="session")
+def real_architecture_run(tmp_path_factory):
+    """config/experiments/real_architecture.yaml run to the end with the README's command from a copy of the
+    repository, once per test session: its TRL runs' Hugging Face checkpoints (final and every 10 steps) are what
+    config/experiments/evaluate_checkpoints.yaml evaluates. Returns the checkout and the run's console output; tests
+    that change its files copy them first."""
+
+    def build(folder):
+        workdir = copy_of_the_repository(folder / "checkout")
+        proc = readme_run(workdir, configfile=REAL_ARCHITECTURE)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        return {"workdir": str(workdir), "stdout": proc.stdout}
+
+    run = build_once(tmp_path_factory, "real_architecture_run", build)
+    return Path(run["workdir"]), run["stdout"]
 
 
 SEQUENTIAL = Path("tests/fixtures/tiny_sequential.yaml")  # relative: the checkouts' own copy

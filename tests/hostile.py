@@ -27,7 +27,8 @@ FAST = ["--set", "analysis.resamples=200", "--set", "analysis.per_benchmark=fals
 
 
 def tree(root: Path) -> dict:
-    """Every path below ``root``: sha256 of a file, the target of a link, or "dir"."""
+    """Every path below ``root``: sha256 of a file, the target of a link, "dir", or "fifo" (never opened: that would
+    wait for a writer)."""
     found = {}
     for path in sorted(root.rglob("*")):
         key = path.relative_to(root).as_posix()
@@ -35,6 +36,8 @@ def tree(root: Path) -> dict:
             found[key] = f"-> {os.readlink(path)}"
         elif path.is_dir():
             found[key] = "dir"
+        elif path.is_fifo():
+            found[key] = "fifo"
         else:
             found[key] = hashlib.sha256(path.read_bytes()).hexdigest()
     return found

@@ -72,9 +72,17 @@ ALLOWED = {
         "armlab.analysis",
         "armlab.analysis.reporting",
     },
-    # the whole experiment: its config checked by every stage's rules, its runs, its locks
-    "armlab.experiment": {"armlab", "armlab.training", "armlab.evals", "armlab.analysis"},
-    "armlab.cli": {"armlab", "armlab.training", "armlab.evals", "armlab.analysis.commands", "armlab.analysis.errors"},
+    # the whole experiment: its config checked by every stage's rules, its runs, its locks; and the run job of runs
+    # made elsewhere, which reads their step logs with the inputs' readers (armlab steps)
+    "armlab.experiment": {"armlab", "armlab.training", "armlab.evals", "armlab.analysis", "armlab.analysis.inputs"},
+    "armlab.cli": {
+        "armlab",
+        "armlab.training",
+        "armlab.evals",
+        "armlab.analysis.commands",
+        "armlab.analysis.errors",
+        "armlab.experiment",  # armlab rescore: the evaluations' answers through the analysis again, when it runs
+    },
 }
 
 

@@ -75,12 +75,19 @@ def test_native_numerics_follow_the_cpu_so_the_bits_differ_between_generations()
 
 @needs_x86_avx2
 def test_portable_numerics_are_refused_once_torch_has_chosen_its_kernels():
-    """A job whose process already ran a torch operation cannot pin the kernels any more: it says so."""
-    late = "import torch; torch.ones(3).sum()\nfrom armlab import numerics\nnumerics.start('portable', 1)"
+    """A job whose process already ran a torch operation cannot pin the kernels any more: its entry point says so;
+    the library called in such a process (a notebook) runs, and its record says the kernels were native."""
+    late = "import torch; torch.ones(3).sum()\nfrom armlab import numerics\n"
     clean = {k: v for k, v in os.environ.items() if k not in numerics.RECORDED_VARIABLES}
-    proc = subprocess.run([sys.executable, "-c", late], env=clean, capture_output=True, text=True, cwd=REPO)
+    job = late + "numerics.start('portable', 1)"
+    proc = subprocess.run([sys.executable, "-c", job], env=clean, capture_output=True, text=True, cwd=REPO)
     assert proc.returncode != 0
     assert "numerics: portable asks for ATen AVX2 kernels" in proc.stderr
+    library = late + "r = numerics.start('portable', 1, strict=False); print(r['requested'], r['mode'], r['class'])"
+    proc = subprocess.run([sys.executable, "-c", library], env=clean, capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    requested, effective, _ = proc.stdout.split(" ", 2)
+    assert (requested, effective) == ("portable", "native") and "(ATen AVX" in proc.stdout
 
 
 def test_portable_numerics_need_an_x86_cpu_with_avx2(monkeypatch):
@@ -135,14 +142,26 @@ def test_a_numerics_control_runs_another_cpu_generation_s_kernels_over_the_porta
 
 @needs_x86_avx2
 def test_a_capability_is_refused_once_torch_has_chosen_its_kernels():
-    late = "import torch; torch.ones(3).sum()\nfrom armlab import numerics\nnumerics.start('portable', 1, 'default')"
+    """A control's job whose process already ran torch is refused; the library called there (strict=False) runs, and
+    its record names no forced capability, since the kernels that ran are portable's."""
+    late = "import torch; torch.ones(3).sum()\nfrom armlab import numerics\n"
     env = {**{k: v for k, v in os.environ.items() if k not in numerics.RECORDED_VARIABLES}, **numerics.PORTABLE_ENV}
-    proc = subprocess.run([sys.executable, "-c", late], env=env, capture_output=True, text=True, cwd=REPO)
+    job = late + "numerics.start('portable', 1, 'default')"
+    proc = subprocess.run([sys.executable, "-c", job], env=env, capture_output=True, text=True, cwd=REPO)
     assert proc.returncode != 0
     assert (
         "numerics: capability default forces ATen DEFAULT kernels and MKL's own branch, and this process runs ATen AVX2"
         in proc.stderr
     )
+    library = late + (
+        "import json; r = numerics.start_job({'numerics': 'portable', 'threads': 1, 'capability': 'default'}, "
+        "strict=False); print(json.dumps(r))"
+    )
+    proc = subprocess.run([sys.executable, "-c", library], env=env, capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(proc.stdout)
+    assert (record["requested"], record["capability"], record["aten_capability"]) == ("portable", None, "AVX2")
+    assert not record["class"].startswith("capability")
 
 
 def test_a_capability_the_machine_lacks_is_refused_naming_what_is_missing(monkeypatch):

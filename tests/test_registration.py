@@ -42,7 +42,7 @@ def _job(root, stage, arm, seed, record=True):
 def _experiment(root, locked=True, looks=0):
     """An experiment whose predictions were locked (or not) before every job, with ``looks`` recorded looks."""
     if locked:
-        predictions.write_lock(root, parse_config(RAW).predictions)
+        predictions.write_lock(root, parse_config(RAW))
     if looks:
         (root / registration.LOOKS_LEDGER).parent.mkdir(parents=True, exist_ok=True)
         (root / registration.LOOKS_LEDGER).write_text("".join(json.dumps({"look": k}) + "\n" for k in range(looks)))
@@ -120,7 +120,7 @@ def test_predictions_are_confirmatory_only_when_the_lock_predates_every_output(t
     assert result.replications["registration"].tolist() == ["confirmatory"]
 
     late = _experiment(tmp_path / "late", locked=False)
-    predictions.write_lock(tmp_path / "elsewhere", config.predictions)
+    predictions.write_lock(tmp_path / "elsewhere", config)
     (late / "predictions").mkdir()
     (late / predictions.LOCK).write_bytes((tmp_path / "elsewhere" / predictions.LOCK).read_bytes())
     lock = predictions.read_lock(late / predictions.LOCK)
@@ -242,9 +242,7 @@ def test_later_outputs_count_as_evidence_against_a_late_lock(tmp_path):
         root = tmp_path / kept.replace("/", "_")
         (root / kept).parent.mkdir(parents=True)
         (root / kept).write_text("grpo_aa: worse")
-        assert "not locked, because 1 training or evaluation output" in predictions.write_lock(
-            root, parse_config(RAW).predictions
-        )
+        assert "not locked, because 1 training or evaluation output" in predictions.write_lock(root, parse_config(RAW))
         assert not (root / predictions.LOCK).exists()
 
 

@@ -61,7 +61,7 @@ def demonstration_batch(items: list[dict]):
 
 
 def train_base(config: dict, data_dir: Path, out_dir: Path) -> None:
-    numerics.start_job(config)
+    numerics.start_job(config, strict=False)
     spec = config["base"]
     torch.manual_seed(derive_seed(config["experiment"], spec["seed"], "base-init"))
     model = CharTransformer(PolicyConfig(**config["model"]))
@@ -114,7 +114,9 @@ def main(argv=None) -> None:
     parser.add_argument("--data", required=True, type=Path)
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
-    train_base(read_json(args.config, "config"), args.data, args.out)
+    config = read_json(args.config, "config")
+    numerics.start_job(config)  # before any torch operation, checked
+    train_base(config, args.data, args.out)
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ from armlab.training.estimators import ESTIMATORS
 from armlab.training.losses import POLICY_LOSSES, SKIP, check_policy_loss, loss_spec
 from armlab.training.numerics_controls import applied, check_controls, controls, numerics_of
 from armlab.training.reasoning_gym_tasks import held_out, training_pools
-from armlab.training.recipe import ARM_KEYS, Recipe, method_spec, resolve_arm
+from armlab.training.recipe import ARM_KEYS, EVERY_ARM_KEYS, Recipe, method_spec, resolve_arm
 from armlab.training.tasks import TASKS, character_prompt_problem
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflows" / "schemas" / "config.schema.yaml"
@@ -182,9 +182,19 @@ def validate_config(config: dict, source: str = "config") -> dict:
             key = ".".join(["arms", arm, *map(str, best.absolute_path)])
             raise ConfigError(
                 f"{source}: {key}: {best.message} (arm overrides take the recipe's keys: "
-                f"{sorted(recipe_schema['properties'])}, and {', '.join(ARM_KEYS)})"
+                f"{sorted(recipe_schema['properties'])}, and {', '.join(EVERY_ARM_KEYS)})"
             )
     _check_arm_backends(source, config)
+    for arm, overrides in config["arms"].items():
+        backend = arm_backend(config, arm)
+        foreign = [
+            key for key in overrides if key in ARM_KEYS and key not in (*EVERY_ARM_KEYS, *BACKENDS[backend].arm_keys)
+        ]
+        if foreign:
+            raise ConfigError(
+                f"{source}: arms.{arm}.{foreign[0]}: only the arms of runs trained elsewhere (backend checkpoints) "
+                f"take it; this arm trains with the {backend} backend"
+            )
     for field, (registry, _) in METHODS.items():
         if field in config["recipe"]:  # policy_loss has no schema default
             _check_method(source, f"recipe.{field}", config["recipe"][field], registry)
@@ -259,7 +269,27 @@ def validate_config(config: dict, source: str = "config") -> dict:
                 f"prompt plus max_new_tokens of arm {arm!r} ({need})"
             )
     _check_items_exist(source, config)
+    _check_base_batch(source, config)
     return config
+
+
+def _check_base_batch(source: str, config: dict) -> None:
+    """The base policy (trained where a builtin arm or ``trl.model: builtin_base`` needs it) draws each batch of
+    ``base.batch_size`` distinct prompts from the training pools: they must hold that many."""
+    used = backends_used(config)
+    if "builtin" not in used and not ("trl" in used and config["trl"].get("model") == BUILTIN_BASE):
+        return
+    pool, benchmarks, batch = (
+        config["data"]["pool_per_benchmark"],
+        len(config["benchmarks"]),
+        config["base"]["batch_size"],
+    )
+    if pool * benchmarks < batch:
+        raise ConfigError(
+            f"{source}: data.pool_per_benchmark: {pool} prompts x {benchmarks} benchmark(s) = {pool * benchmarks}, "
+            f"fewer than base.batch_size {batch}, the distinct prompts of each batch of the base policy; raise "
+            f"data.pool_per_benchmark or lower base.batch_size"
+        )
 
 
 def _check_names(source: str, config: dict) -> None:
@@ -500,10 +530,10 @@ def stage_config(config: dict, stage: str, arm: str | None = None) -> dict:
             raise ConfigError("stage_config: a training view is the view of one arm; name the arm")
         view["arms"] = {arm: config["arms"][arm]}
         backend = arm_backend(config, arm)
-    section = BACKENDS[backend].section
+    section, section_view = BACKENDS[backend].section, BACKENDS[backend].section_view
     if stage in ("train", "eval") and section:  # the builtin backend has no section: its views stay as they were
         view["backend"] = backend
-        view[section] = config[section]
+        view[section] = config[section] if section_view is None else section_view(config, stage)
         if stage == "train" and config[section].get("reasoning_gym"):
             # the evaluation's reasoning-gym benchmarks, whose questions the training prompts leave out
             view["eval"] = {"external": held_out(config)}
@@ -549,7 +579,7 @@ def check_training_prompts(config: dict, source: str = "config", character_level
         )
         if name in config["benchmarks"]:
             raise ConfigError(f"{where}: also in benchmarks; the pools' prompt ids would clash (rename it)")
-        check_template(spec.get("prompt"), f"{where}.prompt")
+        check_template(spec.get("prompt"), f"{where}.prompt", longest=limits_of(source, config)["prompt_chars"])
     pools = training_pools(config, source)
     if not character_level:
         return

@@ -113,6 +113,7 @@ def _check_fields(source: str, config: dict, arm: str, spec: Mapping) -> None:
     pinned = sorted(set(spec) - set(EVAL_FIELDS))
     if pinned and not backend.sets_numerics:
         raise ConfigError(
-            f"{source}: {key}.{pinned[0]}: the {arm_backend(config, arm)} backend runs a trainer whose threads and "
-            f"kernels armlab does not set; its controls change the evaluation only ({', '.join(EVAL_FIELDS)})"
+            f"{source}: {key}.{pinned[0]}: armlab does not set the threads and kernels of the "
+            f"{arm_backend(config, arm)} backend's training; its controls change the evaluation only "
+            f"({', '.join(EVAL_FIELDS)})"
         )

@@ -11,11 +11,12 @@ prompt is never the question of an evaluation item of ``eval.external``'s reason
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import logging
 from collections.abc import Mapping
 
-from armlab.configfile import ConfigError, missing_package
+from armlab.configfile import ConfigError, limits_of, missing_package
 from armlab.training.utils import derive_seed
 
 REBUILD_KEYS = ("rg_dataset", "rg_config", "rg_seed", "rg_size", "rg_index")
@@ -141,7 +142,8 @@ def held_out(config: Mapping) -> dict[str, Mapping]:
 def training_pools(config: Mapping, source: str = "config") -> dict[str, list[dict]]:
     """The training prompts of ``trl.reasoning_gym`` per domain: each entry's ``n_items`` (default
     ``data.pool_per_benchmark``) distinct questions drawn from (experiment, name, "train"), none the question of
-    an evaluation item (:func:`held_out`), as items of armlab's pools with their rebuild keys."""
+    an evaluation item (:func:`held_out`), as items of armlab's pools with their rebuild keys; a prompt above
+    ``limits.prompt_chars`` characters is one line naming it."""
     specs = (config.get("trl") or {}).get("reasoning_gym") or {}
     if not specs:
         return {}
@@ -151,6 +153,7 @@ def training_pools(config: Mapping, source: str = "config") -> dict[str, list[di
         for item in benchmark_entries(name, spec, config["experiment"], f"{source}: eval.external.{name}")[0]
     }
     pools: dict[str, list[dict]] = {}
+    longest = limits_of(source, dict(config))["prompt_chars"]
     for name, spec in specs.items():
         where = f"{source}: trl.reasoning_gym.{name}"
         wanted = wanted_prompts(spec, config)
@@ -164,13 +167,19 @@ def training_pools(config: Mapping, source: str = "config") -> dict[str, list[di
             if drawn["question"] in seen:
                 continue
             seen.add(drawn["question"])
+            prompt = template.format(question=drawn["question"])
+            if len(prompt) > longest:
+                raise ConfigError(
+                    f"{where}: prompt {name}-train-{len(items):05d} is {len(prompt)} characters, above the limit of "
+                    f"{longest}; set limits.prompt_chars to allow it"
+                )
             items.append(
                 {
                     "id": f"{name}-train-{len(items):05d}",
                     "benchmark": name,
                     "domain": spec["domain"],
                     "task": "",
-                    "prompt": template.format(question=drawn["question"]),
+                    "prompt": prompt,
                     "answer": str(drawn["answer"]),
                     **rebuild,
                     "rg_index": index,
@@ -185,42 +194,45 @@ def training_pools(config: Mapping, source: str = "config") -> dict[str, list[di
     return pools
 
 
-PROBED_ITEMS = 5  # items compared between processes
 _PROBE = """
 import json, sys
-from armlab.training.reasoning_gym_tasks import first_items
-print(json.dumps([first_items(*key) for key in json.loads(sys.argv[1])]))
+from armlab.training.reasoning_gym_tasks import item_digests
+print(json.dumps([item_digests(*key) for key in json.loads(sys.argv[1])]))
 """
 
 
-def first_items(name: str, config: str, seed: int, size: int) -> list[list[str]]:
-    """The question and answer of a dataset's first items (at most :data:`PROBED_ITEMS`)."""
+def item_digests(name: str, config: str, seed: int, size: int, count: int) -> list[str]:
+    """A digest of the question and answer of each of a dataset's first ``count`` items."""
     return [
-        [str(item["question"]), str(item["answer"])]
-        for item in map(dataset(name, config, seed, size).__getitem__, range(min(PROBED_ITEMS, size)))
+        hashlib.sha256(json.dumps([str(item["question"]), str(item["answer"])]).encode()).hexdigest()[:16]
+        for item in (entry(name, config, seed, size, index) for index in range(count))
     ]
 
 
 def draws_of(config: Mapping, source: str = "config") -> dict[str, tuple]:
     """Every reasoning-gym draw of the experiment, evaluation benchmarks and training prompts: key -> (dataset,
-    JSON config, seed, size), the values of its rebuild keys but the index."""
+    JSON config, seed, size, items used), the values of its rebuild keys but the index and how many of its first
+    items the jobs use (a benchmark's every item; a training pool's, up to the last index it took)."""
     drawn = [
-        ("eval.external", name, spec, benchmark_draw(name, spec, config["experiment"]))
+        ("eval.external", name, spec, benchmark_draw(name, spec, config["experiment"]), None)
         for name, spec in held_out(config).items()
     ]
+    pools = [item for pool in training_pools(config, source).values() for item in pool]
     drawn += [
-        ("trl.reasoning_gym", name, spec, training_draw(name, spec, config))
+        ("trl.reasoning_gym", name, spec, training_draw(name, spec, config), name)
         for name, spec in ((config.get("trl") or {}).get("reasoning_gym") or {}).items()
     ]
-    return {
-        f"{source}: {section}.{name}.dataset": tuple(rebuild_of(spec, *seed_and_size).values())
-        for section, name, spec, seed_and_size in drawn
-    }
+    draws = {}
+    for section, name, spec, (seed, size), pool in drawn:
+        used = size if pool is None else 1 + max(item["rg_index"] for item in pools if item["benchmark"] == pool)
+        draws[f"{source}: {section}.{name}.dataset"] = (*rebuild_of(spec, seed, size).values(), used)
+    return draws
 
 
 def check_reproducible(draws: Mapping[str, tuple]) -> None:
-    """Each draw's first items are the same here and in two fresh processes with other hash seeds: the evaluation
-    job rebuilds an item to grade it, and every training job draws its prompts anew, so a generator whose items
+    """Every item a job uses of each draw is the same here and in two fresh processes with other hash seeds (compared
+    by digest, item by item): the evaluation job rebuilds an item to grade it, and every training job draws its
+    prompts anew, so a generator whose items
     depend on Python's hash seed or on global random state (reasoning-gym's word_ladder, isomorphic_strings, ...)
     would grade other items than it asked and let evaluation questions into training. One line naming the key."""
     import os
@@ -247,11 +259,13 @@ def check_reproducible(draws: Mapping[str, tuple]) -> None:
             last = (err.strip().splitlines() or ["no message"])[-1]
             raise ConfigError(f"{next(iter(draws))}: reasoning-gym failed in a fresh process: {last}")
         outputs.append(json.loads(out))
-    here = [first_items(*key) for key in draws.values()]
+    here = [item_digests(*key) for key in draws.values()]
     for (where, key), mine, first, second in zip(draws.items(), here, *outputs):
         if not mine == first == second:
+            index = next(i for i, digests in enumerate(zip(mine, first, second)) if len(set(digests)) > 1)
             raise ConfigError(
-                f"{where}: reasoning-gym's {key[0]} draws other items in another process (they depend "
-                f"on Python's hash seed or on global random state), so armlab could neither rebuild its items to grade "
-                f"them nor keep its evaluation questions out of training; choose another dataset"
+                f"{where}: reasoning-gym's {key[0]} draws its item {index} (of the {key[-1]} the jobs use) "
+                f"otherwise in another process (its items depend on Python's hash seed or on global random state), "
+                f"so armlab could neither rebuild its items to grade them nor keep its evaluation questions out of "
+                f"training; choose another dataset"
             )

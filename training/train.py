@@ -164,7 +164,7 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path, ou
 def start_run(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path) -> Run:
     """Seed torch, load the pools and the base model twice (to train, and as reference), build policy and optimizer."""
     recipe = resolve_arm(config, arm)
-    numerics.start_job(config)
+    numerics.start_job(config, strict=False)
     torch.manual_seed(derive_seed(stream_key(config["experiment"], recipe), seed, "torch"))
     pools = load_pools(data_dir)
     model, reference = load_model(base_path), load_model(base_path)
@@ -453,6 +453,7 @@ def write_outputs(run: Run, rows: list[dict], tmp: Path, out_dir: Path) -> None:
 @one_line_errors
 def main(argv=None) -> None:
     config, args = run_arguments(__doc__.splitlines()[0], "data", "base", argv=argv)
+    numerics.start_job(config)  # before any torch operation, checked
     train(config, args.arm, args.seed, args.data, args.base, args.out)
 
 

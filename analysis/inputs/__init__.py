@@ -97,10 +97,18 @@ def load_scores(config: Config, scores_path: Path | str | None = None) -> tuple[
     ``scores_path`` (the CLI's ``--scores``) replaces any ``input`` section by
     a tidy file; with neither, the input is ``results/<experiment>/scores.parquet``.
     """
-    spec = config.input
-    if scores_path is not None or spec is None:
+    if scores_path is not None or config.input is None:
         path = scores_path or Path("results") / config.experiment / "scores.parquet"
         return read_tidy(path, config.limits), f"tidy scores {path}"
+    return input_format(config).load(config, config.input)
+
+
+def input_format(config: Config) -> InputFormat:
+    """The format of the config's ``input:`` section, its keys checked before any file is read (an unknown kind or
+    key, a missing key, benchmarks without domains: one line naming the config)."""
+    spec = config.input
+    if spec is None:
+        raise AnalysisInputError(f"{config.source}: no input: section")
     kind = spec["kind"]
     found = FORMATS.entry(kind, f"{config.source}: input.kind", AnalysisInputError)
     unknown = sorted(set(spec) - found.keys - {"kind"})
@@ -111,4 +119,4 @@ def load_scores(config: Config, scores_path: Path | str | None = None) -> tuple[
         raise AnalysisInputError(f"{config.source}: input: kind {kind} needs {missing}")
     if found.needs_benchmarks and config.benchmarks is None:
         raise AnalysisInputError(f"{config.source}: benchmarks: input kind {kind} needs benchmark -> domain")
-    return found.load(config, spec)
+    return found

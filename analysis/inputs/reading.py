@@ -6,18 +6,13 @@ import csv
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any
 
 import pandas as pd
 
 from armlab.analysis.errors import AnalysisInputError
-from armlab.files import BadFile, read_json, regular_file
+from armlab.files import BadFile, csv_fields_within, read_json, regular_file, text_lines
 from armlab.limits import DEFAULT_LIMITS
-
-if TYPE_CHECKING:
-    pass
-
-LINE_CHUNK = 2**20  # bytes a line is read by
 
 
 def read_csv(
@@ -31,10 +26,11 @@ def read_csv(
     """
     path = regular_input(path, what, limits)
     try:
-        with open(path, newline="", encoding="utf-8") as f:
+        # utf-8-sig: a byte-order mark is not part of the first column's name
+        with open(path, newline="", encoding="utf-8-sig") as f, csv_fields_within(limits):
             header = next(csv.reader(f), None)
         if header:
-            frame = pd.read_csv(path, encoding="utf-8", **{"dtype": str, "keep_default_na": False, **options})
+            frame = pd.read_csv(path, encoding="utf-8-sig", **{"dtype": str, "keep_default_na": False, **options})
     except UnicodeDecodeError:
         raise AnalysisInputError(f"{path}: not UTF-8 text; expected a CSV {what}") from None
     except (csv.Error, pd.errors.ParserError, ValueError) as exc:
@@ -64,39 +60,16 @@ def regular_input(path: Path | str, what: str, limits: Mapping[str, int]) -> Pat
         raise AnalysisInputError(str(exc)) from None
 
 
-def _line(lines: BinaryIO, longest: int) -> bytearray:
-    """The next line of ``lines``, no more than ``longest`` + 1 bytes of it read (empty at the end).
-
-    Grown in place chunk by chunk: ``readline(longest + 1)`` joins its chunks at the end, twice the limit at once.
-    """
-    line = bytearray()
-    while len(line) <= longest:
-        chunk = lines.readline(min(LINE_CHUNK, longest + 1 - len(line)))
-        line += chunk
-        if not chunk or chunk.endswith(b"\n"):
-            break
-    return line
-
-
 def json_lines(path: Path, what: str, record: str, limits: Mapping[str, int]) -> Iterator[tuple[int, str, dict]]:
     """(line number, "<path> line <n>", object) of each non-blank line of a JSON-lines file of ``what``.
 
-    Read a line at a time, none longer than ``limits["input_line_bytes"]``. A line that is too long, not UTF-8,
-    not valid JSON (a truncated file) or not a JSON object (one ``record``) is an error naming it.
+    Read a line at a time (:func:`armlab.files.text_lines`), none longer than ``limits["input_line_bytes"]``. A
+    line that is too long, not UTF-8, not valid JSON (a truncated file) or not a JSON object (one ``record``) is an
+    error naming it.
     """
-    longest = limits["input_line_bytes"]
-    with open(regular_input(path, f"{what} (JSON lines)", limits), "rb") as lines:
-        for line_no, raw in enumerate(iter(lambda: _line(lines, longest), b""), start=1):
+    try:
+        for line_no, line in text_lines(path, f"{what} (JSON lines)", limits):
             where = f"{path} line {line_no}"
-            if len(raw) > longest and not raw.endswith(b"\n"):  # read no further than the limit
-                raise AnalysisInputError(
-                    f"{where}: longer than the limit of {longest} bytes; set limits.input_line_bytes in the config "
-                    f"to read it"
-                )
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise AnalysisInputError(f"{path}: not UTF-8 text (line {line_no}); expected {what}") from None
             if not line.strip():
                 continue
             try:
@@ -104,9 +77,13 @@ def json_lines(path: Path, what: str, record: str, limits: Mapping[str, int]) ->
             except json.JSONDecodeError as exc:
                 reason = f"not valid JSON ({exc.msg} at column {exc.colno}); truncated file?"
                 raise AnalysisInputError(f"{where}: {reason}") from None
+            except RecursionError:
+                raise AnalysisInputError(f"{where}: nested deeper than Python's JSON parser goes") from None
             if not isinstance(value, dict):
                 raise AnalysisInputError(f"{where}: expected a JSON object ({record})")
             yield line_no, where, value
+    except BadFile as exc:
+        raise AnalysisInputError(str(exc)) from None
 
 
 def single_path(paths: Iterable[Path], directory: Path, what: str) -> Path:

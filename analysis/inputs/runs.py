@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from armlab.analysis.errors import AnalysisInputError, describe_rows
-from armlab.analysis.inputs.reading import read_csv
+from armlab.analysis.inputs.reading import read_csv, regular_input
 from armlab.analysis.inputs.tidy import as_seed
 from armlab.limits import DEFAULT_LIMITS
 
@@ -19,10 +19,16 @@ if TYPE_CHECKING:
 
 
 def runs_from_pattern(
-    pattern: str, experiment: str, *, files: bool = False, key: str = "input.pattern"
+    pattern: str,
+    experiment: str,
+    *,
+    files: bool = False,
+    key: str = "input.pattern",
+    limits: Mapping[str, int] = DEFAULT_LIMITS,
 ) -> list[tuple[str, int, Path]]:
     """Find ``(arm, seed, directory)`` for every directory (every file, with ``files``) matching a template with
-    ``{arm}`` and ``{seed}``; errors name the setting ``key``."""
+    ``{arm}`` and ``{seed}``; errors name the setting ``key``. With ``files`` every match must be a regular file of
+    at most ``limits["input_file_bytes"]``: a FIFO, a device or a folder that matches is an error, not left out."""
     pattern = pattern.replace("{experiment}", experiment)
     if "{arm}" not in pattern or "{seed}" not in pattern:
         raise AnalysisInputError(f"{key} {pattern!r}: expected the placeholders {{arm}} and {{seed}}")
@@ -34,7 +40,9 @@ def runs_from_pattern(
     runs = []
     for path in sorted(root.glob(glob.lstrip("/"))):
         match = regex.fullmatch(str(path if glob.startswith("/") else path.as_posix()))
-        if match and (path.is_file() if files else path.is_dir()):
+        if match and files:
+            regular_input(path, f"file matching {key}", limits)  # a FIFO, a device or a folder is named, not skipped
+        if match and (files or path.is_dir()):
             seed = as_seed(match["seed"])
             if seed is None:
                 raise AnalysisInputError(f"{path}: seed {match['seed']} (from {key}) is outside int64")

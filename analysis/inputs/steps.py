@@ -1,13 +1,14 @@
 """Step logs from elsewhere (``armlab steps``): a training run's per-step log as armlab's ``steps.parquet``.
 
-Three sources, one registry (:data:`STEP_LOGS`): TRL's ``trainer_state.json`` (its ``log_history``), a Weights &
-Biases run history exported with its API (``run.history()`` or ``scan_history()`` saved as CSV, or as JSON lines),
-and a generic ``metrics.jsonl`` (one JSON object per step). Each gives one row per step: ``step`` (a whole number
->= 0, each once), then every quantity that is a number (or missing) in every row, named as the builtin trainer
-names it where it records the same (TRL's names through :data:`armlab.contract.TRL_STEP_NAMES`), the others under
-their own names; a quantity that holds text or lists somewhere is left out and said. ``fields`` renames: armlab's
-name -> the source's (``{"step": "global_step", "reward": "train/reward"}``); a field named there must be in the
-log, and a number in every row. The report's training curves (``armlab report --runs``) read the result.
+Four sources, one registry (:data:`STEP_LOGS`): TRL's ``trainer_state.json`` (its ``log_history``), a Weights &
+Biases run history exported with its API (``run.history()`` or ``scan_history()`` saved as CSV, or as JSON lines), a
+generic ``metrics.jsonl`` (one JSON object per step), and armlab's own ``steps.parquet``. Each gives one row per
+step: ``step`` (a whole number >= 0, each once), then every quantity that is a number (or missing) in every row,
+named as the builtin trainer names it where it records the same (TRL's names through
+:data:`armlab.contract.TRL_STEP_NAMES`), the others under their own names; a quantity that holds text or lists
+somewhere is left out and said. ``fields`` renames: armlab's name -> the source's (``{"step": "global_step",
+"reward": "train/reward"}``); a field named there must be in the log, and a number in every row. The report's
+training curves (``armlab report --runs``) read the result.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from armlab.analysis.errors import AnalysisInputError
-from armlab.analysis.inputs.reading import json_file, json_lines, read_csv
+from armlab.analysis.inputs.reading import json_file, json_lines, read_csv, regular_input
 from armlab.contract import TRL_STEP_NAMES
 from armlab.files import file_sha256, json_number, output_directory, write_manifest
 from armlab.layout import SEED_PREFIX
@@ -29,8 +30,10 @@ from armlab.limits import DEFAULT_LIMITS
 from armlab.registry import Registry
 
 STEP = "step"
+MAX_STEP = 2**53  # the largest step a float (JSON's and CSV's numbers) holds exactly
 WANDB_PREFIX = "train/"  # the section TRL (and most trainers) log training quantities under in W&B
 STEPS_FILE = "steps.parquet"
+IDENTITY = ("experiment", "arm", "seed")  # the run a steps.parquet belongs to: its first columns
 
 # one record of a step log: where it is (file and line or index, for errors) and its fields
 Record = tuple[str, Mapping[str, Any]]
@@ -73,6 +76,21 @@ def metrics_jsonl(path: Path, limits: Mapping[str, int]) -> tuple[list[Record], 
     return [(where, row) for _, where, row in json_lines(path, "metrics log", "one step's metrics", limits)], {}
 
 
+def armlab_steps(path: Path, limits: Mapping[str, int]) -> tuple[list[Record], dict[str, str]]:
+    """armlab's own ``steps.parquet`` (a run of another armlab experiment, docs/contracts.md): its rows under its
+    names, without the run's experiment, arm and seed; a missing value (NaN) is missing."""
+    path = regular_input(path, "armlab step log", limits)
+    try:
+        frame = pd.read_parquet(path)
+    except (OSError, ValueError) as exc:  # pyarrow's errors for a file that is not parquet
+        raise AnalysisInputError(f"{path}: not a parquet step log ({str(exc).splitlines()[0]})") from None
+    rows = frame.drop(columns=[c for c in IDENTITY if c in frame.columns]).to_dict("records")
+    return [
+        (f"{path} row {i}", {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()})
+        for i, row in enumerate(rows)
+    ], {}
+
+
 @dataclass(frozen=True)
 class StepLog:
     """A source of step logs: how to read one file into records and the source's own renames."""
@@ -87,6 +105,7 @@ STEP_LOGS: Registry[StepLog] = Registry(
         "trl": StepLog(trl_state, "TRL's trainer_state.json"),
         "wandb": StepLog(wandb_history, "a W&B run history (API export, CSV or JSON lines)"),
         "jsonl": StepLog(metrics_jsonl, "a metrics.jsonl, one JSON object per step"),
+        "armlab": StepLog(armlab_steps, "armlab's own steps.parquet (a run of another armlab experiment)"),
     },
 )
 
@@ -127,9 +146,10 @@ def step_frame(
     seen: dict[int, str] = {}
     for where, row in records:
         named = {renames.get(key, key): value for key, value in row.items()}
-        step = _value(named.get(STEP))
-        if step is None or not (math.isfinite(step) and step.is_integer() and step >= 0):
-            raise AnalysisInputError(f"{where}: {STEP} is {named.get(STEP)!r}; expected a whole number >= 0")
+        # true/false count as 1/0 for a quantity, never for the step; a step is exact in a float and in the parquet
+        step = None if isinstance(named.get(STEP), bool) else _value(named.get(STEP))
+        if step is None or not (math.isfinite(step) and step.is_integer() and 0 <= step <= MAX_STEP):
+            raise AnalysisInputError(f"{where}: {STEP} is {named.get(STEP)!r}; expected a whole number from 0 to 2**53")
         if int(step) in seen:
             raise AnalysisInputError(f"{where}: {STEP} {int(step)} again (first at {seen[int(step)]}); one row a step")
         seen[int(step)] = where
@@ -148,6 +168,23 @@ def step_frame(
     return frame, sorted(left_out)
 
 
+def with_identity(frame: pd.DataFrame, experiment: str, arm: str, seed: int) -> pd.DataFrame:
+    """A step log's steps as a run's ``steps.parquet``: the run's experiment, arm and seed first."""
+    identity = pd.DataFrame(dict(zip(IDENTITY, (experiment, arm, seed))), index=frame.index)
+    return pd.concat([identity, frame], axis=1)
+
+
+def read_step_log(
+    kind: str, path: Path | str, fields: Mapping[str, str], limits: Mapping[str, int] = DEFAULT_LIMITS
+) -> tuple[pd.DataFrame, list[str]]:
+    """One run's step log of ``kind`` (:data:`STEP_LOGS`): its steps (:func:`step_frame`) and the names left out."""
+    source = STEP_LOGS.entry(kind, "armlab steps: kind", AnalysisInputError)
+    records, renames = source.read(Path(path), limits)
+    if not records:
+        raise AnalysisInputError(f"{path}: no step in the log; expected one row per training step")
+    return step_frame(records, renames, fields, Path(path))
+
+
 def import_steps(
     kind: str,
     runs: list[tuple[str, int, Path]],
@@ -158,15 +195,11 @@ def import_steps(
 ) -> list[str]:
     """Write ``out/<arm>/seed-<seed>/steps.parquet`` and its manifest for every run's step log, ``out`` replaced as
     a whole (armlab.files.output_directory) once every log has been read; returns a line per run."""
-    source = STEP_LOGS.entry(kind, "armlab steps: kind", AnalysisInputError)
+    STEP_LOGS.entry(kind, "armlab steps: kind", AnalysisInputError)  # an unknown kind before any file is read
     read = []
     for arm, seed, path in runs:
-        records, renames = source.read(Path(path), limits)
-        if not records:
-            raise AnalysisInputError(f"{path}: no step in the log; expected one row per training step")
-        frame, left_out = step_frame(records, renames, fields, Path(path))
-        identity = pd.DataFrame({"experiment": experiment, "arm": arm, "seed": seed}, index=frame.index)
-        read.append((arm, seed, Path(path), pd.concat([identity, frame], axis=1), left_out))
+        frame, left_out = read_step_log(kind, path, fields, limits)
+        read.append((arm, seed, Path(path), with_identity(frame, experiment, arm, seed), left_out))
     lines = []
     with output_directory(out, "steps") as tmp:
         for arm, seed, path, frame, left_out in read:

@@ -66,7 +66,10 @@ def validate_scores(
         fail("missing values (NaN or empty cells)", missing)
     out_of_range = ~frame["score"].between(0.0, 1.0)
     if out_of_range.any():
-        fail("scores outside [0, 1] (a percent table needs scale: percent)", out_of_range)
+        fail(
+            "scores outside [0, 1] (a score is a fraction of 1: a converter reading percentages divides them by 100)",
+            out_of_range,
+        )
     frame = frame.astype({"n_samples": "int64"})
     no_samples = frame["n_samples"] < 1
     if no_samples.any():
@@ -112,6 +115,12 @@ def validate_scores(
     if common_seeds_only:
         compared = [a for comp in comparisons for a in (comp.reference, *comp.arms) if a in seeds]
         common = set.intersection(*(seeds[a] for a in compared)) if compared else set()
+        if compared and not common:
+            ran = "; ".join(f"{arm!r} {sorted(seeds[arm])[:8]}" for arm in dict.fromkeys(compared))
+            raise AnalysisInputError(
+                f"{source}: analysis.common_seeds_only: no seed was run by every compared arm ({ran}), so no run is "
+                f"left to pair; run the missing seeds, or compare the arms unpaired (analysis.pairing: unpaired)"
+            )
         unmatched = pd.DataFrame(
             [
                 (arm, seed, f"seed {seed} was not run by every compared arm (analysis.common_seeds_only)")

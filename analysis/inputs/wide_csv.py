@@ -75,6 +75,14 @@ def wide_csv_to_tidy(
                 f"52.5%), got {shown}{' ...' if len(text) > 5 else ''}"
             )
         score = pd.to_numeric(table[column], errors="coerce").to_numpy() / divisor  # empty cells: NaN, reported
+        outside = pd.Series((score < 0) | (score > 1), index=table.index)
+        if outside.any():
+            shown = ", ".join(f"{where} ({cells[where]!r})" for where in outside[outside].index[:5])
+            hint = "" if scale == "percent" else "; a table in percent needs input.scale: percent"
+            raise AnalysisInputError(
+                f"{path}: column {column!r}: {shown}{' ...' if outside.sum() > 5 else ''} outside 0 to "
+                f"{100 if scale == 'percent' else 1} (input.scale: {scale}){hint}"
+            )
         parts.append(
             pd.DataFrame(
                 {

@@ -39,8 +39,9 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from armlab.analysis.sampled import BENCHMARK_SEPARATOR
 from armlab.analysis.stats import power, resampling
-from armlab.analysis.tables import higher_is_better, is_unpaired, sizes_text, verdicts
+from armlab.analysis.tables import NOT_TESTED, higher_is_better, is_unpaired, sizes_text, verdicts
 from armlab.contract import BASE_ARM
 
 if TYPE_CHECKING:
@@ -53,8 +54,8 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9")  # 
 LINESTYLES = ("-", "--", ":", "-.")
 DIVERGING = "PuOr"
 WARNING_COLOR = "#D55E00"
-MARKERS = {"better": "o", "worse": "o", "equivalent": "D", "inconclusive": "o"}
-FILLED = {"better": True, "worse": True, "equivalent": False, "inconclusive": False}
+MARKERS = {"better": "o", "worse": "o", "equivalent": "D", "inconclusive": "o", NOT_TESTED: "x"}
+FILLED = {"better": True, "worse": True, "equivalent": False, "inconclusive": False, NOT_TESTED: True}
 CURVES = {
     "reward": "mean reward",
     "frac_zero_var": "zero-variance groups (fraction)",
@@ -131,9 +132,12 @@ def forest_plot(table: pd.DataFrame, alpha: float, styles: Mapping[str, Mapping[
     """Forest plot of one comparison family at the summary level.
 
     One panel per summary (the primary one first), one row per arm: the
-    mean paired difference in points with the sign-flip interval at Holm's
+    mean paired difference in points with the interval that supports its verdict
+    (:func:`armlab.analysis.tables.verdict_evidence`): the sign-flip interval at Holm's
     level (it excludes 0 exactly when the arm is significant; dotted across
-    the panel where unbounded), a line at 0 and the equivalence band ±δ shaded.
+    the panel where unbounded), or for an equivalent arm (or a secondary summary
+    whose equivalence alone was tested) the TOST's interval at its Holm level
+    (inside the band exactly when equivalent), a line at 0 and the equivalence band ±δ shaded.
     Filled circles are Holm-significant, open diamonds equivalent within
     ±δ, open circles inconclusive. The seed-count warning of
     :func:`cannot_reach_alpha` is printed above the panels when it applies.
@@ -153,7 +157,10 @@ def forest_plot(table: pd.DataFrame, alpha: float, styles: Mapping[str, Mapping[
         ax.axvline(0, color=REFERENCE_COLOR, lw=0.8)
         for y, (arm, row) in enumerate(block.iterrows()):
             color = styles[arm]["color"]
-            low, high = row["decision_low"], row["decision_high"]
+            # the equivalence's interval where it decided, or where only equivalence was tested (its gate alone open)
+            only_tost = np.isnan(row["decision_level"]) and not np.isnan(row["eq_decision_level"])
+            kind = "eq_decision" if row["verdict"] == "equivalent" or only_tost else "decision"
+            low, high = row[f"{kind}_low"], row[f"{kind}_high"]
             if np.isinf(low) and np.isinf(high):  # no data could bound it: a dotted line across the panel
                 ax.plot([0, 1], [y, y], color=color, lw=1.0, ls=":", transform=ax.get_yaxis_transform())
             elif np.isfinite(low) and np.isfinite(high):  # (a gatekept cell never tested has none)
@@ -179,9 +186,14 @@ def forest_plot(table: pd.DataFrame, alpha: float, styles: Mapping[str, Mapping[
         Line2D([], [], marker="D", color="#444444", mfc="white", ls="none", label=f"equivalent (±{margin:g})"),
         Line2D([], [], marker="o", color="#444444", mfc="white", ls="none", label="inconclusive"),
     ]
-    fig.legend(handles=handles, loc="outside lower center", ncols=3)
+    if (verdicts(rows) == NOT_TESTED).any():  # a secondary summary behind a closed gate
+        handles.append(Line2D([], [], marker="x", color="#444444", ls="none", label="not tested (gate closed)"))
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles))
     test = "permutation" if is_unpaired(rows) else "sign-flip"
-    title = f"{rows['family'].iloc[0]}: arms vs {reference}, {sizes}, {test} intervals at Holm's level"
+    title = (
+        f"{rows['family'].iloc[0]}: arms vs {reference}, {sizes}, {test} intervals at Holm's level "
+        f"(equivalent: the TOST's)"
+    )
     warning = cannot_reach_alpha(rows[rows["measure"] == measures[0]], alpha)  # the primary summary decides first
     fig.suptitle(
         title + (f"\n{warning}" if warning else ""), fontsize=10, color=WARNING_COLOR if warning else REFERENCE_COLOR
@@ -191,7 +203,7 @@ def forest_plot(table: pd.DataFrame, alpha: float, styles: Mapping[str, Mapping[
 
 @styled
 def benchmark_heatmap(table: pd.DataFrame, domains: Mapping[str, str] | None = None) -> Figure:
-    """Mean paired difference (points) of every arm on every benchmark, over all families.
+    """Mean paired difference (points) of every arm's accuracy on every benchmark, over all families.
 
     Rows are ``family: arm − reference``; columns are benchmarks, grouped by
     domain when ``domains`` (benchmark -> domain) is given. Bold numbers are
@@ -199,6 +211,7 @@ def benchmark_heatmap(table: pd.DataFrame, domains: Mapping[str, str] | None = N
     only once every primary comparison of the family is significant).
     """
     rows = first_method(table[table["level"] == "benchmark"])
+    rows = rows[~rows["measure"].str.contains(BENCHMARK_SEPARATOR, regex=False)]  # accuracy; pass@k, maj@k have tables
     rows = rows.assign(row=rows["family"] + ": " + rows["arm"] + " − " + rows["reference"])
     values = rows.pivot(index="row", columns="measure", values="mean_diff") * 100
     significant = rows.pivot(index="row", columns="measure", values="reject").astype(bool)
@@ -551,7 +564,8 @@ def pass_at_k_plot(
     """pass@k against k (log scale) for one family: the curves, and each arm's paired difference.
 
     Left: the mean over seeds of each arm's pass@k (rows of summaries.csv), with the band of its interval
-    against the base policy (pass_at_k_vs_base.csv) where there is a base, and the base's curve dashed.
+    against the base policy (pass_at_k_vs_base.csv, the base's own sampling noise in it) where there is a base
+    and the interval is bounded, and the base's curve dashed.
     Right: each arm minus the reference, seed-matched, with the comparison's first interval
     (comparisons.csv), so a curve that crosses the reference's does so with its uncertainty shown.
     """
@@ -574,6 +588,7 @@ def pass_at_k_plot(
         mean = curves[curves["arm"] == arm].groupby("k")["value"].mean()
         left.plot(mean.index, 100 * mean, marker="o", ms=3, label=arm, **styles[arm])
         band = versus_base[versus_base["arm"] == arm].set_index("k").reindex(mean.index)
+        band = band[["ci_low", "ci_high"]].where(np.isfinite(band[["ci_low", "ci_high"]]))  # unbounded: no band
         if len(base) and band["ci_low"].notna().any():
             low, high = (100 * (base.reindex(mean.index) + band[c]) for c in ("ci_low", "ci_high"))
             left.fill_between(mean.index, low, high, color=styles[arm]["color"], alpha=0.15, lw=0)
@@ -593,7 +608,7 @@ def pass_at_k_plot(
         ax.set_xlabel("k (answers drawn per item)")
         ax.legend(fontsize=7)
     left.set_ylabel("pass@k (points)")
-    left.set_title(f"{family}: pass@k, band = interval over seeds vs the base")
+    left.set_title(f"{family}: pass@k, band = interval vs the base")
     right.set_ylabel(f"Δ pass@k vs {reference} (points)")
     right.set_title(f"paired difference, {rows['ci_method'].iloc[0]} interval")
     return fig

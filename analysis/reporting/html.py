@@ -35,6 +35,11 @@ dl.facts dd { margin: 0; }
 .worse { background: #fbe6da; border-color: #D55E00; }
 .equivalent { background: #dcebf6; border-color: #0072B2; }
 .inconclusive { background: #eeeeee; border-color: #888888; }
+table.grades td { white-space: normal; vertical-align: top; }
+table.grades td.status { white-space: nowrap; }
+.pass { background: #dff3ec; border-color: #009E73; }
+.fail { background: #fbe6da; border-color: #D55E00; }
+.not-applicable, .not-available, .not-run { background: #eeeeee; border-color: #888888; }
 .warning { border-left: 4px solid #D55E00; background: #fff4ec; padding: .3rem .8rem; margin: .4rem 0; }
 .scroll { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; font-size: .8rem; margin: .4rem 0; font-variant-numeric: tabular-nums; }

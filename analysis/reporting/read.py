@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from armlab import files, layout
-from armlab.analysis import outputs, predictions
+from armlab.analysis import outputs, predictions, report_card, verifier_sensitivity
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.inputs import reading, tidy
 from armlab.analysis.settings import Settings
@@ -33,6 +33,9 @@ TEXT_COLUMNS = (
     "summary_b",
     "benchmark",
     "reason",
+    "verdict",
+    "stage",
+    "sampling_streams",
 )
 # in the sequential tables ``level`` is the Holm level, a number
 SEQUENTIAL_TEXT_COLUMNS = ("family", "arm", "reference", "decision", "direction")
@@ -55,6 +58,8 @@ def read_csv(path: Path | str, text_columns: tuple[str, ...] = TEXT_COLUMNS) -> 
 
 
 def _text_columns(table: str) -> tuple[str, ...]:
+    if table == "report_card":
+        return tuple(report_card.COLUMNS)
     if table.startswith("sequential"):
         return SEQUENTIAL_TEXT_COLUMNS
     return predictions.TEXT_COLUMNS if table == "replications" else TEXT_COLUMNS
@@ -75,11 +80,16 @@ class Analysis:
     probability_of_improvement: pd.DataFrame
     performance_profiles: pd.DataFrame
     pass_at_k_vs_base: pd.DataFrame  # a header only where not computed
+    per_benchmark: pd.DataFrame  # a header only without per-benchmark comparisons
     variance_components: pd.DataFrame
     allocation: pd.DataFrame
     sequential: pd.DataFrame  # a header only without a sequential design
     sequential_looks: pd.DataFrame
     replications: pd.DataFrame  # a header only without predictions
+    unparsed: pd.DataFrame  # a header only without the answers' statuses
+    report_card: pd.DataFrame
+    # the verdicts under other verifiers (armlab rescore writes it beside the tables); None where it has not run
+    verifier_sensitivity: pd.DataFrame | None = None
 
 
 def read_analysis(directory: Path | str, experiment: str) -> Analysis:
@@ -103,6 +113,12 @@ def read_analysis(directory: Path | str, experiment: str) -> Analysis:
     except TypeError as exc:
         raise AnalysisInputError(f"{path}: settings: {exc}; expected the settings `armlab analyze` writes") from None
     tables_read = {name: read_csv(directory / f"{name}.csv", _text_columns(name)) for name in names}
+    rescored = directory / verifier_sensitivity.TABLE
+    if rescored.is_file():
+        table = verifier_sensitivity.read_table(rescored, "table of `armlab rescore`")
+        tables_read["verifier_sensitivity"] = table
+        # the card was graded when the analysis ran, before the rescore: its grader item is graded from the table
+        tables_read["report_card"] = report_card.with_screens(tables_read["report_card"], grader=table)
     return Analysis(manifest=manifest, settings=settings, **tables_read)
 
 
@@ -135,6 +151,31 @@ def read_runs(directory: Path | str) -> Runs | None:
     if not logs:
         return None
     return Runs(steps=pd.concat(logs, ignore_index=True), manifests=manifests)
+
+
+CHECKPOINT_COLUMNS = ["arm", "seed", "step", "path", "sha256", "bytes", "description", "claims"]
+
+
+def read_checkpoints(directory: Path | str) -> pd.DataFrame | None:
+    """Every checkpoint that the run folders under ``directory`` record as made elsewhere (backend checkpoints; the
+    base checkpoint as arm base): :data:`CHECKPOINT_COLUMNS`, one row per checkpoint in run and step order, each
+    manifest checked against its files first; None where no run is such a record."""
+    rows = []
+    for path in layout.files_of_runs(directory, "manifest.json"):
+        manifest = files.verify_manifest(path)
+        if layout.CHECKPOINT_RECORD not in manifest["files"]:
+            continue
+        arm, seed = layout.run_of(path.parent)
+        checkpoints = manifest.get("checkpoints")
+        if not isinstance(checkpoints, list) or not all(isinstance(c, dict) for c in checkpoints):
+            raise AnalysisInputError(f"{path}: checkpoints: expected the list of the checkpoints it records")
+        claims = manifest.get("recipe") or {}  # what the run claims it was trained with, as its arm says
+        run = {"arm": arm, "seed": tidy.as_seed(seed), "description": manifest.get("description"), "claims": claims}
+        rows += [
+            run | {key: checkpoint.get(key) for key in ("step", "path", "sha256", "bytes")}
+            for checkpoint in checkpoints
+        ]
+    return pd.DataFrame(rows, columns=CHECKPOINT_COLUMNS) if rows else None
 
 
 @dataclass(frozen=True)

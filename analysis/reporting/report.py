@@ -30,9 +30,19 @@ from armlab.analysis.config import load_config
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.reporting import figures, sections
 from armlab.analysis.reporting.html import STYLE, esc, html_figure
-from armlab.analysis.reporting.read import Analysis, Curves, Runs, read_analysis, read_curves, read_runs
+from armlab.analysis.reporting.read import (
+    Analysis,
+    Curves,
+    Runs,
+    read_analysis,
+    read_checkpoints,
+    read_curves,
+    read_runs,
+)
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from armlab.analysis.config import Config
 
 
@@ -147,10 +157,11 @@ def render_html(
     rendered: Mapping[str, tuple[str, str, Mapping[str, bytes]]],
     config_text: str,
     curves: Curves | None = None,
+    checkpoints: pd.DataFrame | None = None,
 ) -> str:
     """The whole report as one HTML string."""
     inline = {name: html_figure(r, title, caption) for name, (title, caption, r) in rendered.items()}
-    page = sections.Page(cfg, analysis, runs, inline, config_text, curves)
+    page = sections.Page(cfg, analysis, runs, inline, config_text, curves, checkpoints)
     registry = sections.SECTIONS  # looked up at each call: the registry, not a copy taken at import
     shown = {anchor: found.render(page) for anchor, found in registry.items()}
     nav = "".join(f'<a href="#{anchor}">{registry[anchor].nav}</a>' for anchor, html in shown.items() if html)
@@ -193,10 +204,11 @@ def write_report(
     cfg = load_config(config_path)
     analysis = read_analysis(analysis_dir, cfg.experiment)
     runs = read_runs(runs_dir) if runs_dir is not None else None
+    checkpoints = read_checkpoints(runs_dir) if runs_dir is not None else None
     curves = read_curves(curves_dir) if curves_dir is not None else None
     formats = ("svg", "png") if figures_dir is not None else ("svg",)
     rendered = render_figures(cfg, analysis, runs, formats, curves)
-    page = render_html(cfg, analysis, runs, rendered, Path(config_path).read_text(), curves)
+    page = render_html(cfg, analysis, runs, rendered, Path(config_path).read_text(), curves, checkpoints)
     if figures_dir is not None:
         with files.output_directory(figures_dir, "report --figures") as tmp:
             for name, (_, _, images) in rendered.items():

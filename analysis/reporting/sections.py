@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from armlab.analysis import sampled, tables, validity
+from armlab.analysis import sampled, tables, validity, verifier_sensitivity
 from armlab.analysis.reporting import figures
 from armlab.analysis.reporting.html import details, esc, html_facts, html_list, html_table, muted, section
 from armlab.analysis.reporting.read import Analysis, Curves, Runs
@@ -123,7 +123,6 @@ def family_headline(rows: pd.DataFrame, settings: Settings) -> list[str]:
     What the seeds could detect at all is :func:`precision_sentence`.
     """
     reference, measure, n = rows["reference"].iloc[0], rows["measure"].iloc[0], int(rows["n_seeds"].max())
-    margin = f"{100 * rows['equivalence_margin'].iloc[0]:g}"
 
     def interval(r: Any) -> str:
         shown = tables.interval_text(r.decision_low, r.decision_high, tables.points)
@@ -140,17 +139,19 @@ def family_headline(rows: pd.DataFrame, settings: Settings) -> list[str]:
             f"{r.arm} {relation} {reference} by {abs(100 * r.mean_diff):.2f} points "
             f"({interval(r)}; Holm p = {r.p_holm:.3g}{tables.numerics_flag(r)})."
         )
-    equivalent = rows.loc[rows["verdict"] == "equivalent", "arm"]
-    if len(equivalent):
-        verb = "is" if len(equivalent) == 1 else "are"
-        # decided by an exact TOST (sign-flip, permutation) or the t-TOST: no coverage caveat applies
-        sentences.append(f"{_join(equivalent)} {verb} equivalent to {reference} within ±{margin} point(s).")
-    for r in rows[(rows["verdict"] == "equivalent") & tables.not_robust(rows)].itertuples():
-        sentences.append(f"{r.arm}: equivalent{tables.numerics_flag(r)}.")
+    for r in rows[rows["verdict"] == "equivalent"].itertuples():
+        # decided by an exact TOST (sign-flip, permutation) or the t-TOST under Holm: its own interval, not the
+        # difference's, is the one that lies inside the margin
+        shown = tables.interval_text(r.eq_decision_low, r.eq_decision_high, tables.points)
+        sentences.append(
+            f"{r.arm} is equivalent to {reference} within {tables.margin_text(r.equivalence_margin)} "
+            f"({100 * r.eq_decision_level:.3g}% TOST interval at Holm's level: {shown}; TOST Holm p = "
+            f"{r.p_equivalence_holm:.3g}{tables.numerics_flag(r)})."
+        )
     attainable = rows["equivalence_attainable"].astype(bool).all()
     if not attainable and not tables.is_unpaired(rows):  # unpaired: the notes say it, with the run counts
         sentences.append(
-            validity.unattainable_equivalence_sentence(n, settings.alpha, rows["equivalence_margin"].iloc[0])
+            validity.unattainable_equivalence_sentence(n, settings.alpha, rows["equivalence_margin"].iloc[0], len(rows))
         )
     largest = rows.loc[rows["mean_diff"].abs().idxmax()]
     sentences.append(
@@ -218,8 +219,11 @@ def runs_summary(runs: Runs | None) -> str:
     """One line on the training runs: how many, how long, which commit; or that there are none."""
     if runs is None:
         return NO_TRAINING_LOGS
+    trained = [m for m in runs.manifests if not m.get("trained_elsewhere")]  # the others' seconds: their recording
+    elsewhere = len(runs.manifests) - len(trained)
     text = f"{runs.steps.groupby(['arm', 'seed']).ngroups} runs with step logs"
-    seconds = pd.Series([m.get("seconds") for m in runs.manifests], dtype=float)
+    text += f", {elsewhere} of them trained elsewhere (see Checkpoints evaluated)" if elsewhere else ""
+    seconds = pd.Series([m.get("seconds") for m in trained], dtype=float)
     timing = _span(seconds, "{:.0f}")
     if timing:
         text += f", {seconds.sum() / 60:.1f} min of training ({timing} s per run)"
@@ -248,10 +252,39 @@ class Page:
     figures: Mapping[str, str] = field(default_factory=dict)
     config_text: str = ""
     curves: Curves | None = None  # armlab curves --config's tables, where the report was given them
+    checkpoints: pd.DataFrame | None = None  # the checkpoints of runs made elsewhere, as recorded (read_checkpoints)
 
     def figures_of_families(self, prefix: str) -> dict[str, str]:
         """The figures ``<prefix>-<i>`` by the family of the config's i-th comparison ("" where there is none)."""
         return {c.family: self.figures.get(f"{prefix}-{i}", "") for i, c in enumerate(self.cfg.comparisons, start=1)}
+
+
+def report_card_section(page: Page) -> str:
+    """The report card (report_card.csv): each item of the minimum standard for an RLVR claim, its grade, the number
+    behind it and why; "" where the analysis wrote no card."""
+    card = page.analysis.report_card
+    if not len(card):
+        return ""
+    counts = card["status"].value_counts()
+    tally = ", ".join(
+        f"{counts[s]} {s}" for s in ("pass", "fail", "not applicable", "not available", "not run") if s in counts
+    )
+    rows = "".join(
+        f'<tr><td class="status"><span class="chip {esc(r.status.replace(" ", "-"))}">{esc(r.status)}</span></td>'
+        f"<td>{esc(r.check)}</td><td>{esc(r.value)}</td><td>{esc(r.reason)}</td></tr>"
+        for r in card.itertuples()
+    )
+    table = (
+        '<div class="scroll"><table class="grades"><thead><tr><th>grade</th><th>check</th><th>number</th>'
+        f"<th>why</th></tr></thead><tbody>{rows}</tbody></table></div>"
+    )
+    lede = (
+        f'<p class="muted">This experiment against the minimum standard for an RLVR claim ({esc(tally)}): '
+        "enough seeds, one evaluation protocol for every arm and the base, matched compute, answer-format failures "
+        "compared, nothing chosen on the test items, grader robustness and contamination. "
+        '"Not available": an input is missing, so the item cannot pass. analysis/report_card.csv.</p>'
+    )
+    return section("card", "Report card", lede + table)
 
 
 def what_was_run(page: Page) -> str:
@@ -291,6 +324,34 @@ def what_was_run(page: Page) -> str:
         )
     body += details(f"Config file ({cfg.source})", f"<pre>{esc(config_text)}</pre>")
     return section("run", "What was run", body)
+
+
+def checkpoints_section(page: Page) -> str:
+    """Runs made elsewhere: every checkpoint evaluated, with its folder and the sha256 of its files as recorded
+    before the evaluation (the base checkpoint as arm base); "" where the runs were trained here."""
+    recorded = page.checkpoints
+    if recorded is None:
+        return ""
+    runs = recorded.drop_duplicates(["arm", "seed"])
+    text = (
+        f"{len(recorded)} checkpoint(s) of {len(runs)} run(s) trained elsewhere, each a folder whose files were "
+        f"hashed before it was evaluated; its sha256 is of its files' paths, sizes and sha256 "
+        f"(training/backends/checkpoints.py). A checkpoint whose files change is recorded and evaluated again."
+    )
+    shown = recorded.drop(columns=["description", "claims"]).assign(
+        step=recorded["step"].map(lambda step: "—" if pd.isna(step) else str(int(step))),
+        bytes=recorded["bytes"].map(lambda n: f"{n:,}"),
+    )
+    arms = runs.drop_duplicates("arm").assign(
+        claims=lambda frame: frame["claims"].map(
+            lambda claims: ", ".join(f"{k}: {v}" for k, v in _flatten(claims).items())
+        )
+    )
+    described = arms[(arms["description"].notna()) | (arms["claims"] != "")][["arm", "description", "claims"]]
+    body = f"<p>{esc(text)}</p>"
+    if not described.empty:  # what each arm is and claims it was trained with, as its config says: not checked
+        body += html_table(described.fillna("—"))
+    return section("checkpoints", "Checkpoints evaluated", body + html_table(shown))
 
 
 def sequential_verdicts(analysis: Analysis) -> str:
@@ -371,8 +432,8 @@ def verdict_section(page: Page) -> str:
     cards = []
     for family, group in rows.groupby("family", sort=False):
         chips = "".join(
-            f'<span class="chip {r.verdict}">{esc(r.arm)} {esc(tables.points(r.mean_diff))} '
-            f"{esc(tables.decision_text(r))} · {esc(r.verdict)}{' · ' + tables.NOT_ROBUST if flagged else ''}</span>"
+            f'<span class="chip {r.verdict}">{esc(r.arm)} {esc(tables.points(r.mean_diff))} · '
+            f"{esc(r.verdict)} · {esc(tables.verdict_evidence(r))}{' · ' + tables.NOT_ROBUST if flagged else ''}</span>"
             for r, flagged in zip(group.itertuples(), tables.not_robust(group))
         )
         unreachable = figures.cannot_reach_alpha(group, analysis.settings.alpha) is not None
@@ -389,12 +450,12 @@ def verdict_section(page: Page) -> str:
         )
     test = tables.test_name(rows)
     lede = (
-        f'<p class="muted">On the primary summary, {esc(rows["measure"].iloc[0])}; Δ in points (score × 100), '
-        f"with the {esc(test)}'s interval at the level where it agrees with Holm's decisions (it excludes 0 "
-        f"exactly when the arm is better or worse). "
-        f"Better/worse: {esc(test)}, Holm across the family's arms at α = {analysis.settings.alpha:g}; "
-        f"equivalent: {esc(tables.equivalence_test(rows))} within the margin at "
-        f"α; otherwise inconclusive.</p>"
+        f'<p class="muted">On the primary summary, {esc(rows["measure"].iloc[0])}; Δ in points (score × 100). '
+        f"Better/worse: {esc(test)}, Holm across the family's arms at α = {analysis.settings.alpha:g}, shown with "
+        f"its interval at the level where it agrees with Holm's decisions (it excludes 0 exactly when the arm is "
+        f"better or worse); equivalent: {esc(tables.equivalence_test(rows))} within the margin, Holm across the "
+        f"arms at α, shown with its own interval at the level where it agrees with those decisions (it lies inside "
+        f"the margin exactly when the arm is equivalent); otherwise inconclusive, shown with both.</p>"
     )
     return section("verdicts", "Headline verdicts", lede + f'<div class="cards">{"".join(cards)}</div>')
 
@@ -515,10 +576,18 @@ def sequential_section(page: Page) -> str:
 
 
 def benchmarks_section(page: Page) -> str:
-    """The heatmap of every arm's difference on every benchmark."""
+    """The heatmap of every arm's difference on every benchmark, and per family and measure (avg@k, pass@k, maj@k)
+    the paper's table of benchmarks × methods."""
     shown = page.figures.get("benchmarks") or muted(
         "Per-benchmark comparisons were not computed (analysis.per_benchmark is off)."
     )
+    table = page.analysis.per_benchmark
+    for family, measure, frame in tables.per_benchmark_sections(table):
+        shown += details(
+            f"{family}: {measure} per benchmark",
+            html_table(frame)
+            + muted(tables.per_benchmark_caption(table, family, measure, page.analysis.settings.alpha)),
+        )
     return section("benchmarks", "Per-benchmark view", shown)
 
 
@@ -542,11 +611,14 @@ def distributions_section(page: Page) -> str:
 
 
 def base_crossing(rows: pd.DataFrame, confidence: float) -> str:
-    """Whether and where one arm's pass@k curve falls below the base policy's (rows of pass_at_k_vs_base.csv)."""
+    """Whether and where one arm's pass@k curve falls below the base policy's (rows of pass_at_k_vs_base.csv), and
+    how its intervals hold the base's own sampling noise."""
     rows = rows.sort_values("k")
     arm, below = rows["arm"].iloc[0], rows[rows["mean_diff"] < 0]
+    methods = "; ".join(dict.fromkeys(rows["method"].astype(str)))
+    how = f" Intervals: {methods}." if methods else ""
     if below.empty:
-        return f"{arm} stays above the base policy at every k ({_join(map(str, rows['k']))})."
+        return f"{arm} stays above the base policy at every k ({_join(map(str, rows['k']))}).{how}"
     first = below.iloc[0]
     sure = rows[rows["ci_high"] < 0]
     where = (
@@ -556,7 +628,7 @@ def base_crossing(rows: pd.DataFrame, confidence: float) -> str:
     )
     return (
         f"{arm} falls below the base policy from k = {int(first.k)}: Δ {tables.points(first.mean_diff)} points "
-        f"[{tables.points(first.ci_low)}, {tables.points(first.ci_high)}]{where}."
+        f"{tables.interval_text(first.ci_low, first.ci_high, tables.points)}{where}.{how}"
     )
 
 
@@ -633,9 +705,10 @@ def sampling_section(page: Page) -> str:
                 "Share of the variance of each mean paired difference from training seeds (seed effect and "
                 "seed × item interaction), from the finite item set, and from sampling k answers per item; "
                 "method of moments (analysis/stats/sampling.py) on the per-item counts, with the two arms' answers "
-                "paired by sample where the evaluations kept their verdicts (arms of a seed share their "
-                "sampling stream, so their errors are correlated). Sampling is blank where it cannot be "
-                "separated from training (one answer per item)."
+                "paired by sample where the evaluations kept their verdicts (sampling_method 'paired by sample': "
+                "var(y_arm,j − y_ref,j)/k, unbiased whatever the arms' answers share), else as if the arms' "
+                "answers were independent. Sampling is blank where it cannot be separated from training (one "
+                "answer per item). " + sampling_streams_sentence(components)
             )
             + html_table(shown)
         )
@@ -699,7 +772,7 @@ def numerics_section(page: Page) -> str:
         "Each control is its reference run again at the same seeds with the same random streams under other numerics "
         "only (kernels, threads, batch size, engine), so its difference is what numerics alone do. Numerics se: the "
         "standard error numerics alone put on a mean difference at these seeds (mean_s d² less the sampling part, over "
-        "n; docs/statistics.md §15)."
+        "n; docs/statistics.md §16)."
     ) + html_table(shown)
     treated = analysis.variance_components[~analysis.variance_components["arm"].isin(controls["arm"])]
     if len(treated) and treated["var_numerics"].notna().any():
@@ -739,6 +812,60 @@ def _se(components: pd.DataFrame, family: str, arm: str, column: str) -> str:
     return f"{100 * max(float(components.loc[(family, arm), column]), 0.0) ** 0.5:.2f}"
 
 
+def sampling_streams_sentence(components: pd.DataFrame) -> str:
+    """How the compared arms' evaluations drew their answers, in the words of their manifests (the engine decides
+    whether arms of a seed share each answer's random draw, which correlates their sampling errors)."""
+    said = [how for how in dict.fromkeys(components["sampling_streams"]) if how]
+    if not said:
+        return "The evaluations' manifests do not say how they drew their answers (results from elsewhere)."
+    return "How the evaluations drew their answers, as their manifests record it: " + "; ".join(said) + "."
+
+
+def grader_section(page: Page) -> str:
+    """Robust to the grader? Each summary's verdict under every verifier the stored answers were re-graded by
+    (``armlab rescore``), and every flip of any cell named."""
+    table = page.analysis.verifier_sensitivity
+    if table is None or not len(table):
+        return ""
+    verifiers = list(dict.fromkeys(table["verifier"]))
+    flips = verifier_sensitivity.flip_lines(table)
+    body = muted(
+        f"The answers the evaluations stored, graded again by {_join(verifiers)} (nothing generated again; "
+        "evals/verifiers.py names each verifier's rule), and the same analysis rerun on each: a flip is a cell "
+        "(family, arm, measure) whose verdict differs from the configured grading's. Unparsed: the share of the "
+        "re-graded answers the verifier read nothing from, arm / reference; a verdict that changes with it is "
+        "about the answers' format as much as their correctness."
+    )
+    body += (
+        f"<h3>Flips ({len(flips)})</h3>" + html_list(flips)
+        if flips
+        else f"<p>No verdict changes under any of these {len(verifiers)} verifiers ({len(table)} cells).</p>"
+    )
+    rows = table[table["level"] == "summary"]
+    shown = pd.DataFrame(
+        {
+            "verifier": rows["verifier"],
+            "family": rows["family"],
+            "comparison": rows["arm"] + " vs " + rows["reference"],
+            "measure": rows["measure"],
+            "Δ (points)": rows["mean_diff"].map(tables.points),
+            "interval at Holm's level": [tables.decision_text(r) for r in rows.itertuples()],
+            "verdict": rows["verdict"],
+            "configured": rows["verdict"].where(~rows["flip"].astype(bool), rows["configured_verdict"] + " (flip)"),
+            "configured Δ": rows["configured_mean_diff"].map(tables.points),
+            "unparsed (%)": [
+                f"{_percent(r.unparsed_arm)} / {_percent(r.unparsed_reference)}" for r in rows.itertuples()
+            ],
+        }
+    )
+    body += "<h3>The summaries under each verifier</h3>" + html_table(shown)
+    return section("grader", "Robust to the grader?", body)
+
+
+def _percent(share: float) -> str:
+    return "—" if np.isnan(share) else f"{100 * share:.0f}"
+
+
 def power_section(page: Page) -> str:
     """The power plot, every note of the analysis, and the dropped runs."""
     analysis = page.analysis
@@ -760,6 +887,7 @@ class Section:
 SECTIONS: Registry[Section] = Registry(
     "report section",
     {
+        "card": Section("Report card", report_card_section),
         "run": Section("What was run", what_was_run),
         "verdicts": Section("Verdicts", verdict_section),
         "replication": Section("Replication", replication_section),
@@ -768,10 +896,12 @@ SECTIONS: Registry[Section] = Registry(
         "benchmarks": Section("Benchmarks", benchmarks_section),
         "distributions": Section("Distributions", distributions_section),
         "training": Section("Training", training_section),
+        "checkpoints": Section("Checkpoints", checkpoints_section),
         "curves": Section("Curves", curves_section),
         "rankings": Section("Rankings", rankings_section),
         "sampling": Section("Sampling", sampling_section),
         "numerics": Section("Numerics", numerics_section),
+        "grader": Section("Robust to the grader?", grader_section),
         "power": Section("Power", power_section),
     },
 )

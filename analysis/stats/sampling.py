@@ -40,6 +40,10 @@ import numpy as np
 import pandas as pd
 
 from armlab.analysis.stats.normal_theory import item_mean_squares
+from armlab.lazy import lazy_module
+
+stats = lazy_module("scipy.stats")
+special = lazy_module("scipy.special")
 
 OPTIONS = ("seed", "samples")  # the two purchases :func:`allocation` compares, in its row order
 
@@ -102,6 +106,80 @@ def cell_sampling_variance(n: np.ndarray | int, c: np.ndarray | float) -> np.nda
     with np.errstate(divide="ignore", invalid="ignore"):
         variance = c * (n - c) / (n * n * (n - 1))
     return np.where(n >= 2, variance, np.nan)[()]
+
+
+def pass_at_k_variance(n: np.ndarray | int, c: np.ndarray | int, k: int) -> np.ndarray:
+    """Hoeffding 1948 (U-statistics), Efron & Stein 1981 (the jackknife estimate of variance): an estimate of the
+    sampling variance of one item's :func:`pass_at_k` from its counts that is never below it in expectation.
+
+    pass@k = 1 - U with U = C(n - c, k) / C(n, k), the U-statistic of degree k for (1 - p)^k. With f = n - c:
+
+    - n >= 2k: U^2 - C(f, 2k) / C(n, 2k), unbiased (the second term is the U-statistic for (1 - p)^2k);
+    - k < n < 2k: the delete-one jackknife over the n answers, (n - 1) c f C(f - 1, k - 1)^2 / (n C(n - 1, k))^2,
+      conservative: its mean is at least Var(U on n - 1 answers) (n - 1)/n (Efron-Stein) >= Var(U) (n Var(U) does
+      not grow with n, Hoeffding);
+    - k = n: pass@n is 1{c >= 1}, of variance q^n (1 - q^n) <= n p q^(n - 1) = P(c = 1), so 1{c = 1}
+      (q = 1 - p; 1 - q^n = p (1 + q + ... + q^(n-1)) <= n p).
+
+    No unbiased estimate exists for n < 2k: the variance is a polynomial of degree 2k in p, the counts
+    identify only those of degree <= n. Every branch is 0 at c = 0 and (n >= 2) at c = n. ``n`` and ``c`` broadcast
+    (the checks of :func:`pass_at_k`); k is one integer.
+    """
+    pass_at_k(n, c, k)  # the same checks on n, c and k
+    n, c = np.broadcast_arrays(np.asarray(n, dtype=float), np.asarray(c, dtype=float))
+    f = n - c
+    out = np.zeros(n.shape)
+    unbiased, jackknife, whole = n >= 2 * k, (n > k) & (n < 2 * k), n == k
+    u = 1.0 - pass_at_k(n[unbiased], c[unbiased], k)
+    out[unbiased] = u * u - (1.0 - pass_at_k(n[unbiased], c[unbiased], 2 * k))
+    nj, cj, fj = n[jackknife], c[jackknife], f[jackknife]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.exp(_log_comb(fj - 1, k - 1) - _log_comb(nj - 1, k))  # C(f-1, k-1) / C(n-1, k); 0 when f < k
+    out[jackknife] = np.where(fj >= k, (nj - 1) * cj * fj * ratio**2 / nj**2, 0.0)
+    out[whole] = (c[whole] == 1).astype(float)
+    return np.maximum(out, 0.0)[()]  # U^2 >= the 2k-term exactly; max() only clears rounding below 0
+
+
+def pass_at_k_variance_method(n: int, k: int) -> str:
+    """Which estimate :func:`pass_at_k_variance` gives for n answers at pass@k, in words."""
+    if n >= 2 * k:
+        return "unbiased"
+    return "jackknife (conservative)" if n > k else "one-correct bound (conservative)"
+
+
+def _log_comb(a: np.ndarray, b: int) -> np.ndarray:
+    return special.gammaln(a + 1) - special.gammaln(b + 1) - special.gammaln(a - b + 1)
+
+
+def difference_from_estimate(
+    values: np.ndarray,
+    estimate: np.ndarray | float,
+    estimate_variance: np.ndarray | float,
+    confidence: float,
+    estimate_df: np.ndarray | float = np.inf,
+) -> dict[str, np.ndarray]:
+    """Welch 1947, Satterthwaite 1946: the mean of ``values`` (last axis: seeds) minus an estimate made once, whose
+    variance is estimated separately (``estimate_variance``, with ``estimate_df`` degrees of freedom: the base
+    policy's sampling variance), as a t interval.
+
+    se^2 = s^2 / n + v; degrees of freedom (s^2 / n + v)^2 / ((s^2 / n)^2 / (n - 1) + v^2 / estimate_df). With
+    v = 0 it is the one-sample t interval of the seeds. One seed: an unbounded interval and no p. Returns
+    ``mean``, ``se``, ``df``, ``low``, ``high``, ``p_value`` (two-sided), arrays over the leading axes.
+    """
+    values = np.asarray(values, dtype=float)
+    n = values.shape[-1]
+    mean = values.mean(axis=-1) - estimate
+    seed_part = values.var(axis=-1, ddof=1) / n if n > 1 else np.full(mean.shape, np.nan)
+    total = seed_part + estimate_variance
+    with np.errstate(divide="ignore", invalid="ignore"):
+        spread = seed_part**2 / max(n - 1, 1) + np.asarray(estimate_variance) ** 2 / estimate_df
+        df = np.where(spread > 0, total**2 / spread, np.inf)
+        se = np.sqrt(total)
+        half = np.where(se > 0, stats.t.ppf(0.5 + confidence / 2, df) * se, 0.0)
+        t = np.where(se > 0, np.abs(mean) / se, np.where(mean == 0, 0.0, np.inf))
+    p_value = np.where(n > 1, 2 * stats.t.sf(t, df), np.nan)
+    half = np.where(n > 1, half, np.inf)
+    return {"mean": mean, "se": se, "df": df, "low": mean - half, "high": mean + half, "p_value": p_value}
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ and call its methods (Snakemake supplies only the wildcards and, under a sequent
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from collections.abc import Callable, Iterable, Sequence
@@ -15,6 +16,7 @@ from armlab import layout
 from armlab.analysis.config import parse_config as parse_analysis_config
 from armlab.configfile import ConfigError
 from armlab.contract import BASE_ARM
+from armlab.files import MANIFEST
 from armlab.training.backends import BACKENDS, Backend, arm_backend, backends_used, job_resources
 from armlab.training.numerics_controls import controls
 from armlab.training.recipe import kept_checkpoint_steps, resolve_arm
@@ -49,7 +51,16 @@ class RunPlan:
         # export_base), every run starts from the export, and (TRL arms only) arm base is the export
         self.exports_base = self.base_backend.exports_base(config)
         self.has_base = self.base_backend.trains_base or self.exports_base or self.hf_base is not None
-        self.base_runs: list[Run] = [(BASE_ARM, 0)] if self.has_base else []
+        # a backend whose runs were made elsewhere records the base checkpoint too (rule record_base, into the run
+        # folder of arm base, seed 0), reading the limits in the first arm's view
+        self.records_base = self.base_backend.recorded is not None and self.hf_base is not None
+        # whether some arm is trained here (else the recipe's steps and checkpoints are not the runs')
+        self.trains = any(BACKENDS[name].recorded is None for name in self.used_backends)
+        self.base_record_config = f"{self.out}/config/train/{next(iter(config['arms']))}.json"
+        # a sampled evaluation of the base varies with its sampling stream like every arm's: it is evaluated at each
+        # seed the arms run (the arms' streams, so each comparison with it pairs by seed, docs/statistics.md §10);
+        # a greedy one gives the same answers at every seed, so once (seed 0)
+        self.base_per_seed = self.has_base and config["eval"]["temperature"] > 0
         # what a training job of each backend reads besides its config (its train rule's inputs, as --<name>)
         self.reads = {name: BACKENDS[name].reads_for(config) for name in self.used_backends}
         self.read_paths = {
@@ -63,6 +74,12 @@ class RunPlan:
         # the local files of eval.external benchmarks: inputs of the task configs, so that an edited file reruns them
         external = config["eval"].get("external") or {}
         self.external_files = [spec["path"] for spec in external.values() if spec["source"] == "file"]
+        # analysis.verifiers: rule rescore re-grades the stored answers after the analysis; the report reads its table
+        self.rescore_outputs = {
+            "sensitivity": f"{self.out}/{layout.GRADER_SENSITIVITY}",
+            "manifest": f"{self.out}/{layout.RESCORED}/manifest.json",
+        }
+        self.rescored = [self.rescore_outputs["sensitivity"]] if self.analysis.settings.verifiers else []
         self.train_resources = {name: job_resources(config, "train", name) for name in self.used_backends}
         self.eval_resources = {name: job_resources(config, "eval", name) for name in self.used_backends}
 
@@ -76,20 +93,32 @@ class RunPlan:
         """Run (arm, seed)'s log of its ``stage`` job; by default the rules' pattern."""
         return layout.job_log(self.out, stage, arm, seed)
 
+    def base_runs(self, runs: Iterable[Run]) -> list[Run]:
+        """The base policy's evaluations beside ``runs``: one at each of their seeds when sampled, else one at
+        seed 0; none without a base policy."""
+        if not self.has_base:
+            return []
+        seeds = sorted({int(seed) for _, seed in runs}) if self.base_per_seed else [0]
+        return [(BASE_ARM, seed) for seed in seeds]
+
     def per_run(
         self, stage: str, name: str, runs: Iterable[Run], evaluated: bool = False, backends: Sequence[str] | None = None
     ) -> list[str]:
         """File ``name`` of ``stage`` for every run in ``runs`` (only the arms that ``backends`` train, when given),
-        and of the base policy first when ``evaluated``."""
+        and of the base policy's evaluations (:meth:`base_runs`) first when ``evaluated``."""
+        runs = list(runs)
         return [
             f"{self.job_dir(stage, arm, seed)}/{name}"
-            for arm, seed in (self.base_runs if evaluated else []) + list(runs)
+            for arm, seed in (self.base_runs(runs) if evaluated else []) + runs
             if backends is None or self.arm_backends[arm] in backends
         ]
 
-    def run_outputs(self, backend: Backend) -> dict[str, tuple[str, bool]]:
-        """A train rule's outputs: ``{name: (path pattern, whether it is a directory)}`` of ``backend``'s files."""
-        run_dir = self.job_dir("runs")
+    def run_outputs(
+        self, backend: Backend, arm: object = "{arm}", seed: object = "{seed}"
+    ) -> dict[str, tuple[str, bool]]:
+        """A train rule's outputs: ``{name: (path pattern, whether it is a directory)}`` of ``backend``'s files (by
+        default the pattern with wildcards; arm base's for rule record_base)."""
+        run_dir = self.job_dir("runs", arm, seed)
         return {name: (f"{run_dir}/{path}", name in backend.directories) for name, path in backend.outputs.items()}
 
     # ------------------------------------------------------------------------------------------ the evaluations
@@ -113,6 +142,8 @@ class RunPlan:
         if arm == BASE_ARM:
             if self.exports_base:
                 return f"{self.out}/base_hf/manifest.json"
+            if self.records_base:
+                return f"{self.job_dir('runs', BASE_ARM, 0)}/manifest.json"
             return self.read_paths["base"] if self.base_backend.trains_base else []
         backend = BACKENDS[self.arm_backends[arm]]
         run_dir = self.job_dir("runs", arm, seed)
@@ -123,7 +154,7 @@ class RunPlan:
         see armlab.evals.run): those of the backend that made the arm's models."""
         backend = self.backend_of(arm)
         model = f"--model {backend.lm_eval_model}"
-        if self.exports_base and arm == BASE_ARM:
+        if arm == BASE_ARM and (self.exports_base or self.records_base):
             return f"{model} --run-manifest {checkpoint}"
         if arm == BASE_ARM and not backend.trains_base:
             hf_base = self.hf_base
@@ -131,6 +162,12 @@ class RunPlan:
                 raise ConfigError(f"backend {self.base_backend_name} names no base checkpoint to evaluate")
             return f"{model} --hf-checkpoint {shlex.quote(hf_base)}"
         return f"{model} --{'checkpoint' if backend.checkpoint else 'run-manifest'} {checkpoint}"
+
+    def recorded(self, arm: str) -> bool:
+        """Whether ``arm``'s runs (arm base: the base checkpoint) were made elsewhere and recorded: its evaluations
+        read the record as an ancient input, rerun when the record's checkpoints change (:meth:`changed_records`),
+        not when a description in the arm's view does."""
+        return self.backend_of(arm).recorded is not None and (arm != BASE_ARM or self.records_base)
 
     def arms_pattern(self, backend_name: str) -> str:
         """A wildcard constraint matching exactly the arms that ``backend_name`` trains (anchored, names escaped)."""
@@ -155,17 +192,58 @@ class RunPlan:
     # ------------------------------------------------------------------------------------- accuracy over training
 
     def kept_models(self, arm: str) -> int:
-        """How many models a run of ``arm`` keeps: its checkpoints before the last step, and the final model."""
+        """How many models a run of ``arm`` keeps: its checkpoints before the last step, and the final model (a
+        run made elsewhere: the most any of its seeds has)."""
+        recorded = BACKENDS[self.arm_backends[arm]].recorded
+        if recorded is not None:
+            return recorded.kept_models(self.config, arm)
         return len(kept_checkpoint_steps(resolve_arm(self.config, arm))) + 1
 
     def curve_manifests(self, runs: Iterable[Run]) -> list[str]:
         """Every run's checkpoint evaluation; an arm whose backend keeps no checkpoints is refused by name."""
         for arm, name in self.arm_backends.items():
-            if not BACKENDS[name].keeps_checkpoints:
-                raise ConfigError(f"arms.{arm}: backend {name} keeps no intermediate checkpoints, so it has no curve")
+            if not BACKENDS[name].keeps_checkpoints(self.config):
+                raise ConfigError(
+                    f"arms.{arm}: backend {name} keeps no intermediate checkpoints, so it has no curve"
+                    + (" (name them with checkpoints.steps)" if BACKENDS[name].recorded is not None else "")
+                )
         return self.per_run("curves", "manifest.json", runs)
 
     # ---------------------------------------------------------------------------------------- repairs of results
+
+    def changed_records(self) -> list[tuple[str, list[Path]]]:
+        """Why each record of runs made elsewhere (and of the base checkpoint) no longer holds, and the files to
+        remove so that the workflow records and evaluates again what changed: a record whose checkpoints changed on
+        disk (with the evaluation and curve made from it), one whose step log changed (with its curve), an
+        evaluation or a curve whose checkpoints' sha256 are not those the record names (made from an earlier
+        record). Only files that exist are listed; nothing outside the experiment's folder."""
+        found = []
+        for arm, seed in ([(BASE_ARM, 0)] if self.has_base else []) + self.fixed_runs:
+            if not self.recorded(arm):
+                continue
+            backend, run_dir = self.backend_of(arm), Path(self.job_dir("runs", arm, seed))
+            record = [run_dir / name for name in backend.outputs.values()]
+            # the evaluations made from the record: the base checkpoint's at every seed it is evaluated at
+            evaluations = self.base_runs(self.fixed_runs) if arm == BASE_ARM else [(arm, seed)]
+            curve = [
+                Path(self.job_dir("curves", evaluated_arm, evaluated_seed)) / name
+                for evaluated_arm, evaluated_seed in evaluations
+                for name in ("scores.parquet", "manifest.json")
+            ]
+            change = backend.recorded.changed(self.config, arm, seed, run_dir)  # type: ignore[union-attr]
+            if change is not None:
+                reason, checkpoints_changed = change
+                found.append((reason, record + (self.results_built_on(run_dir) if checkpoints_changed else curve)))
+                continue
+            for evaluated_arm, evaluated_seed in evaluations:
+                evaluation = self.job_dir("evals", evaluated_arm, evaluated_seed)
+                for stage, outputs in (("evals", self.results_built_on(evaluation)), ("curves", [])):
+                    job = Path(self.job_dir(stage, evaluated_arm, evaluated_seed))
+                    evaluated, recorded = _sha256s(job / MANIFEST, stage), _sha256s(run_dir / MANIFEST, stage)
+                    if evaluated is not None and recorded is not None and evaluated != recorded:
+                        reason = f"{job}: evaluated checkpoints other than {run_dir} records now"
+                        found.append((reason, [job / "scores.parquet", job / MANIFEST, *outputs]))
+        return [(reason, [path for path in paths if path.is_file()]) for reason, paths in found]
 
     def results_built_on(self, job_dir: str | Path) -> list[Path]:
         """The results made from a job's outputs, up to scores.parquet (the evaluation's and the curve's for a
@@ -179,8 +257,15 @@ class RunPlan:
         built = [Path(self.out) / "scores.parquet"]
         if job[0] != "evals":
             arm, seed = (BASE_ARM, 0) if job[0] in ("base", "base_hf") else layout.run_of(Path(*job[1:3]))
+            if arm == BASE_ARM:  # every evaluation of the base policy (trained, exported or recorded)
+                design = self.analysis.design
+                seeds = range(design.start, design.start + design.max) if design else self.config["seeds"]
+                jobs = self.base_runs(("", seed) for seed in seeds)
+            else:
+                jobs = [(arm, int(seed))]
             built += [
                 Path(self.job_dir(stage, arm, seed)) / name
+                for arm, seed in jobs
                 for stage in ("evals", "curves")
                 for name in ("scores.parquet", "manifest.json")
             ]
@@ -190,3 +275,17 @@ class RunPlan:
 def _alternatives(names: Iterable[str]) -> str:
     """A regular expression matching exactly one of ``names`` (escaped), as a group."""
     return "(?:" + "|".join(re.escape(name) for name in names) + ")"
+
+
+def _sha256s(manifest: Path, stage: str = "evals") -> list | None:
+    """The checkpoints' sha256 a manifest names: an evaluation's one, a curve's in step order; a run record's final
+    one (``stage`` evals) or all (curves). None where the manifest is not there or names none."""
+    try:
+        record = json.loads(manifest.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict):
+        return None
+    if isinstance(record.get("checkpoints"), list) and stage == "curves":
+        return [model.get("sha256") for model in record["checkpoints"] if isinstance(model, dict)]
+    return [record["checkpoint_sha256"]] if "checkpoint_sha256" in record else None

@@ -1,6 +1,7 @@
 """The analysis' part of a config: defaults, validation and command-line overrides."""
 
 import json
+import re
 
 import pytest
 import yaml
@@ -80,13 +81,27 @@ def test_bad_settings_are_named(analysis, message):
             "the reference 'a' cannot also be",
         ),
         ({**BASE, "comparisons": BASE["comparisons"] * 2}, "duplicate family name"),
+        (
+            {**BASE, "comparisons": [{**BASE["comparisons"][0], "control": "yes"}]},
+            "comparisons[0].control: expected true or false, got 'yes'",
+        ),
+        (
+            {**BASE, "comparisons": [{**BASE["comparisons"][0], "controls": True}]},
+            "comparisons[0]: expected the keys family, reference, arms (and optionally control)",
+        ),
         ({**BASE, "input": {"path": "x.csv"}}, "input: expected a mapping with a 'kind'"),
         ({**BASE, "benchmarks": {"add": {"n_items": 3}}}, "benchmarks.add.domain: expected a string"),
     ],
 )
 def test_bad_structure_is_named(raw, message):
-    with pytest.raises(AnalysisInputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(AnalysisInputError, match=re.escape(message)):
         parse_config(raw)
+
+
+def test_a_family_marked_control_is_a_planted_control():
+    plain = parse_config(BASE).comparisons[0]
+    marked = parse_config({**BASE, "comparisons": [{**BASE["comparisons"][0], "control": True}]}).comparisons[0]
+    assert not plain.control and marked.control and marked.arms == plain.arms
 
 
 def test_statistics_are_named_from_the_registry_with_their_parameters():

@@ -114,9 +114,10 @@ def test_bad_input_is_one_line_naming_what_was_expected(call, message):
     assert message in str(refused.value).splitlines()[0]  # the first line names it (bad rows are listed below)
 
 
-def test_the_readme_example_runs(tmp_path, monkeypatch, capsys):
-    """The README's Python API block, run as written on the demo-like fixture's scores."""
-    block = (REPO / "README.md").read_text().split("**The Python API.**")[1].split("```python\n")[1].split("```")[0]
+def test_the_python_api_example_of_the_docs_runs(tmp_path, monkeypatch, capsys):
+    """The Python API block of docs/bringing-results.md, run as written on the demo-like fixture's scores."""
+    page = (REPO / "docs" / "bringing-results.md").read_text()
+    block = page.split("## The Python API")[1].split("```python\n")[1].split("```")[0]
     build = report_build()
     results = build["write_experiment"](tmp_path / "work")
     (tmp_path / "results" / "demo").mkdir(parents=True)

@@ -63,7 +63,9 @@ def test_the_plan_is_what_the_analysis_reports(seeds):
         assert plan.secondary == len(secondary) and plan.arms == (rows["stage"] == "primary").sum()
         np.testing.assert_allclose(rows.loc[rows["stage"] == "primary", "min_attainable_p"], plan.min_p)
         np.testing.assert_allclose(secondary["min_attainable_p"], plan.min_p_secondary)
-        assert (rows["equivalence_attainable"] == plan.equivalence_attainable).all()
+        # equivalence at each stage's first Holm step: alpha / k for the arms, alpha / max(k, m) behind the gate
+        assert (rows.loc[rows["stage"] == "primary", "equivalence_attainable"] == plan.equivalence_attainable).all()
+        assert (secondary["equivalence_attainable"] == plan.equivalence_attainable_secondary).all()
     # at the sd the analysis measured, the plan's MDE and seeds needed are the analysis's own
     for arm, family in (("x", "f"), ("z", "g")):
         row = primary.loc[arm]
@@ -103,7 +105,11 @@ def test_fewest_seeds_that_can_reach_alpha_by_enumeration(k, alpha):
 
 def test_equivalence_is_attainable_from_five_seeds_with_the_sign_flip_tost_and_two_with_the_t_tost():
     _, config = _config()
-    assert [planning.plan_families(config, n)[0].equivalence_attainable for n in (4, 5)] == [False, True]
+    # family g (one arm): 1/2^5 <= 0.05; family f (two arms, Holm's first step 0.025) needs 1/2^6
+    assert [planning.plan_families(config, n)[1].equivalence_attainable for n in (4, 5)] == [False, True]
+    assert [planning.plan_families(config, n)[0].equivalence_attainable for n in (5, 6)] == [False, True]
+    # f's 2 x 3 secondary cells behind the gate: Holm's first step 0.05/6 needs 1/2^8
+    assert [planning.plan_families(config, n)[0].equivalence_attainable_secondary for n in (7, 8)] == [False, True]
     _, t_config = _config(equivalence_test="t")
     assert planning.plan_families(t_config, 2)[0].equivalence_attainable
 
@@ -184,10 +190,12 @@ def test_armlab_plan_on_the_demo_config_says_it_can_decide_and_warns_at_three_se
     done = _armlab("config/config.yaml")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    # one arm per family, 6 seeds: 2/64; 12 benchmarks in domains of 4 (flat = domain_balanced) + pass@2, pass@4
+    # one arm per family, 6 seeds: 2/64; 12 benchmarks in domains of 4 (flat = domain_balanced) + pass@2, pass@4,
+    # and each benchmark's pass@2 and pass@4: 38 secondary cells, whose Holm can never reach alpha (38 x 2/64 > 1)
     assert lines[0].startswith(
         "armlab plan: family estimators: 1 arm(s) x 6 seeds: smallest Holm p 0.0312 (can reach alpha = 0.05), "
-        "its 14 secondary cell(s) 0.438; equivalence within ±1 point(s) attainable"
+        "its 38 secondary cell(s) 1 (can NOT reach alpha); equivalence within ±1 point(s) attainable (but NOT for "
+        "the secondary cells)"
     )
     assert "WARNING" not in done.stdout
     fewer = _armlab("config/config.yaml", "--seeds", "3")  # the demo before issue 26: nothing could be significant

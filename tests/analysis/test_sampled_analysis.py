@@ -2,16 +2,20 @@
 and the allocation advice, from tidy tables with sample counts (analysis/sampled.py)."""
 
 import json
+import re
+import runpy
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import REPO
 
+from armlab.analysis import sampled
 from armlab.analysis.config import parse_config
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.pipeline import run_analysis, write_outputs
 from armlab.analysis.sampled import job_minutes
-from armlab.analysis.stats import sampling
+from armlab.analysis.stats import resampling, sampling
 
 BENCHMARKS = {"add": "math", "mod": "math", "sort": "logic"}
 
@@ -123,10 +127,11 @@ def test_job_minutes_come_from_the_manifests(tmp_path):
             folder.mkdir(parents=True)
             (folder / "manifest.json").write_text(json.dumps({"seconds": seconds}))
     table = job_minutes(tmp_path)
-    assert table.drop(columns="train_steps").to_dict("records") == [
+    assert table.drop(columns=["train_steps", "sampling_streams"]).to_dict("records") == [
         {"arm": "grpo", "seed": 1, "train_minutes": 10.0, "eval_minutes": 0.5},
         {"arm": "sharp", "seed": 1, "train_minutes": 10.0, "eval_minutes": 0.5},
     ]
+    assert table["sampling_streams"].isna().all()  # nor how they sampled
     assert table["train_steps"].isna().all()  # these manifests do not say their recipe
     (tmp_path / "runs" / "grpo" / "seed-1" / "manifest.json").write_text(
         json.dumps({"seconds": 600, "recipe": {"steps": 40}})
@@ -135,6 +140,33 @@ def test_job_minutes_come_from_the_manifests(tmp_path):
     (tmp_path / "evals" / "grpo" / "seed-1" / "manifest.json").write_text(json.dumps({"seconds": "soon"}))
     with pytest.raises(AnalysisInputError, match=r"evals/grpo/seed-1/manifest.json: seconds: expected"):
         job_minutes(tmp_path)
+
+
+def test_the_components_caption_says_how_the_engine_drew_the_answers_not_that_arms_share_them(tmp_path):
+    # issue 54: the caption said "arms of a seed share their sampling stream" under eval.engine: hf, which seeds
+    # torch once per seed and shares no draw between arms; it now quotes what each evaluation's manifest records
+    from armlab.analysis.reporting import read, sections
+    from armlab.evals.run import SAMPLING_STREAMS
+
+    for stage, arm in (("runs", "grpo"), ("runs", "sharp"), ("evals", "grpo"), ("evals", "sharp")):
+        folder = tmp_path / stage / arm / "seed-1"
+        folder.mkdir(parents=True)
+        record = {"seconds": 30} | ({"sampling": {"how": SAMPLING_STREAMS["hf"]}} if stage == "evals" else {})
+        (folder / "manifest.json").write_text(json.dumps(record))
+    result = run_analysis(config(), sampled_table(), job_minutes=job_minutes(tmp_path))
+    assert set(result.variance_components["sampling_streams"]) == {SAMPLING_STREAMS["hf"]}
+    write_outputs(result, tmp_path / "analysis")
+    analysis = read.read_analysis(tmp_path / "analysis", result.config.experiment)
+    html = sections.sampling_section(sections.Page(result.config, analysis))
+    assert "share their sampling stream" not in html and "arms do not share per-answer draws" in html
+    # without the manifests (results from elsewhere) the caption says it does not know
+    html = sections.sampling_section(sections.Page(result.config, read.read_analysis(_written(tmp_path), "exp")))
+    assert "do not say how they drew their answers" in html
+
+
+def _written(tmp_path):
+    write_outputs(run_analysis(config(), sampled_table()), tmp_path / "bare")
+    return tmp_path / "bare"
 
 
 def _analysis_and_config(tmp_path, table, **raw_extra):
@@ -357,3 +389,98 @@ def test_maj_at_k_without_votes_is_refused_naming_what_it_needs():
         run_analysis(parse_config(raw), scores)
     with pytest.raises(AnalysisInputError, match=r"among 5 answers per item; arm=grpo seed=1 add item add-0 has 4"):
         run_analysis(parse_config(raw), scores, answers=answers[answers["sample"] < 4])
+
+
+def test_runs_trained_elsewhere_have_no_training_minutes(tmp_path):
+    """A record of checkpoints made elsewhere took seconds to hash, not to train: its run has no training time, so
+    the advice on buying a seed is left out rather than priced at the recording's seconds."""
+    for stage, seconds, extra in (("runs", 30.0, {"trained_elsewhere": True}), ("evals", 60.0, {})):
+        folder = tmp_path / stage / "grpo" / "seed-1"
+        folder.mkdir(parents=True)
+        (folder / "manifest.json").write_text(json.dumps({"seconds": seconds, "recipe": {"steps": 10}, **extra}))
+    minutes = job_minutes(tmp_path)
+    assert minutes.eval_minutes.tolist() == [1.0] and minutes.train_minutes.isna().all()
+
+
+def aa_table(rng_seed: int, seeds=(1, 2, 3, 4, 5, 6), base_seeds=(0,), items: int = 200, k: int = 4) -> pd.DataFrame:
+    """A/A: both compared arms are the base policy itself (the same per-item success probabilities), each seed an
+    independent evaluation of k answers per item; the base is evaluated at ``base_seeds``."""
+    rng = np.random.default_rng(rng_seed)
+    p = {b: np.where(rng.random(items) < 0.3, 0.0, rng.beta(0.6, 0.9, items)) for b in BENCHMARKS}
+    rows = []
+    for arm, arm_seeds in {"base": base_seeds, "grpo": seeds, "sharp": seeds}.items():
+        for seed in arm_seeds:
+            for benchmark, domain in BENCHMARKS.items():
+                correct = rng.binomial(k, p[benchmark])
+                rows += [
+                    ("exp", arm, seed, benchmark, domain, f"{benchmark}-{i}", c / k, k, float(c))
+                    for i, c in enumerate(correct)
+                ]
+    columns = ["experiment", "arm", "seed", "benchmark", "domain", "item", "score", "n_samples", "n_correct"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def test_an_arm_that_is_the_base_is_not_found_below_or_above_the_base_evaluated_once():
+    # issue 54: the base's pass@k was taken as fixed, so its own sampling noise was missing from the interval; on
+    # this A/A table the seeds-only interval excludes 0 at every k (as the demo's no_learning did at k = 2)
+    result = run_analysis(config(pass_k=(1, 2, 4), resamples=200), aa_table(4))
+    curve = result.pass_at_k_vs_base.set_index(["arm", "k"])
+    for k in (1, 2, 4):
+        arm, base = result.summaries.loc["sharp", f"pass@{k}"], result.summaries.loc["base", f"pass@{k}"].mean()
+        seeds_only = sampling.difference_from_estimate(arm.to_numpy(), base, 0.0, 0.95)
+        assert seeds_only["low"] > 0 or seeds_only["high"] < 0  # what armlab printed before
+        row = curve.loc[("sharp", k)]
+        assert row.ci_low < 0 < row.ci_high, k
+        assert row.method == sampled.FROM_COUNTS and row.base_evaluations == 1 and row.base_se > 0
+    # the variance added is the base's per-item estimate, unbiased at k <= n/2, a bound above it at k = n = 4
+    assert list(curve.loc["sharp", "base_variance_method"]) == [
+        "unbiased",
+        "unbiased",
+        "one-correct bound (conservative)",
+    ]
+
+
+def test_a_base_evaluated_at_every_seed_pairs_with_each_arm_by_seed():
+    table = aa_table(4, base_seeds=(1, 2, 3, 4, 5, 6))
+    result = run_analysis(config(pass_k=(1, 2, 4), resamples=200), table)
+    curve = result.pass_at_k_vs_base.set_index(["arm", "k"])
+    per_run = result.summaries
+    for k in (1, 2, 4):
+        d = (per_run.loc["sharp", f"pass@{k}"] - per_run.loc["base", f"pass@{k}"]).to_numpy()
+        exact = resampling.sign_flip(d, confidence=0.95)
+        row = curve.loc[("sharp", k)]
+        assert row.method == sampled.PAIRED_BY_SEED and row.base_evaluations == 6
+        assert (row.ci_low, row.ci_high) == (pytest.approx(exact["ci"][0, 0]), pytest.approx(exact["ci"][0, 1]))
+        assert row.p_value == pytest.approx(exact["p_value"][0]) and row.mean_diff == pytest.approx(d.mean())
+    # an arm whose answers are the base's at every seed (the workflow's common streams, a policy that did not
+    # move): every difference is 0, and so is its interval
+    twin = pd.concat([table[table.arm != "sharp"], table[table.arm == "base"].assign(arm="sharp")])
+    row = run_analysis(config(pass_k=(1, 2, 4), resamples=200), twin).pass_at_k_vs_base.iloc[-1]
+    assert (row.mean_diff, row.ci_low, row.ci_high, row.p_value) == (0.0, 0.0, 0.0, 1.0)
+
+
+def test_a_base_evaluated_once_on_few_items_gets_no_interval():
+    # 20 items a benchmark, weighted 1/4, 1/4, 1/2: 53 effective items, too few for one evaluation's counts to
+    # tell its sampling noise at large k (benchmarks/base_comparison_validity.py: 30 items at pass@32)
+    result = run_analysis(config(pass_k=(1, 4), resamples=200), aa_table(4, items=20))
+    rows = result.pass_at_k_vs_base
+    assert rows[["ci_low", "ci_high", "p_value"]].isna().all().all()
+    assert rows["method"].str.startswith("not estimated: the base evaluated once on 53 effective items").all()
+
+
+VALIDITY = runpy.run_path(str(REPO / "benchmarks" / "base_comparison_validity.py"))
+
+
+def test_the_a_a_table_of_the_docs_is_the_benchmarks_and_holds_the_level():
+    # docs/statistics.md §10 quotes benchmarks/base_comparison_validity.py; the demo's design (4 answers, 500 items)
+    # is recomputed here at the docs' replicates and seed, so an edited table or a changed estimator fails
+    quoted = VALIDITY["docs_table"](VALIDITY["DOCS"].read_text())
+    replicates, seed = (int(x) for x in re.search(r"--replicates (\d+) --seed (\d+)", quoted).groups())
+    assert VALIDITY["rows"](4, 500, replicates, seed) == [
+        line for line in quoted.splitlines() if line.startswith("| 500 | 4 |")
+    ]
+    rates = VALIDITY["false_positives"](4, 500, replicates, seed)
+    slack = 3 * np.sqrt(0.05 * 0.95 / replicates)
+    for (k, seeds), (before, counts, paired) in rates.items():
+        assert counts <= 0.05 + slack and paired <= 0.05 + slack, (k, seeds)
+        assert before > 3 * 0.05  # the seeds-only interval: three times alpha and more at every k

@@ -2,6 +2,7 @@
 their published schemas (synthetic items the tests write, never the real data), sampled evaluation with a verdict
 per answer, and bad input refused in one line before any job."""
 
+import hashlib
 import json
 import re
 import time
@@ -278,15 +279,15 @@ def _gsm(tmp_path: Path, rows=None) -> Path:
         ({"format": "gsm8k", "path": "{gsm}", "verifier": "math"}, r"eval\.external\.ext\.verifier: unknown verifier"),
         ({"format": "gsm8k"}, r"eval\.external\.ext: source file needs 'path'"),
         ({"format": "gsm8k", "path": "{gsm}", "prompt": "{questoin}"},
-         r"eval\.external\.ext\.prompt: '\{questoin\}' is not a template of \{question\}, \{options\}, \{letters\} "
-         r"with \{question\} in it: it names \{questoin\}"),
+         r"eval\.external\.ext\.prompt: '\{questoin\}' is not a template of \{question\}: it names \{questoin\}"),
+        ({"format": "gsm8k", "path": "{gsm}", "prompt": "{question} {letters}"}, r"it names \{letters\}"),
         # an attribute is not a field, and a template without the question would give every item one prompt
         ({"format": "gsm8k", "path": "{gsm}", "prompt": "{question.upper}"}, r"it names \{question\.upper\}"),
         ({"format": "gsm8k", "path": "{gsm}", "prompt": "Solve it."}, r"'Solve it\.' .* it has no \{question\}"),
         ({"format": "gsm8k", "path": "{gsm}", "prompt": "{question"}, r"it is not a format string"),
         ({"format": "math500", "path": "{gsm}"},
-         r"gsm\.jsonl: row 0: no field 'problem' \(the math500 schema of huggingface\.co/datasets/HuggingFaceH4/"
-         r"MATH-500 .* map yours with .*eval\.external\.ext\.fields\)"),
+         r"gsm\.jsonl: row 0: no field 'problem'; the row has \['question', 'answer'\] \(the math500 schema of "
+         r"huggingface\.co/datasets/HuggingFaceH4/MATH-500 .* map yours with .*eval\.external\.ext\.fields\)"),
         ({"format": "gsm8k", "path": "{gsm}", "where": {"question": "nothing"}}, r"gsm\.jsonl: no rows with"),
     ],
 )  # fmt: skip
@@ -415,6 +416,16 @@ def test_an_external_benchmark_is_sampled_and_every_answer_graded(tiny_config, t
     assert maj.to_dict() == pytest.approx(by_hand)
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["outcomes"]["gsm"] == {s: int((gsm.status == s).sum()) for s in (GRADED, UNPARSED, TIMEOUT)}
+    # what the report card compares between arms: per benchmark the answers, template, verifier and items file
+    items_file = tasks / "external" / "gsm.parquet"
+    assert manifest["protocol"]["gsm"] == {
+        "samples": 4,
+        "prompt_template": "{question}",
+        "verifier": "math_verify",
+        "items": f"sha256:{hashlib.sha256(items_file.read_bytes()).hexdigest()}",
+    }
+    testbed = next(iter(tiny_config["benchmarks"]))
+    assert manifest["protocol"][testbed]["verifier"] == "exact" and manifest["protocol"][testbed]["samples"] == 4
 
 
 def test_the_catalogue_snippet_is_a_valid_eval_section(tmp_path, capsys):
@@ -440,6 +451,37 @@ def test_the_catalogue_snippet_is_a_valid_eval_section(tmp_path, capsys):
     assert all(f"{fmt}: huggingface.co/datasets/" in listing for fmt in FORMATS)
     assert main(["benchmarks", "gsm"]) == 2
     assert "did you mean 'gsm8k'?" in capsys.readouterr().err
+
+
+def test_the_snippet_checks_the_file_as_the_workflow_start_and_shows_the_prompt_the_model_reads(tmp_path, capsys):
+    """`armlab benchmarks FORMAT --path P` printed any P (a missing file, another schema) unread, and the template
+    with the doubled braces of a format string (`\\boxed{{}}`); now P is read and checked as the workflow's start
+    reads it (one line, nothing on stdout, status 2) and the comment shows the prompt as the model reads it."""
+    from armlab.cli import main
+
+    name, rows = SYNTHETIC["math500"]
+    path = _write(tmp_path / name, rows)
+    assert main(["benchmarks", "math500", "--path", str(path)]) == 0
+    comment = [line for line in capsys.readouterr().out.splitlines() if line.startswith("#")]
+    first = external_items(_external({"format": "math500", "path": str(path)}))["ext"][0]["prompt"]
+    assert f"{len(rows)} items read and checked" in comment[1]
+    assert [line[4:] for line in comment[2:]] == first.splitlines() and "\\boxed{}." in first
+    assert main(["benchmarks", "gsm8k"]) == 0  # no file: the template, its field marked, its braces single
+    assert "#   Please reason step by step, and put your final answer within \\boxed{}." in capsys.readouterr().out
+    gsm8k_name, gsm8k_rows = SYNTHETIC["gsm8k"]
+    refused = {
+        "no such file": tmp_path / "missing.jsonl",
+        "row 0: no field 'question'": path,  # MATH-500's schema is not GSM8K's
+        "line 1: not JSON": tmp_path / "broken.jsonl",
+        "no '#### <answer>' line": tmp_path / "gsm8k" / gsm8k_name,  # GSM8K's reference is the number after it
+    }
+    (tmp_path / "broken.jsonl").write_text("{not json\n")
+    (tmp_path / "gsm8k").mkdir()
+    _write(tmp_path / "gsm8k" / gsm8k_name, [{**gsm8k_rows[0], "answer": "3+4=7, no final line"}])
+    for problem, bad in refused.items():
+        assert main(["benchmarks", "gsm8k", "--path", str(bad)]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and len(err.splitlines()) == 1 and problem in err and str(bad) in err, (problem, err)
 
 
 # ---- reasoning-gym ----------------------------------------------------------------------------------------------
@@ -485,6 +527,40 @@ def test_bad_reasoning_gym_benchmarks_are_one_line_errors(spec, message):
     }
     with pytest.raises(ConfigError, match=message):
         external_items(config)
+
+
+def test_the_cross_process_check_compares_every_item_the_jobs_use(monkeypatch):
+    """A generator whose item 20 of 30 differs between processes (planted here: this process's item 20 is another
+    question, as a hash-seed-dependent generator gives in 3% of its items) is refused naming the item; on 5a28ea2 the
+    check compared the first 5 items and passed it, so the evaluation jobs would have graded other questions."""
+    pytest.importorskip("reasoning_gym", reason="reasoning-gym is not installed (pip install 'armlab[reasoning_gym]')")
+    from armlab.training import reasoning_gym_tasks as rg
+
+    spec = {"source": "reasoning_gym", "domain": "m", "dataset": "basic_arithmetic", "n_items": 30}
+    config = {"experiment": "x", "benchmarks": {}, "eval": {"external": {"rg": spec}}}
+    draws = rg.draws_of(config, "exp.yaml")
+    rg.check_reproducible(draws)  # the real generator: every item the same in three processes
+    real = rg.dataset
+
+    class Planted(list):
+        score_answer = None
+
+    def planted(name, config, seed, size):
+        items = [dict(item) for item in real(name, config, seed, size)]
+        items[20]["question"] += " (another question)"
+        return Planted(items)
+
+    monkeypatch.setattr(rg, "dataset", planted)
+    rg.entry.cache_clear()
+    try:
+        with pytest.raises(
+            ConfigError,
+            match=r"exp\.yaml: eval\.external\.rg\.dataset: reasoning-gym's basic_"
+            r"arithmetic draws its item 20 \(of the 30 the jobs use\) otherwise in another process",
+        ):
+            rg.check_reproducible(draws)
+    finally:
+        rg.entry.cache_clear()
 
 
 def test_reasoning_gym_missing_says_how_to_install_it(monkeypatch):
@@ -603,6 +679,7 @@ def test_an_unknown_lm_eval_task_is_refused_before_any_job(tmp_path):
 
     from importlib import util
 
+    import datasets
     import lm_eval.tasks
 
     from armlab.evals.lm_eval_tasks import _indexed_names
@@ -614,6 +691,7 @@ def test_an_unknown_lm_eval_task_is_refused_before_any_job(tmp_path):
     assert {"gsm8k", "mmlu", "arc_easy"} <= scanned and not {indexed_only, "scrolls"} & scanned
     with pytest.MonkeyPatch.context() as patch:  # a name the quick read finds never builds lm-eval's index
         patch.setattr(lm_eval.tasks, "TaskManager", None)
+        patch.setattr(datasets, "load_dataset_builder", lambda path, name: None)  # as if its data were cached
         assert list(load(["gsm8k"])["eval"]["lm_eval_tasks"]) == ["gsm8k"]
     with pytest.raises(
         ConfigError,

@@ -17,8 +17,12 @@ from armlab.training.config import load_config, stage_config
 WORKFLOW_CONFIGS = sorted(
     str(path.relative_to(REPO))
     for path in [*REPO.glob("config/**/*.yaml"), *REPO.glob("tests/fixtures/*.yaml")]
-    # workflow configs: not the shared testbed block, nor analysis-only ones that read results from elsewhere
-    if "arms" in load_mapping(path) and "input" not in load_mapping(path)
+    # workflow configs: not the shared testbed block, nor analysis-only ones that read results from elsewhere, nor
+    # ones that evaluate checkpoints made by another experiment's run (their start reads those runs' folders:
+    # tests/workflows/test_checkpoints_workflow.py runs the example after the run it reads)
+    if "arms" in load_mapping(path)
+    and "input" not in load_mapping(path)
+    and load_mapping(path).get("backend") != "checkpoints"
 )
 
 

@@ -34,16 +34,20 @@ def parity():
     return RunPlan(load_config([PARITY]))
 
 
-def test_every_arm_runs_at_every_seed_and_the_base_once(demo):
+def test_every_arm_runs_at_every_seed_and_the_sampled_base_is_evaluated_at_each(demo):
     config = demo.config
     assert demo.out == f"results/{config['experiment']}"
     assert demo.fixed_runs == [(arm, seed) for arm in config["arms"] for seed in config["seeds"]]
-    assert demo.base_runs == [("base", 0)] and not demo.sequential
+    assert config["eval"]["temperature"] > 0 and not demo.sequential
+    assert demo.base_runs(demo.fixed_runs) == [("base", seed) for seed in config["seeds"]]
     first = demo.fixed_runs[0]
     assert demo.per_run("evals", "scores.parquet", [first], evaluated=True) == [
-        f"{demo.out}/evals/base/seed-0/scores.parquet",
+        f"{demo.out}/evals/base/seed-{first[1]}/scores.parquet",
         f"{demo.out}/evals/{first[0]}/seed-{first[1]}/scores.parquet",
     ]
+    # a greedy evaluation gives the base the same answers at every seed: once, at seed 0
+    greedy = RunPlan(load_config([DEMO], {"eval": {"temperature": 0.0, "samples": 1, "pass_k": []}}))
+    assert greedy.base_runs(greedy.fixed_runs) == [("base", 0)]
 
 
 def test_paths_are_the_layouts_and_patterns_keep_their_wildcards(demo):
@@ -96,7 +100,8 @@ def test_results_built_on_a_damaged_job_lead_back_to_it(demo):
     assert demo.results_built_on(f"{out}/base") == [
         Path(out, "scores.parquet"),
         *(
-            Path(out, stage, "base", "seed-0", name)
+            Path(out, stage, "base", f"seed-{seed}", name)
+            for seed in demo.config["seeds"]
             for stage in ("evals", "curves")
             for name in ("scores.parquet", "manifest.json")
         ),
@@ -153,6 +158,16 @@ def test_with_trl_arms_only_the_base_is_the_builtin_base_exported(parity):
         "predictions": [],
     }
     plan = RunPlan(load_config([PARITY], overrides))
-    assert plan.exports_base and plan.base_runs == [("base", 0)]
+    assert plan.exports_base and plan.base_runs([("trl", 1)]) == [("base", 0)]  # greedy evaluation: once
     assert plan.checkpoint_of("base", 0) == f"{plan.out}/base_hf/manifest.json"
     assert plan.checkpoint_args("base", "m.json") == "--model hf --run-manifest m.json"
+
+
+def test_the_rescore_after_the_analysis_runs_only_when_the_config_names_verifiers(demo):
+    """analysis.verifiers adds rule rescore's table to the report's inputs; without it nothing changes."""
+    assert demo.rescored == []
+    config = copy.deepcopy(demo.config)
+    config["analysis"] = {**config["analysis"], "verifiers": ["boxed", "last_number"]}
+    plan = RunPlan(config)
+    assert plan.rescored == [plan.rescore_outputs["sensitivity"]] == [f"{plan.out}/analysis/verifier_sensitivity.csv"]
+    assert plan.rescore_outputs["manifest"] == f"{plan.out}/{layout.RESCORED}/manifest.json"

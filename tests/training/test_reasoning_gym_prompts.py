@@ -176,9 +176,9 @@ def test_a_generator_that_draws_other_items_in_another_process_is_refused():
     asked, and a training job could not keep the evaluation's questions out. chain_sum's do not."""
     from armlab.training.reasoning_gym_tasks import check_reproducible
 
-    stable = {"x.yaml: trl.reasoning_gym.c.dataset": ("chain_sum", json.dumps(CHAIN["config"]), 5, 100)}
+    stable = {"x.yaml: trl.reasoning_gym.c.dataset": ("chain_sum", json.dumps(CHAIN["config"]), 5, 100, 100)}
     check_reproducible(stable)
-    unstable = {"x.yaml: eval.external.iso.dataset": ("isomorphic_strings", "{}", 5, 10)}
+    unstable = {"x.yaml: eval.external.iso.dataset": ("isomorphic_strings", "{}", 5, 10, 10)}
     with pytest.raises(
         ConfigError, match=r"x\.yaml: eval\.external\.iso\.dataset: reasoning-gym's isomorphic_strings draws"
     ):
@@ -187,18 +187,23 @@ def test_a_generator_that_draws_other_items_in_another_process_is_refused():
 
 def test_every_reasoning_gym_draw_is_checked_across_processes(tmp_path):
     """The workflow's start checks the evaluation's benchmarks and the training prompts, with their own seeds."""
-    from armlab.training.reasoning_gym_tasks import draws_of
+    from armlab.training.reasoning_gym_tasks import draws_of, training_pools
 
     train = {"chain": {**CHAIN, "domain": "gym", "n_items": 20}}
     external = {"held": {"source": "reasoning_gym", **CHAIN, "domain": "gym", "n_items": 10}}
     config = experiment.load([_config(tmp_path, train, external)])
     config_json = json.dumps(CHAIN["config"], sort_keys=True)
-    assert draws_of(config, "x.yaml") == {
-        "x.yaml: eval.external.held.dataset": ("chain_sum", config_json, derive_seed("tiny", "held"), 10),
+    draws = draws_of(config, "x.yaml")
+    # every item the jobs use: the benchmark's 10, the training pool's up to the last index it took
+    taken = 1 + max(item["rg_index"] for item in training_pools(config)["gym"])
+    assert 20 <= taken < 1000
+    assert draws == {
+        "x.yaml: eval.external.held.dataset": ("chain_sum", config_json, derive_seed("tiny", "held"), 10, 10),
         "x.yaml: trl.reasoning_gym.chain.dataset": (
             "chain_sum",
             config_json,
             derive_seed("tiny", "chain", "train"),
             1000,
+            taken,
         ),
     }

@@ -53,7 +53,7 @@ def test_external_benchmarks_run_end_to_end_with_maj_at_k(tmp_path):
     scores = pd.read_parquet(out / "scores.parquet")
     external = scores[scores.benchmark.isin(["gsm", "math500"])]
     assert set(external.benchmark) == {"gsm", "math500"} and (external.n_samples == 4).all()
-    assert len(external) == (18 + 16) * 5  # every item of 2 arms x 2 seeds and the base policy
+    assert len(external) == (18 + 16) * 6  # every item of 2 arms x 2 seeds and of the base policy at both seeds
     answers = pd.read_parquet(out / "evals" / "grpo" / "seed-1" / "answers.parquet")
     assert {"extracted", "status", "vote"} <= set(answers.columns)
     assert set(answers[answers.benchmark == "gsm"].groupby("item").size()) == {4}
@@ -79,19 +79,15 @@ def test_external_benchmarks_run_end_to_end_with_maj_at_k(tmp_path):
         f.write(json.dumps({"question": "9+9=", "answer": "#### 18"}) + "\n")
     dry = readme_run(workdir, "-n", configfile=configfile)
     counts = job_counts(dry.stdout + dry.stderr)
-    assert counts.get("lm_eval_tasks") == 1 and counts.get("evaluate") == 5 and not counts.get("train")
+    # the 4 runs' evaluations and the sampled base's at both seeds
+    assert counts.get("lm_eval_tasks") == 1 and counts.get("evaluate") == 6 and not counts.get("train")
 
 
-REAL_ARCHITECTURE = "config/experiments/real_architecture.yaml"
-
-
-def test_the_real_architecture_config_runs_end_to_end(tmp_path):
-    """The committed config, with the README's command: GPT-2's weights (the exported builtin base) trained by TRL in
-    two arms x 2 seeds, sampled 4 times per item on local GSM8K- and MATH-500-format files, graded by math-verify,
-    analysed (avg@4, pass@4, maj@4) and reported."""
-    workdir = copy_of_the_repository(tmp_path / "checkout")
-    run = readme_run(workdir, configfile=REAL_ARCHITECTURE)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+def test_the_real_architecture_config_runs_end_to_end(real_architecture_run):
+    """The committed config, with the README's command (the session's run): GPT-2's weights (the exported builtin
+    base) trained by TRL in two arms x 2 seeds, sampled 4 times per item on local GSM8K- and MATH-500-format files,
+    graded by math-verify, analysed (avg@4, pass@4, maj@4) and reported."""
+    workdir, _ = real_architecture_run
     out = workdir / "results" / "real_architecture"
     exported = json.loads((out / "base_hf" / "model" / "config.json").read_text())
     assert exported["architectures"] == ["ArmlabCharForCausalLM"] and exported["n_head"] == 2  # GPT-2's weights
@@ -119,7 +115,8 @@ def test_the_reasoning_gym_config_trains_and_evaluates_on_its_generators(tmp_pat
     out = workdir / "results" / "reasoning_gym"
     scores = pd.read_parquet(out / "scores.parquet")
     arith = scores[scores.benchmark == "arith"]
-    assert len(arith) == 5 * 50 and (arith.n_samples == 4).all() and set(arith.arm) == {"base", "grpo", "dr_grpo"}
+    # 2 arms x 2 seeds, and the sampled base at both seeds
+    assert len(arith) == 6 * 50 and (arith.n_samples == 4).all() and set(arith.arm) == {"base", "grpo", "dr_grpo"}
     assert set(arith.n_correct) <= {0, 1, 2, 3, 4}  # whole verdicts: pass@k and maj@k apply
     evaluated = set(pd.read_parquet(out / "lm_eval_tasks" / "external" / "arith.parquet").prompt)
     for run_dir in sorted((out / "runs").glob("*/seed-*")):

@@ -466,14 +466,16 @@ def test_jobs_name_a_corrupt_input_before_reading_it(case, tiny, monkeypatch, ca
 
 @pytest.mark.workflow
 def test_a_truncated_policy_is_removed_at_workflow_start_so_snakemake_rebuilds_it(tiny_run, tmp_path):
-    """The base policy cut short after a finished run (the session's tiny run, copied): the workflow's start names
-    and removes it, and Snakemake rebuilds it byte for byte without touching the data."""
+    """The base policy cut short after a finished run (the session's tiny run, copied): a dry run names it and what
+    a run would remove, and changes nothing (on 5a28ea2 `snakemake -n` deleted it and the results built on it); the
+    run removes it, and Snakemake rebuilds it byte for byte without touching the data."""
     reference, _ = tiny_run
     workdir = tmp_path / "checkout"
     shutil.copytree(reference, workdir, symlinks=True)
     base = Path("results") / "tiny" / "base" / "policy.pt"
     _truncate(workdir / base)
     data_before = tree(workdir / "results" / "tiny" / "data")
+    results_before = tree(workdir / "results")
 
     def snakemake(*args):
         proc = readme_run(workdir, *args, str(base))
@@ -481,12 +483,37 @@ def test_a_truncated_policy_is_removed_at_workflow_start_so_snakemake_rebuilds_i
         return proc.stdout + proc.stderr
 
     dry = snakemake("-n")
-    assert "base_policy" in dry and "Nothing to be done" not in dry
-    assert f"armlab: {base}: sha256" in dry
+    assert f"armlab: {base}: sha256" in dry and "a run would remove the outputs of" in dry
+    assert "armlab: dry run: nothing was removed" in dry
+    assert tree(workdir / "results") == results_before
     snakemake()
     files.verify_file(workdir / base)
     assert (workdir / base).read_bytes() == (reference / base).read_bytes()
     assert tree(workdir / "results" / "tiny" / "data") == data_before
+
+
+def test_a_corrupt_output_that_cannot_be_removed_is_one_line(tmp_path, monkeypatch):
+    """A read-only experiment folder (here: unlink failing with EROFS, as the tests run as root) with a truncated
+    output: on 5a28ea2 the workflow's start was a PermissionError traceback."""
+    experiment = tmp_path / "results" / "demo"
+    run = experiment / "runs" / "a" / "seed-1"
+    run.mkdir(parents=True)
+    (run / "policy.pt").write_bytes(b"weights" * 100)
+    files.write_manifest(run, {}, "policy.pt")
+    _truncate(run / "policy.pt")
+
+    def read_only(self, *args, **kwargs):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(self))
+
+    before = tree(tmp_path)
+    monkeypatch.setattr(Path, "unlink", read_only)
+    with pytest.raises(files.BadFile, match=r"policy\.pt: fails its manifest and cannot be removed \(Read-only file"):
+        files.remove_corrupt_outputs(experiment, log=lambda line: None)
+    assert files.remove_corrupt_outputs(experiment, log=lambda line: None, dry_run=True) == [
+        run / "policy.pt",
+        run / "manifest.json",
+    ]
+    assert tree(tmp_path) == before
 
 
 def test_invalidation_deletes_only_what_a_failing_manifest_records(tmp_path):
@@ -581,6 +608,14 @@ TEMPLATES = {
     "placeholder inside nested $(...)": ("train --arm $(echo $(cat {output_dir})) --lr {lr}", "inside $(...)"),
     "placeholder inside arithmetic": ("train --seed $(( {seed} + 1 )) --arm {arm} --lr {lr}", "inside $(...)"),
     "placeholder after a subshell inside $(...)": ("train --x $( (cd /; ls) ; echo {arm}) --lr {lr}", "inside $(...)"),
+    # a value that is a program's name, run by a re-parsing wrapper (on 5a28ea2 each was accepted)
+    "find -exec running a value": ("find . -exec {arm} ';' && train --lr {lr}", "the program '{arm}' holds a"),
+    "set -- then bash -c on $1": ('set -- {arm}; bash -c "$1"; train --lr {lr}', "passed to 'set', which puts it"),
+    "printf -v then eval": ('printf -v x %s {arm}; eval "$x"; train --lr {lr}', "passed to 'printf', which puts"),
+    "a value as bash's script": ("bash {arm} --lr {lr}", "the script that 'bash' runs"),
+    "a value as python's script after options": ("python -W ignore {arm} --lr {lr}", "the script that 'python' runs"),
+    "a value piped into read": ('echo {arm} | {{ read x; eval "$x"; }}; train --lr {lr}', "piped into 'read'"),
+    "let reads names as variables": ("let n={arm}; train --lr {lr}", "passed to 'let'"),
 }
 
 

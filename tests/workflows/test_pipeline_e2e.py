@@ -21,7 +21,7 @@ def test_dry_run_lists_the_whole_dag(tiny_run):
     counts = job_counts(dry["stdout"] + dry["stderr"])
     assert {rule: counts.get(rule) for rule in ("train", "evaluate", "base_policy", "merge_scores", "analyze")} == {
         "train": 4,
-        "evaluate": 5,
+        "evaluate": 6,  # 4 runs and the sampled base at each of the 2 seeds
         "base_policy": 1,
         "merge_scores": 1,
         "analyze": 1,
@@ -61,7 +61,8 @@ def test_scores_follow_the_tidy_contract(tiny_run):
     assert (scores.n_samples == 2).all() and (scores.score == scores.n_correct / 2).all()
     assert set(scores.experiment) == {"tiny"}
     runs = set(map(tuple, scores[["arm", "seed"]].drop_duplicates().values.tolist()))
-    assert runs == {("base", 0), ("grpo", 1), ("grpo", 2), ("difffilter", 1), ("difffilter", 2)}
+    # the sampled base is evaluated at each seed, like the arms, so that comparisons with it pair by seed
+    assert runs == {("base", 1), ("base", 2), ("grpo", 1), ("grpo", 2), ("difffilter", 1), ("difffilter", 2)}
     per_run = scores.groupby(["arm", "seed"]).size()
     assert (per_run == 4 * 20).all()
     assert scores.score.between(0, 1).all()

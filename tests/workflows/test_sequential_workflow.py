@@ -114,7 +114,7 @@ def test_predictions_are_locked_before_the_first_run_and_later_ones_are_explorat
 
     locked = lock.read_bytes()
     added = tmp_path / "added.yaml"
-    later = "  - {family: controls, arm: grpo_aa, direction: not_better, margin: 0.5, source: added after the runs}\n"
+    later = "  - {family: controls, arm: grpo_aa, direction: not_better, margin: 0.2, source: added after the runs}\n"
     added.write_text((REPO / SEQUENTIAL).read_text().replace("\neval:", "\n" + later + "eval:"))
     proc = sequential_readme_run(workdir, configfile=added)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -122,6 +122,28 @@ def test_predictions_are_locked_before_the_first_run_and_later_ones_are_explorat
     table = pd.read_csv(workdir / OUT / "analysis" / "replications.csv")
     assert table[["arm", "registration"]].values.tolist() == [["grpo_copy", "confirmatory"], ["grpo_aa", "exploratory"]]
     assert "Replication of preregistered predictions" in (workdir / OUT / "report" / "index.html").read_text()
+
+
+def test_a_locked_prediction_whose_test_changed_after_the_lock_is_exploratory(sequential_run, tmp_path):
+    """The equivalence test that decides grpo_copy's locked prediction changed after the lock (sign-flip TOST to
+    t-TOST; the design lock does not pin it): the workflow reruns the analysis, which marks the prediction
+    exploratory and names the change. On 5a28ea2 it stayed confirmatory. The other re-targeting cases run through
+    `armlab analyze` in tests/analysis/test_locked_meaning.py."""
+    workdir = tmp_path / "checkout"
+    shutil.copytree(sequential_run[0], workdir, symlinks=True)
+    lock = (workdir / OUT / "predictions" / "lock.json").read_bytes()
+    changed = tmp_path / "changed.yaml"
+    text = (REPO / SEQUENTIAL).read_text()
+    changed.write_text(text.replace("per_benchmark: false}", "per_benchmark: false, equivalence_test: t}"))
+    proc = sequential_readme_run(workdir, configfile=changed)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    table = pd.read_csv(workdir / OUT / "analysis" / "replications.csv")
+    assert table[["arm", "registration"]].values.tolist() == [["grpo_copy", "exploratory"]]
+    note = "Predictions: (controls, grpo_copy, domain_balanced) is exploratory: what decides its verdict changed"
+    log = (workdir / OUT / "logs" / "analyze.log").read_text()
+    assert note in log and 'analysis.equivalence_test "sign_flip" -> "t"' in log
+    assert note in (workdir / OUT / "analysis" / "report.md").read_text()
+    assert (workdir / OUT / "predictions" / "lock.json").read_bytes() == lock
 
 
 @pytest.mark.parametrize("changed", [False, True])

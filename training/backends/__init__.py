@@ -12,10 +12,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from armlab.contract import BUILTIN_BASE
 from armlab.registry import Registry
+from armlab.training.backends import checkpoints
 from armlab.training.recipe import ARM_KEYS, Recipe
+
+
+@dataclass(frozen=True)
+class RecordedRuns:
+    """How a backend whose runs were made elsewhere finds them (its run job records checkpoints, trains nothing)."""
+
+    check_files: Callable[
+        [dict], None
+    ]  # every run's and the base's files, before any job: raise ValueError("key: why")
+    # why a run's record (in its folder) no longer matches the files on disk, and whether its checkpoints changed
+    # (else only what the evaluations do not read); None: it matches
+    changed: Callable[[dict, str, int, Path], tuple[str, bool] | None]
+    kept_models: Callable[[dict, str], int]  # the most checkpoints a run of the arm has (its curve job's runtime)
 
 
 @dataclass(frozen=True)
@@ -35,8 +50,20 @@ class Backend:
     exports_base: Callable[[dict], bool] = lambda config: False
     directories: tuple[str, ...] = ()  # the outputs that are directories (a Hugging Face checkpoint)
     step_logs: bool = False  # its steps.parquet has the builtin trainer's columns (the report's training curves)
-    keeps_checkpoints: bool = False  # checkpoints/step-NNNNNN[.pt] every recipe.checkpoint_every (evals/curves.py)
-    sets_numerics: bool = True  # its trainer sets torch's threads and kernels (armlab.numerics.start); not a command's
+    # its runs keep intermediate checkpoints under the config: checkpoints/step-NNNNNN[.pt] every
+    # recipe.checkpoint_every, or those a record names (evals/curves.py)
+    keeps_checkpoints: Callable[[dict], bool] = lambda config: False
+    arm_keys: tuple[
+        str, ...
+    ] = ()  # an arm's keys besides its recipe overrides and backend (training/recipe.py ARM_KEYS)
+    # the part of its section that a stage's view ("train" or "eval") holds; None: all of it
+    section_view: Callable[[dict, str], dict] | None = None
+    # its runs were made elsewhere: the run job records their checkpoints, the base checkpoint is recorded too (rule
+    # record_base), and a record that no longer matches its files is removed at the workflow's start
+    recorded: RecordedRuns | None = None
+    # its trainer sets torch's threads and kernels (armlab.numerics.start): not a command's, nor a record of runs
+    # made elsewhere
+    sets_numerics: bool = True
     train_resources: dict = field(default_factory=lambda: {"mem_mb": 2000, "runtime": 120})
     eval_resources: dict = field(default_factory=lambda: {"mem_mb": 16000, "runtime": 240})
 
@@ -101,7 +128,7 @@ BACKENDS: Registry[Backend] = Registry(
             lm_eval_model="armlab-builtin",
             checkpoint="policy.pt",
             step_logs=True,
-            keeps_checkpoints=True,
+            keeps_checkpoints=lambda config: True,
             eval_resources={"mem_mb": 2000, "runtime": 30},
         ),
         # TRL's GRPOTrainer on a Hugging Face causal LM (training/backends/trl_backend.py)
@@ -116,7 +143,7 @@ BACKENDS: Registry[Backend] = Registry(
             section="trl",
             base_checkpoint=lambda config: None if _trl_builtin_base(config) else config["trl"].get("model"),
             exports_base=_trl_builtin_base,
-            keeps_checkpoints=True,
+            keeps_checkpoints=lambda config: True,
         ),
         # a user's trainer (verl, OpenRLHF, ...) run from a command template (training/backends/command.py)
         "command": Backend(
@@ -129,6 +156,25 @@ BACKENDS: Registry[Backend] = Registry(
             check=_check_command,
             section="command",
             base_checkpoint=lambda config: config["command"].get("base_checkpoint"),
+        ),
+        # runs trained elsewhere: their checkpoints found by pattern, checked and recorded, nothing trained
+        # (training/backends/checkpoints.py; the run job is armlab/experiment/record_checkpoints.py, which reads step
+        # logs with armlab steps' readers, a layer above training)
+        "checkpoints": Backend(
+            train_module="armlab.experiment.record_checkpoints",
+            reads=(),
+            outputs={"manifest": "manifest.json", "record": checkpoints.RECORD},
+            lm_eval_model="hf",
+            checkpoint=None,
+            check=checkpoints.check_arm,
+            section="checkpoints",
+            base_checkpoint=lambda config: config["checkpoints"].get("base"),
+            keeps_checkpoints=lambda config: "steps" in config["checkpoints"],
+            arm_keys=checkpoints.ARM_OWN_KEYS,
+            sets_numerics=False,
+            section_view=checkpoints.run_section,
+            recorded=RecordedRuns(checkpoints.check_files, checkpoints.changed, checkpoints.kept_models),
+            train_resources={"mem_mb": 1000, "runtime": 120},
         ),
     },
 )

@@ -26,11 +26,15 @@ shell or interpreter that reads its program from stdin.
 In both modes a placeholder passed to a command that parses its arguments as code again (``eval``,
 ``source``/``.``, ``trap``, a shell or an interpreter with ``-c``/``-e``/``-p``/``-m`` …, matched by family as in
 ``python3.11``, ``env -S``, ``sudo -s``, ``git -c``, awk or sed program text, ``ssh``, ``watch``) is refused: pass
-values to a script file as arguments instead. That refusal is a best effort over known re-parsers; what holds is
-that without a shell a value is one literal argument, and that values are names, numbers and the run's own output
-folder. After the command exits 0, the checkpoint is the last match (in sorted order) of the glob
-``command.checkpoint`` under ``{output_dir}`` (a relative glob that stays inside it, checked at validation);
-``manifest.json`` records it, with the sha256 of each of its files, for evaluation.
+values to a script file as arguments instead. So is a placeholder that a command runs or keeps for a later one:
+the program after ``find -exec``, the script an interpreter runs (``bash {arm}``), an argument of ``set``,
+``printf -v``, ``let`` or ``getopts``, a value piped into ``read`` or ``mapfile`` (a later ``bash -c "$1"`` or
+``eval "$x"`` would run it). That refusal is a best effort over known commands; what holds is that without a shell
+a value is one literal argument, and that values are names, numbers and the run's own output folder (a program
+that runs its arguments as code itself, a user's script or ``torchrun {arm}``, is not detected). After the command
+exits 0, the checkpoint is the last match (in sorted order) of the glob ``command.checkpoint`` under
+``{output_dir}`` (a relative glob that stays inside it, checked at validation); ``manifest.json`` records it, with
+the sha256 of each of its files, for evaluation.
 
     python -m armlab.training.backends.command --config results/<exp>/config/train/<arm>.json --arm grpo --seed 1 \
         --out results/<exp>/runs/grpo/seed-1
@@ -110,6 +114,12 @@ STDIN_READERS = (
     "powershell",
 )
 DECLARATIONS = ("export", "declare", "typeset", "local", "readonly")
+# commands that put their arguments (or stdin) into variables or positional parameters, which a later command may
+# expand unquoted or evaluate: set -- {v}; bash -c "$1", printf -v x {v}; eval "$x", let (arithmetic reads names)
+VARIABLE_SETTERS = ("set", "let", "getopts", "read", "mapfile", "readarray")
+FIND_COMMANDS = ("-exec", "-execdir", "-ok", "-okdir")  # find runs the next word as a program
+# words before a command that the shell reads as part of a compound command, not as the program
+SHELL_KEYWORDS = ("{", "!", "if", "then", "elif", "else", "do", "while", "until")
 SUBSTITUTIONS = ("$(", "<(", ">(")  # a command or process substitution: its text is parsed again
 SUBSHELLS = (*SUBSTITUTIONS, "(")
 COMMAND_SEPARATORS = (";", "&&", "||", "|", "|&", "&", "(", ")", ";;")
@@ -254,6 +264,12 @@ def _check_fed_command(words: list[str]) -> None:
     programs = _programs(words)
     if any(_family(words[i]) == "xargs" for i in programs[:-1]):  # xargs running a command: the value, its argument
         _check_simple_command([*words, f"{FIELD_MARK}stdin{FIELD_MARK}"])
+    setter = next((words[i] for i in programs if _family(words[i]) in VARIABLE_SETTERS[3:]), None)
+    if setter:
+        raise ValueError(
+            f"template: a value is piped into {setter!r}, which puts it into a variable that a later command could "
+            f"expand unquoted or run; pass the value as a plain argument"
+        )
     if not programs or _family(words[programs[-1]]) not in STDIN_READERS:
         return
     i = programs[-1] + 1
@@ -276,7 +292,7 @@ def _family(word: str) -> str:
 def _programs(words: list[str]) -> list[int]:
     """The indices of the programs that ``words`` runs: the first after assignments, then each wrapper's command."""
     i = 0
-    while i < len(words) and ASSIGNMENT.match(words[i]):
+    while i < len(words) and (ASSIGNMENT.match(words[i]) or words[i] in SHELL_KEYWORDS):
         i += 1
     programs = [i]
     while i < len(words) and FIELD_MARK not in words[i] and _family(words[i]) in WRAPPERS:
@@ -287,6 +303,8 @@ def _programs(words: list[str]) -> list[int]:
             takes_value = words[i] in long_options or (len(words[i]) == 2 and words[i][1] in letters)
             i += 2 if takes_value and words[i][0] == "-" else 1
         programs.append(i)
+    if i < len(words) and _family(words[i]) == "find":  # find . -exec PROGRAM ... ;
+        programs += [j + 1 for j in range(i + 1, len(words)) if words[j] in FIND_COMMANDS]
     return [i for i in programs if i < len(words)]
 
 
@@ -333,6 +351,18 @@ def _check_simple_command(words: list[str]) -> None:
             )
     programs = _programs(words)
     declares = bool(programs) and _family(words[programs[-1]]) in DECLARATIONS
+    for p in programs:
+        program, later = _family(words[p]), [i for i in marked if i > p]
+        if later and (program in VARIABLE_SETTERS or (program == "printf" and "-v" in words[p + 1 : later[0]])):
+            raise ValueError(
+                f"template: a placeholder is passed to {words[p]!r}, which puts it into a variable or positional "
+                f"parameter that a later command could expand unquoted or run; pass the value as a plain argument"
+            )
+        if later and program in STDIN_READERS and _script_operand(words, p) in later:
+            raise ValueError(
+                f"template: a placeholder is the script that {words[p]!r} runs, so a value would choose the code "
+                f"that runs; write the script's path and pass values after it"
+            )
     for i in marked:
         if ASSIGNMENT.match(words[i]) and (declares or not programs or i < programs[-1]):
             raise ValueError(
@@ -345,6 +375,14 @@ def _check_simple_command(words: list[str]) -> None:
                 f"template: the program {shown!r} holds a placeholder, so a value would choose what runs; "
                 f"write the program's name or path"
             )
+
+
+def _script_operand(words: list[str], program: int) -> int:
+    """The index of the script file an interpreter at ``words[program]`` runs: its first operand after options."""
+    i = program + 1
+    while i < len(words) and words[i].startswith(("-", "+")) and words[i] not in ("-", "--"):
+        i += 2 if words[i] in VALUE_OPTIONS else 1
+    return i + 1 if i < len(words) and words[i] == "--" else i
 
 
 def _shell_context(text: str, context: list[str]) -> list[str]:

@@ -121,7 +121,7 @@ def export_policy(
     from armlab.training.policy import load_model
     from armlab.training.utils import atomic_path, environment_record, write_manifest
 
-    numerics.start(numerics_mode, threads)
+    numerics.start(numerics_mode, threads, strict=False)
     start, out_dir = time.perf_counter(), Path(out_dir)
     model = convert_policy(load_model(policy_path))
     with atomic_path(out_dir) as tmp:
@@ -149,6 +149,7 @@ def main(argv=None) -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--numerics", choices=numerics.MODES, default=numerics.DEFAULT_MODE)
     args = parser.parse_args(argv)
+    numerics.start(args.numerics, args.threads)  # before any torch operation, checked
     export_policy(args.policy, args.out, args.threads, args.numerics)
 
 

@@ -39,9 +39,10 @@ def per_run(stage, name, evaluated=False, backends=None):
     return lambda wildcards: PLAN.per_run(stage, name, runs(), evaluated, backends)
 
 
-def run_outputs(backend):
-    """A train rule's outputs, its ``directories`` as directory outputs."""
-    return {name: directory(path) if is_dir else path for name, (path, is_dir) in PLAN.run_outputs(backend).items()}
+def run_outputs(backend, *run):
+    """A train rule's outputs, its ``directories`` as directory outputs (of ``run``, (arm, seed), when given)."""
+    outputs = PLAN.run_outputs(backend, *run)
+    return {name: directory(path) if is_dir else path for name, (path, is_dir) in outputs.items()}
 
 
 def eval_resource(key):
@@ -58,7 +59,19 @@ def arm_threads(wildcards):
 
 
 def checkpoint_of(wildcards):
-    return PLAN.checkpoint_of(wildcards.arm, wildcards.seed)
+    """What the evaluation reads (RunPlan.checkpoint_of); a record of checkpoints made elsewhere as an ancient input,
+    so that rewriting it for a new description reruns no evaluation (a change of its checkpoints removes the
+    evaluation at the workflow's start: RunPlan.changed_records)."""
+    return recorded_input(wildcards.arm, PLAN.checkpoint_of(wildcards.arm, wildcards.seed))
+
+
+def run_manifest(wildcards):
+    """The run's manifest, which names its kept models (evals/curves.py); a record as an ancient input."""
+    return recorded_input(wildcards.arm, f"{PLAN.job_dir('runs', wildcards.arm, wildcards.seed)}/manifest.json")
+
+
+def recorded_input(arm, path):
+    return ancient(path) if PLAN.recorded(arm) else path
 
 
 def checkpoint_args(wildcards, input):
@@ -72,12 +85,18 @@ def curve_inputs(wildcards):
         raise WorkflowError(str(err)) from None
 
 
-def remove_results_built_on(job_dir):
-    """Remove the results made from a job's removed outputs, so that Snakemake rebuilds them."""
+def remove_results_built_on(job_dir, dry_run=False):
+    """Remove the results made from a job's removed outputs, so that Snakemake rebuilds them (``dry_run``: say so)."""
     for path in PLAN.results_built_on(job_dir):
         if path.is_file():
+            if dry_run:
+                print(f"armlab: a run would remove {path}, made from the outputs of {job_dir}")
+                continue
             print(f"armlab: removing {path}, made from the removed outputs of {job_dir}")
-            path.unlink()
+            try:
+                path.unlink()
+            except OSError as err:
+                raise WorkflowError(f"{path}: cannot be removed ({err.strerror}); make its folder writable") from None
 
 
 wildcard_constraints:

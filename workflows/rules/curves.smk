@@ -10,7 +10,7 @@ rule evaluate_checkpoints:
     input:
         config=eval_config,
         tasks=f"{OUT}/lm_eval_tasks",
-        manifest=f"{PLAN.job_dir('runs')}/manifest.json",
+        manifest=run_manifest,
     output:
         scores=f"{PLAN.job_dir('curves')}/scores.parquet",
         manifest=f"{PLAN.job_dir('curves')}/manifest.json",

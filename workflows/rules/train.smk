@@ -43,6 +43,32 @@ rule export_base:
         "python -m armlab.training.backends.hf_export --policy {input.policy} --out {params.out} --numerics {params.numerics} > {log} 2>&1"
 
 
+# runs made elsewhere (backend checkpoints): the base checkpoint recorded as the run of arm base
+if PLAN.records_base:
+
+    rule record_base:
+        input:
+            config=PLAN.base_record_config,
+        output:
+            **run_outputs(PLAN.base_backend, "base", 0),
+        log:
+            PLAN.job_log("runs", "base", 0),
+        params:
+            module=PLAN.base_backend.train_module,
+            path=PLAN.hf_base,
+            out=lambda wildcards, output: os.path.dirname(output.manifest),
+        threads: 1
+        resources:
+            mem_mb=PLAN.train_resources[PLAN.base_backend_name]["mem_mb"],
+            runtime=PLAN.train_resources[PLAN.base_backend_name]["runtime"],
+            gpu=0,
+        conda:
+            "../../environment.yml"
+        shell:
+            "python -m {params.module} --config {input.config} --arm base --seed 0 --path {params.path:q}"
+            " --out {params.out} > {log} 2>&1"
+
+
 # one train rule per backend that trains some arm: its trainer, inputs and outputs come from the backend registry.
 # With one backend (the experiment's) it is `train`, for every arm; an experiment whose arms name their own backends
 # (arms.<arm>.backend) has `train` for the experiment's backend and `train_<backend>` for the others, each
@@ -76,3 +102,8 @@ for _name in USED_BACKENDS:
         shell:
             "python -m {params.module} --config {input.config} --arm {wildcards.arm} --seed {wildcards.seed}"
             " {params.reads} --out {params.out} > {log} 2>&1"
+
+
+if PLAN.records_base:  # runs/base/seed-0 is the base checkpoint's record, not a run the train rule makes
+
+    ruleorder: record_base > train

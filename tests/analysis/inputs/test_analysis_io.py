@@ -241,10 +241,16 @@ def test_wide_csv_filters_are_alternatives_and_arms_can_be_templates(tmp_path):
 def test_wide_csv_errors_point_into_the_csv(tmp_path):
     with pytest.raises(
         AnalysisInputError,
-        match=r"outside \[0, 1\] \(a percent table needs scale: percent\)"
-        r"[\s\S]*runs.csv line 2 \[add\]",
+        match=r"runs\.csv: column 'add': runs\.csv line 2 \('50\.0'\), .* outside 0 to 1 \(input\.scale: fraction\); a "
+        r"table in percent needs input\.scale: percent",
     ):
         _validate(_wide(tmp_path, scale="fraction"))
+    # a percent table that says so, with a cell above 100: the message says which cell, not to say scale: percent
+    with pytest.raises(
+        AnalysisInputError,
+        match=r"column 'sub': runs\.csv line 4 \('142\.0'\) outside 0 to 100 \(input\.scale: percent\)$",
+    ):
+        _wide(tmp_path, text=WIDE.replace("c,main,m1,rloo,1,55.0,42.0,31.0", "c,main,m1,rloo,1,55.0,142.0,31.0"))
     broken = WIDE.replace("c,main,m1,rloo,1,55.0,42.0,31.0", "c,main,m1,rloo,1,55.0,,31.0")
     with pytest.raises(AnalysisInputError, match=r"missing values[\s\S]*runs.csv line 4 \[sub\]"):
         _validate(_wide(tmp_path, text=broken))

@@ -8,6 +8,7 @@ tests/workflows/test_hostile_outputs.py.
 """
 
 import json
+import os
 import resource
 import time
 
@@ -146,6 +147,11 @@ TIDY_CASES = {
         ["n_correct outside [0, n_samples]", "scores.csv line 6", "n_correct=5.0"],
         False,
     ),
+    "common_seeds_only with no seed in common": (
+        _csv_with(lambda ls: [ls[0]] + [line.replace(",rloo,", ",rloo,1") for line in ls[1:]]),
+        ["analysis.common_seeds_only: no seed was run by every compared arm", "'rloo' [11, 12, 13]"],
+        True,
+    ),
     "a score that is not n_correct / n_samples": (
         _csv_with(lambda ls: _k_samples(ls, 7, "8", "3", "0.5"), counts=True),
         ["score differs from n_correct / n_samples", "scores.csv line 8", "score=0.5"],
@@ -159,6 +165,7 @@ def test_a_bad_tidy_scores_file_names_itself(case, tmp_path, monkeypatch, capsys
     make, expected, one_line = TIDY_CASES[case]
     path = make(tmp_path)
     argv = ["analyze", FIXTURE / "experiment.yaml", "--scores", path, "--out", tmp_path / "analysis", *FAST]
+    argv += ["--set", "analysis.common_seeds_only=true"] if "common_seeds_only" in case else []
     assert_refused(tmp_path, monkeypatch, capsys, "armlab", argv, *expected, one_line=one_line)
 
 
@@ -194,6 +201,10 @@ WIDE_CASES = {
     "a header with a column twice": (
         _wide(lambda ls: [ls[0] + ",gsm8k"] + [line + ",1.0" for line in ls[1:]]),
         ["wide.csv line 1: column(s) ['gsm8k'] appear more than once"],
+    ),
+    "a 152 in a percent table": (  # on 5a28ea2: "a percent table needs scale: percent", which it has
+        _wide(lambda ls: _set_cell(ls, 1, "math500", "152.0")),
+        ["wide.csv: column 'math500': wide.csv line 2 ('152.0') outside 0 to 100 (input.scale: percent)"],
     ),
 }
 
@@ -334,6 +345,10 @@ LMEVAL_CASES = {
     "fewer docs than the results count": (
         _effective_docs,
         [f"results_{STAMP}.json: n-samples.add.effective is 999 but samples_add_{STAMP}.jsonl holds"],
+    ),
+    "a results JSON with a key twice": (  # on 5a28ea2 the last one was read, silently
+        lambda r: _results(r).write_text(_results(r).read_text().replace("{", '{"results": {}, ', 1)),
+        [f"results_{STAMP}.json: lm-eval results JSON holds the key 'results' twice in one object"],
     ),
     "a seed directory beyond int64": (
         _huge_seed,
@@ -714,3 +729,69 @@ def test_a_sample_without_its_metric_names_the_task_and_sample():
         samples_to_scores({"gsm8k": [{"doc_id": 0, "exact_match": 1.0}, {"doc_id": 1}]}, "exp", "grpo", 1, spec)
     with pytest.raises(files.BadFile, match=r"task gsm8k, sample 0: no 'doc_id'"):
         samples_to_scores({"gsm8k": [{"exact_match": 1.0}]}, "exp", "grpo", 1, spec)
+
+
+# ----------------------------------------------------------------------------- step logs (armlab steps)
+
+
+def _metrics_log(text):
+    def make(root):
+        path = root / "logs" / "grpo" / "seed-1" / "metrics.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_text(text)
+        return "jsonl", root / "logs" / "{arm}" / "seed-{seed}" / "metrics.jsonl"
+
+    return make
+
+
+def _special_log(make_file):
+    """A second run whose metrics.jsonl is what ``make_file(path)`` leaves there: a FIFO, a link to /dev/zero."""
+
+    def make(root):
+        kind, pattern = _metrics_log('{"step": 1, "reward": 0.5}\n')(root)
+        path = root / "logs" / "grpo" / "seed-2" / "metrics.jsonl"
+        path.parent.mkdir(parents=True)
+        make_file(path)
+        return kind, pattern
+
+    return make
+
+
+def _deep_trainer_state(root):
+    path = root / "logs" / "grpo" / "seed-1" / "trainer_state.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"log_history": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    return "trl", root / "logs" / "{arm}" / "seed-{seed}" / "trainer_state.json"
+
+
+STEP_LOG_CASES = {
+    # on 5a28ea2: a traceback from the parquet writer
+    "a step of 1e20": (_metrics_log('{"step": 1e20, "reward": 0.5}\n'), ["line 1: step is 1e+20; expected a whole"]),
+    # on 5a28ea2: read as step 1
+    "a step that is true": (
+        _metrics_log('{"step": true, "reward": 0.5}\n'),
+        ["line 1: step is True; expected a whole"],
+    ),
+    # on 5a28ea2: left out of the output without a word
+    "a FIFO as a run's log": (
+        _special_log(os.mkfifo),
+        ["seed-2/metrics.jsonl: file matching --pattern is a FIFO (named pipe), not a regular file"],
+    ),
+    "a link to /dev/zero as a run's log": (
+        _special_log(lambda path: path.symlink_to("/dev/zero")),
+        ["seed-2/metrics.jsonl: file matching --pattern is a device, not a regular file"],
+    ),
+    # on 5a28ea2: a RecursionError traceback
+    "a trainer_state.json nested 100,000 deep": (
+        _deep_trainer_state,
+        ["trainer_state.json: TRL trainer state is nested deeper than Python's JSON parser goes"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", STEP_LOG_CASES)
+def test_a_bad_step_log_names_itself(case, tmp_path, monkeypatch, capsys):
+    make, expected = STEP_LOG_CASES[case]
+    kind, pattern = make(tmp_path)
+    argv = ["steps", kind, "--pattern", pattern, "--experiment", "x", "--out", tmp_path / "runs"]
+    assert_refused(tmp_path, monkeypatch, capsys, "armlab", argv, *expected)

@@ -131,7 +131,11 @@ LOG = '{"step": 1, "reward": 0.5}\n'
 BAD_LOGS = {
     "no step": ('{"reward": 0.5}\n', [], r"no 'step' field; name the field that counts steps"),
     "step twice": (LOG + LOG, [], r"metrics.jsonl line 2: step 1 again \(first at .*line 1\)"),
-    "step not whole": ('{"step": 1.5, "reward": 0.5}\n', [], r"line 1: step is 1.5; expected a whole number >= 0"),
+    "step not whole": (
+        '{"step": 1.5, "reward": 0.5}\n',
+        [],
+        r"line 1: step is 1.5; expected a whole number from 0 to 2\*\*53",
+    ),
     "negative step": ('{"step": -1}\n', [], r"line 1: step is -1"),
     "not JSON": ('{"step": 1,\n', [], r"metrics.jsonl line 1"),
     "mapped field missing": (LOG, ["reward=rew"], r"no field 'rew' \(given for reward\)"),
@@ -176,4 +180,34 @@ def test_an_unknown_kind_gets_near_misses_and_imports_are_deterministic(tmp_path
         assert (tmp_path / "one" / "grpo" / "seed-1" / file).read_bytes() == (
             tmp_path / "two" / "grpo" / "seed-1" / file
         ).read_bytes()
-    assert set(STEP_LOGS) == {"trl", "wandb", "jsonl"}
+    assert set(STEP_LOGS) == {"trl", "wandb", "jsonl", "armlab"}
+
+
+def test_an_armlab_step_log_reads_back_as_written(tmp_path):
+    """A steps.parquet of another armlab experiment (kind armlab): the same steps and quantities, a missing value
+    still missing, under the importing run's experiment, arm and seed."""
+    written = pd.DataFrame(
+        {
+            "experiment": "trained_here",
+            "arm": "grpo",
+            "seed": 1,
+            "step": [1, 2, 3],
+            "reward": [0.5, np.nan, 0.75],
+            "num_tokens": [700.0, 1400.0, 2100.0],
+        }
+    )
+    path = tmp_path / "steps.parquet"
+    written.to_parquet(path, index=False)
+    lines = import_steps("armlab", [("dr_grpo", 2, path)], "evaluated_here", {}, tmp_path / "runs")
+    assert lines == [f"dr_grpo seed 2: 3 steps, 2 quantities from {path}"]
+    read = pd.read_parquet(tmp_path / "runs" / "dr_grpo" / "seed-2" / "steps.parquet")
+    expected = written.assign(experiment="evaluated_here", arm="dr_grpo", seed=2)
+    pd.testing.assert_frame_equal(read, expected, check_dtype=False)
+
+
+def test_the_configs_step_log_kinds_are_the_registrys():
+    """``checkpoints.step_log.kind`` of the config schema lists exactly the kinds ``armlab steps`` reads."""
+    from armlab.training.config import _schema
+
+    kinds = _schema()["properties"]["checkpoints"]["properties"]["step_log"]["properties"]["kind"]["enum"]
+    assert kinds == sorted(STEP_LOGS)

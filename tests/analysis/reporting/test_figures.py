@@ -84,6 +84,12 @@ def test_forest_plot_marks_significant_and_equivalent_arms_and_draws_the_interva
     assert points == {0: ("o", True), 1: ("D", False)}
     row = table.query("measure == 'domain_balanced' and ci_method == 'sign_flip' and arm == 'big'").iloc[0]
     assert intervals[0] == pytest.approx([100 * row["ci_low"], 100 * row["ci_high"]])
+    # the equivalent arm's whisker is the TOST's interval at Holm's level: inside the shaded ±1 point band
+    # (issue 54: it was the difference's interval, which may leave the band beside an "equivalent" diamond)
+    row = table.query("measure == 'domain_balanced' and ci_method == 'sign_flip' and arm == 'none'").iloc[0]
+    assert intervals[1] == pytest.approx([100 * row["eq_decision_low"], 100 * row["eq_decision_high"]])
+    assert -1 < intervals[1][0] <= intervals[1][1] < 1
+    assert "equivalent: the TOST's" in fig.get_suptitle()
     assert any(list(line.get_xdata()) == [0, 0] for line in axes[0].get_lines())  # reference line at 0
     assert "seeds no Holm-adjusted p" not in fig.get_suptitle()
 

@@ -31,6 +31,7 @@ FIXTURE = REPORT_FIXTURE
 BUILD = report_build()
 DATAFLEX_CONFIG = REPO / "config" / "experiments" / "dataflex_rl_released.yaml"
 SECTIONS = [
+    "card",
     "run",
     "verdicts",
     "comparisons",
@@ -296,12 +297,17 @@ def _comparisons(**columns):
     frame = pd.DataFrame({key: [value] * n for key, value in base.items()})
     for key, values in columns.items():
         frame[key] = values
-    # the interval beside the verdict: here the shown one, at Holm's level of a family that rejects all but one
+    # the interval beside the verdict: here the shown one, at Holm's level of a family that rejects all but one;
+    # the TOST's at the level of a family that passes all but one
     return frame.assign(
         stage="primary",
         decision_level=columns.get("decision_level", 0.95),
         decision_low=columns.get("decision_low", frame.get("ci_low", np.nan)),
         decision_high=columns.get("decision_high", frame.get("ci_high", np.nan)),
+        eq_decision_level=columns.get("eq_decision_level", 0.9),
+        eq_decision_low=columns.get("eq_decision_low", frame.get("ci_low", np.nan)),
+        eq_decision_high=columns.get("eq_decision_high", frame.get("ci_high", np.nan)),
+        p_equivalence_holm=columns.get("p_equivalence_holm", 0.5),
     )
 
 
@@ -347,13 +353,18 @@ def test_headline_names_winners_losers_and_equivalent_arms_and_the_precision():
             mde_high=[0.02, 0.03, 0.04],
             seeds_needed_low=[4.0, 6.0, 8.0],
             seeds_needed_high=[12.0, 18.0, 24.0],
+            eq_decision_low=[0.015, -0.035, -0.0015],
+            eq_decision_high=[0.045, -0.005, 0.0035],
+            p_equivalence_holm=[1.0, 1.0, 0.0039],
         )
     )
     assert list(rows["verdict"]) == ["better", "worse", "equivalent"]
     assert sections.family_headline(rows, SETTINGS) == [
         "up beats ref by 3.00 points (95% interval at Holm's level: [+2.00, +4.00]; Holm p = 0.0078).",
         "down is worse than ref by 2.00 points (95% interval at Holm's level: [-3.00, -1.00]; Holm p = 0.0156).",
-        "same is equivalent to ref within ±1 point(s).",
+        # the TOST's own interval, inside the margin (issue 54: not the difference's, which may leave it)
+        "same is equivalent to ref within ±1 point (90% TOST interval at Holm's level: [-0.15, +0.35]; TOST Holm "
+        "p = 0.0039).",
         "Largest observed difference: up, +3.00 points (95% interval at Holm's level: [+2.00, +4.00]).",
     ]
     assert sections.precision_sentence(rows, SETTINGS) == (
@@ -371,9 +382,14 @@ def test_verdicts_follow_holm_then_equivalence():
             "mean_diff": [1, -1, 0, 0, 1],
             "equivalent": [False, False, True, False, True],
             "higher_is_better": True,
+            "decision_level": 0.95,
+            "eq_decision_level": [0.9, 0.9, 0.9, np.nan, 0.9],
         }
     )
     assert list(tables.verdicts(frame)) == ["better", "worse", "equivalent", "inconclusive", "better"]
+    # a secondary cell behind two closed gates was not tested at all
+    closed = frame.assign(reject=False, equivalent=False, decision_level=np.nan, eq_decision_level=np.nan)
+    assert set(tables.verdicts(closed)) == {tables.NOT_TESTED}
 
 
 def test_where_lower_is_better_a_significant_drop_is_better_and_the_lowest_delta_is_bold():
@@ -383,6 +399,8 @@ def test_where_lower_is_better_a_significant_drop_is_better_and_the_lowest_delta
             "mean_diff": [-1, 1, -1],
             "equivalent": [False] * 3,
             "higher_is_better": [False] * 3,
+            "decision_level": 0.95,
+            "eq_decision_level": 0.9,
         }
     )
     assert list(tables.verdicts(frame)) == ["better", "worse", "inconclusive"]
@@ -411,6 +429,8 @@ def test_latex_table_has_arms_as_rows_and_the_best_values_in_bold():
         note=["", "", "BCa undefined"],
         reject=[False] * 3,
         equivalent=[False, True, False],
+        eq_decision_low=[-0.01, -0.008, -0.01],
+        eq_decision_high=[0.03, 0.002, 0.03],
     )
     tex = tables.latex_table(table)
     lines = tex.splitlines()
@@ -426,7 +446,9 @@ def test_latex_table_has_arms_as_rows_and_the_best_values_in_bold():
     rows = [line for line in lines if line.startswith(("a", "b", "c")) and "&" in line]
     assert rows == [
         r"a\_1 & $\mathbf{+1.20}$ & $[+0.00, +2.00]$ & $0.25$ & $0.5$ & inconclusive \\",
-        r"b\textless{}2\textgreater{} & $-0.40$ & $[-1.00, +0.00]$ & $0.5$ & $0.5$ & equivalent \\",
+        # beside "equivalent", the TOST's interval inside ±1 (the difference's [-1.00, +0.00] reaches the margin)
+        r"b\textless{}2\textgreater{} & $-0.40$ & $[-0.80, +0.20]$\textsuperscript{TOST} & $0.5$ & $0.5$ & "
+        r"equivalent \\",
         r"c & $\mathbf{+1.20}$ & $[+0.10, +2.00]$ & $\mathbf{0.125}$ & $\mathbf{0.375}$ & inconclusive \\",
     ]
     assert "Smallest attainable Holm p: 0.0234" in tex
@@ -518,14 +540,51 @@ def test_the_report_names_every_component_estimated_below_zero():
         "samples": 8, "mean_diff": 0.01, "var_training": -2e-5, "var_items": 3e-5, "var_sampling": 1e-4,
         "var_total": 1.3e-4, "share_training": 0.0, "share_items": 3 / 13, "share_sampling": 10 / 13,
         "se": 1.3e-4**0.5, "training_negative": True, "items_negative": False, "sampling_method": "paired by sample",
+        "sampling_streams": "",
     }  # fmt: skip
     empty = pd.DataFrame()
     analysis = read.Analysis(
         manifest={}, settings=SETTINGS, comparisons=empty, summaries=empty, weights=empty, rankings=empty,
         sensitivity=empty, dropped=empty, probability_of_improvement=empty, performance_profiles=empty,
         pass_at_k_vs_base=empty, allocation=empty, sequential=empty, sequential_looks=empty, replications=empty,
+        per_benchmark=empty,
+        unparsed=empty,
+        report_card=empty,
         variance_components=pd.DataFrame([row, {**row, "arm": "b", "training_negative": False}]),
     )  # fmt: skip
     html = sections.sampling_section(sections.Page(None, analysis))  # the section reads the analysis only
     assert "counted as 0 in the shares and the standard error: a vs ref (training)." in html
     assert "b vs ref" not in html.split("Estimated below 0")[1]
+
+
+def test_runs_made_elsewhere_are_listed_with_each_checkpoints_path_and_sha256(tmp_path):
+    """The report reads the records of runs made elsewhere (backend checkpoints) from the run folders and names
+    every checkpoint evaluated, its folder and sha256; a trained run's folder adds none, and without records there
+    is no such section."""
+    records = {("base", 0): [None], ("grpo", 1): [10, 20]}
+    for (arm, seed), steps in records.items():
+        folder = tmp_path / arm / f"seed-{seed}"
+        folder.mkdir(parents=True)
+        (folder / "checkpoints.json").write_text("{}")
+        models = [
+            {"step": step, "path": f"/ckpts/{arm}/{step}", "sha256": f"{i}" * 64, "bytes": 1000 * (i + 1)}
+            for i, step in enumerate(steps)
+        ]
+        record = {"checkpoints": models, "description": None if arm == "base" else "GRPO on verl"}
+        record |= {"recipe": {"estimator": {"name": "grpo"}, "lr": 1e-6}} if arm == "grpo" else {}
+        write_manifest(folder, record, "checkpoints.json")
+    trained = tmp_path / "dr_grpo" / "seed-1"
+    trained.mkdir(parents=True)
+    (trained / "policy.pt").write_bytes(b"weights")
+    write_manifest(trained, {"recipe": {}}, "policy.pt")
+    found = read.read_checkpoints(tmp_path)
+    found_runs = list(zip(found.arm, found.seed, found.step.fillna(-1)))
+    assert found_runs == [("base", 0, -1), ("grpo", 1, 10), ("grpo", 1, 20)]
+    html = sections.checkpoints_section(sections.Page(None, None, checkpoints=found))  # type: ignore[arg-type]
+    for path, sha256 in zip(found.path, found.sha256):
+        assert f"<td>{path}</td><td>{sha256}</td>" in html
+    assert "<td>base</td><td>0</td><td>—</td>" in html and "<td>2,000</td>" in html
+    assert "<td>grpo</td><td>GRPO on verl</td><td>estimator.name: grpo, lr: 1e-06</td>" in html
+    assert "<td>base</td><td>—</td>" not in html  # an arm that says nothing of itself has no row
+    assert read.read_checkpoints(tmp_path / "dr_grpo") is None
+    assert sections.checkpoints_section(sections.Page(None, None)) == ""  # type: ignore[arg-type]

@@ -2,8 +2,8 @@
 
 Needs the Debian packages ``chromium`` and ``chromium-driver`` (``ci/install_chromium.sh``).
 Without them the test is skipped, except under ``CI=true``, where it fails. A screenshot of
-the report's first screen is saved as ``test-artifacts/report_first_screen.png``, and, once
-``make demo`` has run, the demo report's as ``test-artifacts/demo_report_first_screen.png``. The report the
+the report's first screen (its report card first) is saved as ``test-artifacts/report_first_screen.png``, and,
+once ``make demo`` has run, the demo report's as ``test-artifacts/demo_report_first_screen.png``. The report the
 workflow writes is loaded in every checkout: the session's tiny run's.
 """
 
@@ -96,6 +96,7 @@ def test_report_loads_without_console_errors_and_renders_every_figure(browser, d
     assert all(name.startswith("data:") for name in resources)
     assert browser.execute_script("return document.scripts.length") == 0
     assert "No arm beats grpo" in browser.find_element("id", "verdicts").text
+    assert browser.find_element("id", "card").rect["y"] < SCREEN[1] / 4  # the report card opens the page
     ARTIFACTS.mkdir(exist_ok=True)
     browser.save_screenshot(str(SCREENSHOT))
     assert SCREENSHOT.stat().st_size > 10_000
@@ -150,6 +151,10 @@ def test_the_demo_report_first_screen(browser):
         pytest.skip("no demo report yet: `make demo` writes results/demo/report/index.html")
     assert open_report(browser, page) == []
     assert "grpo" in browser.find_element("id", "verdicts").text
+    # the report card is on the first screen, whole: the experiment graded before anything else
+    card = browser.find_element("id", "card")
+    assert card.rect["y"] + card.rect["height"] <= SCREEN[1]
+    assert "Seeds enough for the configured effect" in card.text
     ARTIFACTS.mkdir(exist_ok=True)
     browser.save_screenshot(str(ARTIFACTS / "demo_report_first_screen.png"))
     assert (ARTIFACTS / "demo_report_first_screen.png").stat().st_size > 10_000

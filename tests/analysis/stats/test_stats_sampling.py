@@ -348,3 +348,59 @@ def test_mismatched_shapes_are_rejected():
         sampling.variance_components([x], [np.zeros((1, 3, 4))], np.ones((1, 1)))
     with pytest.raises(ValueError, match="weights"):
         sampling.variance_components([x], [x], np.ones((1, 2)))
+
+
+def _exact_pass_at_k_variance(n: int, k: int, p: np.ndarray) -> np.ndarray:
+    """Var of the pass@k estimate of n answers at success probability p, by summing over the binomial counts."""
+    from scipy.stats import binom
+
+    counts = np.arange(n + 1)
+    estimate = np.array([_brute_pass_at_k(n, c, k) for c in counts])
+    truth = -np.expm1(k * np.log1p(-p))  # 1 - (1 - p)^k, precise at tiny p
+    return (binom.pmf(counts[None, :], n, p[:, None]) * (estimate[None, :] - truth[:, None]) ** 2).sum(axis=1)
+
+
+def test_pass_at_k_variance_is_unbiased_from_2k_answers_and_never_below_the_truth_with_fewer():
+    from scipy.stats import binom
+
+    p = np.concatenate([[1e-9, 1e-4], np.linspace(0.01, 0.99, 99), [1 - 1e-4]])
+    for n in range(1, 11):
+        counts = np.arange(n + 1)
+        pmf = binom.pmf(counts[None, :], n, p[:, None])
+        for k in range(1, n + 1):
+            estimate = sampling.pass_at_k_variance(n, counts, k)
+            assert estimate[0] == 0.0 and (n == 1 or estimate[n] == 0.0)  # an item never or always solved: none
+            mean, truth = pmf @ estimate, _exact_pass_at_k_variance(n, k, p)
+            if n >= 2 * k:
+                np.testing.assert_allclose(mean, truth, rtol=1e-9, atol=1e-15)
+                assert sampling.pass_at_k_variance_method(n, k) == "unbiased"
+            else:  # conservative: no unbiased estimate exists (degree 2k > n)
+                assert np.all(mean >= truth * (1 - 1e-9) - 1e-15), (n, k)
+                assert "conservative" in sampling.pass_at_k_variance_method(n, k)
+    # at k = 1 it is the unbiased Bernoulli variance of the mean, c (n - c) / (n^2 (n - 1))
+    np.testing.assert_allclose(
+        sampling.pass_at_k_variance(8, np.arange(9), 1), sampling.cell_sampling_variance(8, np.arange(9))
+    )
+    with pytest.raises(ValueError, match="k <= n"):
+        sampling.pass_at_k_variance(3, 1, 4)
+
+
+def test_the_difference_from_an_estimate_is_students_t_plus_the_estimates_variance():
+    from scipy import stats
+
+    values = np.array([0.52, 0.55, 0.49, 0.58, 0.51])
+    found = sampling.difference_from_estimate(values, 0.5, 0.0, 0.95)
+    reference = stats.ttest_1samp(values - 0.5, 0.0)
+    low, high = reference.confidence_interval(0.95)
+    assert (found["low"], found["high"]) == (pytest.approx(low), pytest.approx(high))
+    assert found["p_value"] == pytest.approx(reference.pvalue) and found["df"] == 4
+    # the estimate's variance v adds to the seeds' and Welch-Satterthwaite's degrees of freedom count both
+    v, df_v = 3e-4, 40.0
+    seeds = values.var(ddof=1) / 5
+    df = (seeds + v) ** 2 / (seeds**2 / 4 + v**2 / df_v)
+    found = sampling.difference_from_estimate(values, 0.5, v, 0.95, df_v)
+    half = stats.t.ppf(0.975, df) * np.sqrt(seeds + v)
+    assert found["df"] == pytest.approx(df) and found["high"] - found["low"] == pytest.approx(2 * half)
+    assert found["p_value"] == pytest.approx(2 * stats.t.sf(abs(values.mean() - 0.5) / np.sqrt(seeds + v), df))
+    one = sampling.difference_from_estimate(values[:1], 0.5, v, 0.95)  # one seed: nothing bounds it
+    assert np.isinf(one["low"]) and np.isinf(one["high"]) and np.isnan(one["p_value"])

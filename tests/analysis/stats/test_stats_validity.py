@@ -98,3 +98,27 @@ def test_lookups_have_measurements_for_every_seed_count_a_report_can_show():
     for n in range(2, 40):
         assert validity.coverage("percentile", n, 0.95) is not None and validity.coverage("bca", n, 0.95) is not None
     assert np.isfinite([r[4] for r in validity_measured.ROWS if r[0] == "coverage"]).all()
+
+
+EQUIVALENCE = runpy.run_path(str(REPO / "benchmarks" / "equivalence_fwer.py"))
+
+
+def test_statistics_md_shows_the_measured_family_wise_error_of_equivalence_claims_and_it_holds():
+    import json
+
+    from armlab.analysis.synthetic import mc_error
+
+    record = json.loads(EQUIVALENCE["ROWS"].read_text())
+    doc = EQUIVALENCE["DOC"].read_text()
+    block = doc.split(EQUIVALENCE["START"] + "\n")[1].split("\n" + EQUIVALENCE["END"])[0]
+    assert block == EQUIVALENCE["render"](record["rows"], record["command"], record["seconds"], record["replicates"])
+    assert record["replicates"] >= 2000  # the long run, not a smoke test
+    for row in record["rows"]:
+        if row["fwer_gatekept_holm"] is None:
+            continue
+        error = float(mc_error(row["fwer_gatekept_holm"], record["replicates"]))
+        assert row["fwer_gatekept_holm"] <= 0.05 + error, row  # the analysis's rule keeps alpha at every seed count
+    # and without it a false "equivalent" is likely where the test can pass at all (5 seeds and more)
+    assert all(
+        r["fwer_unadjusted"] > 0.5 for r in record["rows"] if r["scenario"] != "no difference" and r["seeds"] >= 5
+    )

@@ -32,7 +32,7 @@ def test_an_unknown_backend_is_refused_naming_the_key(tmp_path):
     with pytest.raises(
         ConfigError,
         match=r"c\.yaml: backend: unknown backend 'slurmified'; expected one of "
-        r"\['builtin', 'command', 'trl'\]",
+        r"\['builtin', 'checkpoints', 'command', 'trl'\]",
     ):
         load_config([path])
 

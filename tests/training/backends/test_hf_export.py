@@ -229,11 +229,12 @@ def test_snakemake_dag_of_trl_from_the_builtin_base(tmp_path):
     config = _trl_config(tmp_path, model=BUILTIN_BASE)
     dry = snakemake_dry_run(tmp_path, config, "results/tiny/scores.parquet")
     counts = job_counts(dry.stdout + dry.stderr)
-    assert (counts["base_policy"], counts["export_base"], counts["train"], counts["evaluate"]) == (1, 1, 4, 5)
+    # the sampled base is evaluated at both seeds, beside the 4 runs
+    assert (counts["base_policy"], counts["export_base"], counts["train"], counts["evaluate"]) == (1, 1, 4, 6)
     assert "--policy results/tiny/base/policy.pt --out results/tiny/base_hf" in dry.stdout
     starts = re.findall(r"trl_backend .*--data results/tiny/data --hf_base results/tiny/base_hf/model", dry.stdout)
     assert len(starts) == 4
-    assert "--model hf --run-manifest results/tiny/base_hf/manifest.json --arm base --seed 0" in dry.stdout
+    assert "--model hf --run-manifest results/tiny/base_hf/manifest.json --arm base --seed 1" in dry.stdout
 
 
 @pytest.mark.workflow  # a whole training job, run for real

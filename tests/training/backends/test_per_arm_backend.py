@@ -18,13 +18,15 @@ from armlab.training.config import ConfigError, load_config, resolve_arm, stage_
 # sha256 of json.dumps(stage_config(...)) for tests/fixtures/tiny.yaml, computed with the code before per-arm
 # backends existed (commit 69bffce): a config without the key stages, and hashes, exactly as before, so that no
 # existing experiment reruns. A change that means to alter these views must update them knowing it reruns every job.
+# the base, eval and train views gained `numerics` (armlab/numerics.py); without it they hash as before it
+# (1581def8…, c0982ab0…, 2ea05252…, a08af4ca…)
 TINY_VIEWS = {
     "data": "ec2f8ca08a2294927990805ff6c2c608a2d42e361af6723a2c22c9231f3d4cd0",
-    "base": "1581def83df0d8974a28b466e3146a9da9d305893ff67d11a3cb0ef822d6f766",
-    "eval": "c0982ab05868f979055a0e8d01496b8c9c374ddefe258bb82f34436fd9811ba7",
+    "base": "d67eddd0d72e56f14518ff4b402d0834c8c4fd850df807b0b26aea0ae37025b3",
+    "eval": "2660f0b78bfde12e926d5489b46527e975694e851eaba049654673ef29249e29",
     "analysis": "c66aaf7dae6d17183e15782c9bca4105369cd32b31c03b49ddf3b440aac411b4",
-    "train:grpo": "2ea05252786a54b8503675daebdeacf882d30195757fbc071c14124cad41e6fa",
-    "train:difffilter": "a08af4ca09dc612e8ea19a48c00aa6ca741341c6ed0a0d0106b4fa5633d9e70c",
+    "train:grpo": "83d72c5467befe8fd19c9a6b01b12328f9742c58fb597592867b7b45f011813a",
+    "train:difffilter": "2580774cc7cfc24449144cfd09ea67062c1bfbd60b4e6b370f5f50672656ac2a",
 }
 
 
@@ -131,7 +133,7 @@ def test_snakemake_dag_of_a_mixed_experiment(tmp_path):
     out = _dry_run(tmp_path, _mixed(tmp_path))
     counts = job_counts(out)
     assert (counts["base_policy"], counts["export_base"], counts["train"], counts["train_trl"]) == (1, 1, 2, 2)
-    assert counts["evaluate"] == 5  # base (once), 2 builtin, 2 TRL runs
+    assert counts["evaluate"] == 6  # the sampled base at seeds 1 and 2, 2 builtin, 2 TRL runs
     for seed in (1, 2):
         assert (
             "python -m armlab.training.train --config results/tiny/config/train/builtin.json --arm builtin"
@@ -149,9 +151,10 @@ def test_snakemake_dag_of_a_mixed_experiment(tmp_path):
         ) in out
         manifest = f"results/tiny/runs/trl/seed-{seed}/manifest.json"
         assert f"--model hf --run-manifest {manifest} --arm trl --seed {seed}" in out
-    # arm base is the builtin base policy, scored once by the builtin model (its export scores the same)
-    assert "--model armlab-builtin --checkpoint results/tiny/base/policy.pt --arm base --seed 0" in out
-    assert len(re.findall(r"--arm base --seed 0", out)) == 1
+    # arm base is the builtin base policy, scored by the builtin model (its export scores the same)
+    for seed in (1, 2):  # the sampled base at each seed, by the builtin's model
+        assert f"--model armlab-builtin --checkpoint results/tiny/base/policy.pt --arm base --seed {seed}" in out
+    assert len(re.findall(r"--arm base --seed \d", out)) == 2
     assert not re.search(r"training\.train .*--arm trl|trl_backend .*--arm builtin", out)
 
 
@@ -167,7 +170,7 @@ def test_an_arm_name_that_is_a_regex_trains_with_its_own_backend_only(tmp_path):
 
 def test_configs_without_per_arm_backends_keep_their_dag(tmp_path):
     counts = job_counts(_dry_run(tmp_path, TINY))
-    assert "train_trl" not in counts and counts["train"] == 4 and counts["evaluate"] == 5
+    assert "train_trl" not in counts and counts["train"] == 4 and counts["evaluate"] == 6  # base at 2 seeds
 
 
 def test_the_backend_parity_experiment_validates():
@@ -217,7 +220,7 @@ def test_a_tiny_mixed_run_from_the_repository_root(tmp_path):
     expected = domain.stack().rename("value").rename_axis(["arm", "seed", "summary"]).reset_index()
     final = curves[curves.step == 4].merge(expected, on=["arm", "seed", "summary"], suffixes=("", "_eval"))
     assert len(final) == 16 and (final.value - final.value_eval).abs().max() < 1e-12
-    base = expected[expected.arm == "base"].set_index("summary").value
+    base = expected[expected.arm == "base"].groupby("summary").value.mean()  # over the base's evaluations
     start = curves[curves.step == 0]
     assert len(start) == 16 and (start.value - start.summary.map(base)).abs().max() < 1e-12
     # the compute ledger beside the step: each run's totals at its kept steps (its ledger.parquet), 0 at the base

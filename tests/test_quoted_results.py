@@ -1,0 +1,59 @@
+"""ci/quoted_results.py: the README's demo block is written from a run's files and checked against them, so a figure
+typed by hand, or left behind by a change, fails the check (CI runs it after `make demo`)."""
+
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO
+
+SCRIPT = REPO / "ci" / "quoted_results.py"
+EMPTY = "# a page\n\n<!-- quoted:demo results/demo -->\n<!-- /quoted:demo -->\n\nafter the block\n"
+
+
+def quoted(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True, cwd=REPO)
+
+
+def test_the_readme_and_results_page_hold_their_blocks():
+    for document, name in (("README.md", "demo"), ("docs/results.md", "numerics")):
+        text = (REPO / document).read_text()
+        assert text.count(f"<!-- quoted:{name} ") == 1 and text.count(f"<!-- /quoted:{name} -->") == 1, document
+
+
+@pytest.mark.workflow
+def test_the_demo_block_is_written_from_the_run_and_an_edited_figure_fails_the_check(tiny_run, tmp_path):
+    workdir, _ = tiny_run
+    results, page = workdir / "results" / "tiny", tmp_path / "page.md"
+    page.write_text(EMPTY)
+    written = quoted("write", "demo", "--results", results, "--document", page)
+    assert written.returncode == 0, written.stderr
+    block = page.read_text()
+    assert (
+        block.startswith("# a page\n\n<!-- quoted:demo results/demo -->\nAccuracy (%)") and "after the block" in block
+    )
+    for expected in (
+        "| base |",
+        "difffilter vs grpo on domain_balanced:",
+        "Seed by seed",
+        "portable: x86-64 with AVX2",
+    ):
+        assert expected in block
+    assert quoted("check", "demo", "--results", results, "--document", page).returncode == 0
+
+    # a figure edited by hand, or the run changed under the text: the check fails, naming the line
+    line = next(x for x in block.splitlines() if "difffilter vs grpo" in x)
+    page.write_text(block.replace(line, line.replace("Δ ", "Δ 1")))
+    edited = quoted("check", "demo", "--results", results, "--document", page)
+    assert edited.returncode == 1
+    assert "quoted:demo differs from" in edited.stderr and "`make quoted` rewrites it" in edited.stderr
+
+
+def test_a_missing_run_is_one_line_naming_the_command_that_makes_it(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(EMPTY)
+    missing = quoted("check", "demo", "--results", tmp_path / "nowhere", "--document", page)
+    assert missing.returncode == 2
+    assert missing.stderr.strip().splitlines() == [
+        f"quoted:demo: {tmp_path / 'nowhere' / 'analysis' / 'comparisons.csv'} not found: run `make demo`"
+    ]
