@@ -58,13 +58,13 @@ vllm: $(VLLM_STAMP)
 demo: $(STAMP)
 	$(BIN)/snakemake $(PROFILE_ARG) --cores $(CORES)
 
-# the README's demo block is written from results/demo, never by hand (ci/quoted_results.py); CI checks it after
-# `make demo`
+# the README's demo block is written from results/demo, docs/results.md's numerics block from the committed
+# results/numerics_portability/variants.csv, never by hand (ci/quoted_results.py); CI checks them after `make demo`
 quoted: $(STAMP)
-	$(BIN)/python ci/quoted_results.py write demo
+	$(BIN)/python ci/quoted_results.py write demo numerics
 
 check-quoted: $(STAMP)
-	$(BIN)/python ci/quoted_results.py check demo
+	$(BIN)/python ci/quoted_results.py check demo numerics
 
 dry-run: $(STAMP)
 	$(BIN)/snakemake $(PROFILE_ARG) --cores $(CORES) -n

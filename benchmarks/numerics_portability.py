@@ -1,11 +1,11 @@
 """Does an experiment's result depend on the CPU's kernels? The whole workflow run under several numerics.
 
-Each variant runs the experiment (default: the demo, config/config.yaml) from scratch in a scratch folder of its
-own, with ``numerics:`` set and the kernels a CPU generation would give torch, MKL and oneDNN forced by variables
-(armlab.numerics.CAPABILITIES, as the numerics controls force them: a lower capability stands in for an older CPU),
-and prints per variant the wall time, the sha256 of the scores table (the bits of every answer's grade) and the
-verdict lines. Under ``portable`` every variant should give the same hash; under ``native`` each capability its own,
-and the spread of a verdict's difference across them is what the machine alone moves it.
+Each variant runs the experiment (default: the demo, config/config.yaml) from scratch in a scratch folder of its own,
+with ``numerics:`` set and the environment a CPU generation would give torch and MKL forced by variables
+(``ATEN_CPU_CAPABILITY``, ``MKL_ENABLE_INSTRUCTIONS``: a lower capability stands in for an older CPU), and prints per
+variant the wall time, the sha256 of the scores table (the bits of every answer's grade) and the verdict lines. Under
+``portable`` every variant should give the same hash; under ``native`` each capability its own, and the spread of a
+verdict's difference across them is what the machine alone moves it.
 
     .venv/bin/python benchmarks/numerics_portability.py --out results/numerics_portability
     .venv/bin/python benchmarks/numerics_portability.py --variants native-avx512 portable-avx512   # just these
@@ -28,14 +28,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from armlab.numerics import CAPABILITIES
-
 REPO = Path(__file__).resolve().parents[1]
-# the kernels a CPU generation would make torch, MKL and oneDNN choose, forced: AVX-512 (this project's machines),
-# AVX2 (e.g. AMD Zen 3, Intel before Skylake-SP), no vector extension torch dispatches on
-VARIANTS = {
-    f"{mode}-{cpu}": (mode, env) for mode in ("portable", "native") for cpu, env in reversed(CAPABILITIES.items())
+# the capability a CPU generation would make torch and MKL choose, forced: AVX-512 (this project's machines), AVX2
+# (e.g. AMD Zen 3, Intel before Skylake-SP), no vector extension torch dispatches on
+CPU_STAND_INS = {
+    "avx512": {"ATEN_CPU_CAPABILITY": "avx512", "MKL_ENABLE_INSTRUCTIONS": "AVX512"},
+    "avx2": {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"},
+    "default": {"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2"},
 }
+VARIANTS = {f"{mode}-{cpu}": (mode, env) for mode in ("portable", "native") for cpu, env in CPU_STAND_INS.items()}
 
 
 def run_variant(config: Path, mode: str, env: dict, work: Path, cores: int) -> float:
@@ -62,11 +63,15 @@ def main(argv=None) -> None:
     from armlab.analysis.reporting.read import read_csv
     from armlab.analysis.tables import verdicts
     from armlab.configfile import load_configs
+    from armlab.files import atomic_path, write_csv
 
     experiment = load_configs([args.config])["experiment"]
     args.out.mkdir(parents=True, exist_ok=True)
-    rows = []
+    table_path = args.out / "variants.csv"
+    # the variants not run this time keep their rows: a long series can be run a few variants at a time
+    kept = read_csv(table_path) if table_path.is_file() else pd.DataFrame()
     for name in args.variants:
+        rows = []
         mode, env = VARIANTS[name]
         with tempfile.TemporaryDirectory(prefix=f"numerics-{name}-") as scratch:
             work = Path(scratch)
@@ -93,8 +98,11 @@ def main(argv=None) -> None:
                 }  # fmt: skip
             )
         print(f"{name}: {seconds:.0f} s, scores {digest[:16]}", flush=True)
-    table = pd.DataFrame(rows)
-    table.to_csv(args.out / "variants.csv", index=False)
+        kept = pd.concat([kept[kept.variant != name] if len(kept) else kept, pd.DataFrame(rows)], ignore_index=True)
+        order = {variant: i for i, variant in enumerate(VARIANTS)}
+        table = kept.sort_values("variant", key=lambda names: names.map(order), kind="stable", ignore_index=True)
+        with atomic_path(table_path) as partial:  # after each variant: an interrupted series keeps what it ran
+            write_csv(table, partial)
     print(table.to_string(index=False))
     print("\nscores identical within each mode:")
     for mode, group in table.groupby("numerics"):

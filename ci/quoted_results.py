@@ -112,32 +112,27 @@ def render_demo(results: Path) -> str:
 
 
 def render_numerics(results: Path) -> str:
-    """The demo under each numerics variant of benchmarks/numerics_portability.py: time, scores' hash, verdicts."""
+    """The demo under each numerics variant of benchmarks/numerics_portability.py: the scores' hash and the verdicts
+    (each variant's wall time is in variants.csv; what portable costs is benchmarks/numerics_cost.py's, measured side
+    by side)."""
     variants = pd.read_csv(
         _needs(results / "variants.csv", "python benchmarks/numerics_portability.py --out " + str(results))
     )
     wide = variants.pivot_table(
-        index=["variant", "numerics", "environment", "seconds", "scores_sha256"],
-        columns="arm",
-        values="delta_points",
-        sort=False,
+        index=["variant", "numerics", "environment", "scores_sha256"], columns="arm", values="delta_points", sort=False
     )
     verdict = variants.pivot_table(index="variant", columns="arm", values="verdict", aggfunc="first", sort=False)
     arms = list(wide.columns)
-    header = [
-        "variant",
-        "numerics",
-        "forced environment",
-        "wall s",
-        "scores sha256",
-        *(f"{a} Δ (verdict)" for a in arms),
-    ]
+    header = ["variant", "numerics", "forced environment", "scores sha256", *(f"{a} Δ (verdict)" for a in arms)]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for key, row in wide.iterrows():
-        name, mode, environment, seconds, digest = key
+    for (name, mode, environment, digest), row in wide.iterrows():
         cells = [f"{row[a]:+.2f} ({verdict.loc[name, a]})" for a in arms]
-        lines.append(f"| {name} | {mode} | `{environment}` | {seconds:.0f} | `{digest}` | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        lines.append(f"| {name} | {mode} | `{environment}` | `{digest}` | " + " | ".join(cells) + " |")
+    tables = variants.drop_duplicates("variant").groupby("numerics", sort=False)
+    counts = [
+        f"{mode}: {g.scores_sha256.nunique()} distinct scores table(s) over {len(g)} variant(s)" for mode, g in tables
+    ]
+    return "\n".join([*lines, "", "; ".join(counts) + "."])
 
 
 def _shown(path: Path) -> Path:
