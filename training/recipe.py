@@ -11,9 +11,10 @@ from typing import Any
 
 # keys of an arm that are not recipe overrides: ``backend`` (training/backends/__init__.py ``arm_backend``) says which
 # backend trains the arm, not how; ``description`` and ``claims`` (the recipe a run trained elsewhere claims) are for
-# the report, on the arms of a backend that takes them (its ``arm_keys``); the recipe every backend reads never holds
-# them
-ARM_KEYS = ("backend", "description", "claims")
+# the report, and ``leak`` plants evaluation items in a control arm's training pool (training/data.py
+# ``arm_pools``), on the arms of a backend that takes them (its ``arm_keys``); the recipe every backend reads never
+# holds them
+ARM_KEYS = ("backend", "description", "claims", "leak")
 
 # a method (estimator, data policy, policy loss) in its dict form, read-only: {"name": ..., **params}
 Method = Mapping[str, Any]

@@ -17,9 +17,11 @@ BENCHMARKS = {"b0": "math", "b1": "math", "b2": "logic"}
 SEEDS = list(range(1, 13))
 DESIGN = {"initial": 4, "wave": 2, "max": 12, "margin": 0.03}
 SECTIONS_WITHOUT_DESIGN = [
-    key for key in sections.SECTIONS if key not in ("sequential", "replication", "curves", "checkpoints", "grader")
+    key
+    for key in sections.SECTIONS
+    if key not in ("sequential", "replication", "curves", "checkpoints", "grader", "contamination")
 ]  # a fixed design, no predictions, no learning curves (armlab report --curves), no runs made elsewhere, no other
-# verifiers (armlab rescore)
+# verifiers (armlab rescore), no procedural twins
 
 
 def _config(seeds):
