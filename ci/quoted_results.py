@@ -255,6 +255,73 @@ def render_numerics_base(results: Path) -> str:
     return "\n".join(lines)
 
 
+def leak_lifts(results: Path, table: pd.DataFrame) -> list[str]:
+    """Per planted leak, what training on the leaked items did to them: the arm's accuracy on its leaked items (the
+    run manifests' ``leak.items``) against its reference's on the same items, mean over seeds."""
+    leaks = table[table["level"] == "summary"].dropna(subset=["planted_leak"])
+    if not len(leaks):
+        return []
+    scores = pd.read_parquet(_needs(results / "scores.parquet", "the workflow"), columns=["arm", "item", "score"])
+    lines = []
+    for row in leaks.itertuples():
+        manifest = next(iter(sorted((results / "runs" / row.arm).glob("seed-*/manifest.json"))), None)
+        if manifest is None:
+            continue
+        items = set(json.loads(manifest.read_text())["leak"]["items"])
+        on = scores[scores["item"].isin(items)].groupby("arm")["score"].mean()
+        lines.append(
+            f"{row.arm}: on its {len(items)} leaked items {100 * on[row.arm]:.1f}% right, {row.reference} "
+            f"{100 * on[row.reference]:.1f}% (the run manifests' leak.items)."
+        )
+    return lines
+
+
+def render_contamination(results: Path) -> str:
+    """The contamination screen's pooled row per family and arm (analysis/contamination.csv) and its flagged rows."""
+    from armlab.analysis import contamination, tables
+    from armlab.analysis.reporting.read import read_csv
+
+    command = f"snakemake --configfile config/experiments/{results.name}.yaml --cores 2"
+    table = read_csv(_needs(results / "analysis" / "contamination.csv", command))
+    if not len(table):
+        raise MissingRun(f"{results}/analysis/contamination.csv: no rows (no benchmark has a twin): run `{command}`")
+    benchmarks = table[table["level"] == "benchmark"]
+    header = ["family", "comparison", "planted leak", "gain on its items", "gain on the twins", "difference",
+              "interval at Holm's level", "Holm p", "flagged", "benchmarks flagged"]  # fmt: skip
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in table[table["level"] == "summary"].itertuples():
+        own = benchmarks[(benchmarks["family"] == row.family) & (benchmarks["arm"] == row.arm)]
+        cells = [
+            row.family,
+            f"{row.arm} vs {row.reference}",
+            "—" if pd.isna(row.planted_leak) else f"{100 * row.planted_leak:g}% of each benchmark's items",
+            tables.points(row.gain),
+            tables.points(row.twin_gain),
+            tables.points(row.mean_diff),
+            tables.decision_text(row),
+            f"{row.p_holm:.3g}",
+            "yes" if row.flagged else "no",
+            f"{int(own['flagged'].sum())} of {len(own)}",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    seeds = ", ".join(str(n) for n in sorted(set(table["n_seeds"])))
+    flagged = contamination.flagged_lines(table)
+    lifts = leak_lifts(results, table)
+    return "\n".join(
+        [
+            f"Pooled over the benchmarks with a twin, in points, {seeds} seeds (`results/{results.name}/analysis/"
+            "contamination.csv`):",
+            "",
+            *lines,
+            "",
+            *lifts,
+            *([""] if lifts else []),
+            f"Flagged rows ({len(flagged)}):" if flagged else "No row is flagged.",
+            *(["", "```text", *flagged, "```"] if flagged else []),
+        ]
+    )
+
+
 RENDERERS: dict[str, tuple[Callable[[Path], str], Path, str]] = {
     # name: (renderer, the run's folder, the Markdown file holding the block)
     "demo": (render_demo, REPO / "results" / "demo", "README.md"),
@@ -262,6 +329,7 @@ RENDERERS: dict[str, tuple[Callable[[Path], str], Path, str]] = {
     "numerics_components": (render_numerics_components, REPO / "results" / "numerics", "docs/results.md"),
     "numerics_flag": (render_numerics_flag, REPO / "results" / "numerics_flag_sim", "docs/statistics.md"),
     "numerics_base": (render_numerics_base, REPO / "results" / "numerics_base", "docs/results.md"),
+    "contamination": (render_contamination, REPO / "results" / "contamination", "docs/benchmarks.md"),
 }
 
 

@@ -73,7 +73,7 @@ def learning_curve(config: dict, tasks_dir: Path, run_manifest: Path, arm: str, 
     ledger at that step."""
     models, parts, ledger = run_models(run_manifest), [], run_ledger(run_manifest)
     for number, (step, checkpoint) in enumerate(models, 1):
-        scores = score_checkpoint(config, tasks_dir, checkpoint, arm, seed, model)[2]
+        scores = score_checkpoint(config, tasks_dir, checkpoint, arm, seed, model, twins=False)[2]
         parts.append(scores.assign(step=step, **(ledger.loc[step].to_dict() if step in ledger.index else {})))
         print(f"[curve {arm} seed {seed}] {number}/{len(models)} step {step}: accuracy {scores.score.mean():.3f}")
     return pd.concat(parts, ignore_index=True)

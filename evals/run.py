@@ -28,8 +28,8 @@ import pandas as pd  # noqa: E402
 import yaml  # noqa: E402
 
 from armlab import numerics, registration  # noqa: E402
-from armlab.contract import COLUMNS, TASK_PREFIX  # noqa: E402
-from armlab.evals.lm_eval_tasks import sampled_existing_tasks, task_name  # noqa: E402
+from armlab.contract import COLUMNS, TASK_PREFIX, published_name  # noqa: E402
+from armlab.evals.lm_eval_tasks import evaluated_benchmarks, sampled_existing_tasks, task_name  # noqa: E402
 from armlab.evals.verifiers import GRADED, TIMEOUT, UNPARSED, grade, same_answer, vote_classes  # noqa: E402
 from armlab.files import (  # noqa: E402
     BadFile,
@@ -276,9 +276,17 @@ def environment_in_the_manifest():
 
 
 def score_checkpoint(
-    config: dict, tasks_dir: Path, checkpoint: Path, arm: str, seed: int, model: str = "armlab-builtin"
+    config: dict,
+    tasks_dir: Path,
+    checkpoint: Path,
+    arm: str,
+    seed: int,
+    model: str = "armlab-builtin",
+    twins: bool = True,
 ) -> tuple[dict, dict, pd.DataFrame]:
-    """lm-eval's results, its logged samples per task and the tidy scores of ``checkpoint`` on the benchmarks."""
+    """lm-eval's results, its logged samples per task and the tidy scores of ``checkpoint`` on the benchmarks, and
+    (``twins``) on their procedural twins (benchmarks ``<b>__twin``: more items of the same evaluation, their answers
+    drawn from the same streams, keyed by their own benchmark and item)."""
     import lm_eval
     from lm_eval.tasks import TaskManager
 
@@ -295,7 +303,7 @@ def score_checkpoint(
     with environment_in_the_manifest():
         results = lm_eval.simple_evaluate(
             model=lm,
-            tasks=[task_name(b) for b in [*config["benchmarks"], *config["eval"].get("external", {})]] + existing,
+            tasks=[task_name(b) for b in evaluated_benchmarks(config, twins)] + existing,
             task_manager=task_manager,
             log_samples=True,
             bootstrap_iters=0,
@@ -384,13 +392,14 @@ def evaluation_protocol(config: dict, tasks_dir: Path) -> dict[str, dict[str, st
 
     external = config["eval"].get("external") or {}
     protocol: dict[str, dict[str, str | int]] = {}
-    for benchmark in [*config["benchmarks"], *external]:
+    for benchmark in evaluated_benchmarks(config):
         task = yaml.load((tasks_dir / f"{benchmark}.yaml").read_text(), _TaskLoader)  # noqa: S506 (a safe loader)
         items_file = Path(task["dataset_kwargs"]["data_files"]["test"])
         verifiers = pd.read_parquet(items_file).get("verifier")
+        published = published_name(benchmark)  # a twin is evaluated as its benchmark is
         protocol[benchmark] = {
-            "samples": samples_of(config, benchmark) if benchmark in external else config["eval"]["samples"],
-            "prompt_template": prompt_template(external[benchmark]) if benchmark in external else "{question}",
+            "samples": samples_of(config, published) if published in external else config["eval"]["samples"],
+            "prompt_template": prompt_template(external[published]) if published in external else "{question}",
             "verifier": ", ".join(sorted(set(verifiers))) if verifiers is not None else "exact",
             "items": f"sha256:{file_sha256(items_file)}",
         }

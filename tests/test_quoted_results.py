@@ -16,7 +16,11 @@ def quoted(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_the_readme_and_results_page_hold_their_blocks():
-    for document, name in (("README.md", "demo"), ("docs/results.md", "numerics")):
+    for document, name in (
+        ("README.md", "demo"),
+        ("docs/results.md", "numerics"),
+        ("docs/benchmarks.md", "contamination"),
+    ):
         text = (REPO / document).read_text()
         assert text.count(f"<!-- quoted:{name} ") == 1 and text.count(f"<!-- /quoted:{name} -->") == 1, document
 

@@ -29,7 +29,7 @@ from armlab.configfile import (
     limits_of,
     parse_comparisons,
 )
-from armlab.contract import BASE_ARM, BUILTIN_BASE
+from armlab.contract import BASE_ARM, BUILTIN_BASE, TWIN_SUFFIX, is_twin
 from armlab.registry import Registry
 from armlab.training.backends import BACKENDS, PER_ARM_BACKENDS, arm_backend, backends_used
 from armlab.training.data_policies import DATA_POLICIES
@@ -191,9 +191,14 @@ def validate_config(config: dict, source: str = "config") -> dict:
             key for key in overrides if key in ARM_KEYS and key not in (*EVERY_ARM_KEYS, *BACKENDS[backend].arm_keys)
         ]
         if foreign:
+            whose = " or ".join(
+                "runs trained elsewhere (backend checkpoints)" if name == "checkpoints" else f"backend {name}"
+                for name, spec in BACKENDS.items()
+                if foreign[0] in spec.arm_keys
+            )
             raise ConfigError(
-                f"{source}: arms.{arm}.{foreign[0]}: only the arms of runs trained elsewhere (backend checkpoints) "
-                f"take it; this arm trains with the {backend} backend"
+                f"{source}: arms.{arm}.{foreign[0]}: only the arms of {whose} take it; this arm trains with the "
+                f"{backend} backend"
             )
     for field, (registry, _) in METHODS.items():
         if field in config["recipe"]:  # policy_loss has no schema default
@@ -208,6 +213,7 @@ def validate_config(config: dict, source: str = "config") -> dict:
     check_controls(source, config)
     if isinstance(config["seeds"], dict):
         _check_sequential(source, config)
+    _check_leaks(source, config)
 
     extra_tasks = sorted(set(config["eval"].get("lm_eval_tasks", {})) & set(config["benchmarks"]))
     if extra_tasks:
@@ -309,6 +315,11 @@ def _check_names(source: str, config: dict) -> None:
     for section, entries in sections.items():
         for name, spec in entries.items() if isinstance(entries, dict) else ():
             check_name(source, f"{section}.{name}", name)
+            if section != "arms" and is_twin(name):
+                raise ConfigError(
+                    f"{source}: {section}.{name}: names ending in {TWIN_SUFFIX!r} are the procedural twins' "
+                    f"(benchmarks.<name>.twin); rename it"
+                )
             if section != "arms" and isinstance(spec, dict) and "domain" in spec:
                 check_name(source, f"{section}.{name}.domain", spec["domain"])
     for arm in config["arms"] if isinstance(config.get("arms"), dict) else ():
@@ -429,15 +440,47 @@ def check_parameters(where: str, function, params: dict, skip: int) -> None:
             raise ConfigError(f"{where}.{name}: expected {_TYPE_NAMES[kind]}, got {value!r}")
 
 
-def _check_items_exist(source: str, config: dict) -> None:
-    """Every benchmark can supply its ``n_items`` distinct evaluation items (the draw the data job makes)."""
-    from armlab.training.data import draw_eval_items
+def _check_leaks(source: str, config: dict) -> None:
+    """A planted leak (``arms.<arm>.leak``) is never switched on silently: its arm is compared, in families marked
+    ``control: true`` only, is no family's reference, leaks at least one item of every benchmark, and some benchmark
+    has a twin for the contamination screen to see it by."""
+    leaky = {arm: spec["leak"] for arm, spec in config["arms"].items() if "leak" in spec}
+    twinned = [name for name, spec in config["benchmarks"].items() if spec.get("twin")]
+    for arm, leak in leaky.items():
+        key = f"{source}: arms.{arm}.leak"
+        families = [c for c in config["comparisons"] if arm in c["arms"]]
+        claims = [c["family"] for c in families if not c.get("control")]
+        if not families or claims:
+            where = f"in family {claims[0]!r}, which is not" if claims else "in no comparison; it must be"
+            raise ConfigError(
+                f"{key}: a leak is for planted controls only: the arm is compared {where} marked `control: true` "
+                f"(comparisons[].control), so its verdicts would read as a claim"
+            )
+        referenced = [c["family"] for c in config["comparisons"] if c["reference"] == arm]
+        if referenced:
+            raise ConfigError(f"{key}: the reference of family {referenced[0]!r}; a leaky arm is never a reference")
+        for name, spec in config["benchmarks"].items():
+            if round(leak["share"] * spec["n_items"]) < 1:
+                raise ConfigError(
+                    f"{key}.share: {leak['share']:g} of benchmark {name}'s {spec['n_items']} items leaks none; "
+                    f"expected a share above {0.5 / spec['n_items']:g}"
+                )
+        if not twinned:
+            raise ConfigError(
+                f"{key}: no benchmark has a twin (benchmarks.<name>.twin: true), so the contamination screen "
+                f"cannot see the leak it plants"
+            )
 
-    for name, spec in config["benchmarks"].items():
-        try:
-            draw_eval_items(config["data"]["seed"], name, spec)
-        except ValueError as err:
-            raise ConfigError(f"{source}: {err}") from None
+
+def _check_items_exist(source: str, config: dict) -> None:
+    """Every benchmark can supply its ``n_items`` distinct evaluation items, and its twin as many others (the draws
+    the data job makes)."""
+    from armlab.training.data import evaluation_items
+
+    try:
+        evaluation_items(config)
+    except ValueError as err:
+        raise ConfigError(f"{source}: {err}") from None
 
 
 def _check_arm_backends(source: str, config: dict) -> None:

@@ -78,6 +78,13 @@ def _check_same_run(source: str, config: dict, arm: str, reference: str) -> None
             f"{source}: arms.{arm}.backend: numerics control {arm!r} {differ}; it trains with "
             f"{arm_backend(config, arm)} and {reference!r} with {arm_backend(config, reference)}"
         )
+    # an arm key that changes what it trains on, outside its recipe (a planted leak: training/data.py arm_pools)
+    leak = (config["arms"][arm] or {}).get("leak"), (config["arms"][reference] or {}).get("leak")
+    if leak[0] != leak[1]:
+        raise ConfigError(
+            f"{source}: arms.{arm if leak[0] else reference}.leak: numerics control {arm!r} {differ}; a planted leak "
+            "changes what it trains on"
+        )
     mine, theirs = resolve_arm(config, arm).as_dict(), resolve_arm(config, reference).as_dict()
     for field in dict.fromkeys([*mine, *theirs]):
         if mine.get(field) != theirs.get(field):

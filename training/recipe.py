@@ -11,10 +11,11 @@ from typing import Any
 
 # keys of an arm that are not recipe overrides: ``backend`` (training/backends/__init__.py ``arm_backend``) says which
 # backend trains the arm and ``numerics`` (training/numerics_controls.py) under which numerics, not how: every arm
-# takes them; ``description`` and ``claims`` (the recipe a run trained elsewhere claims) are for the report, on the
-# arms of a backend that takes them (its ``arm_keys``); the recipe every backend reads never holds any of them
+# takes them; ``description`` and ``claims`` (the recipe a run trained elsewhere claims) are for the report, and
+# ``leak`` plants evaluation items in a control arm's training pool (training/data.py ``arm_pools``), on the arms of a
+# backend that takes them (its ``arm_keys``); the recipe every backend reads never holds any of them
 EVERY_ARM_KEYS = ("backend", "numerics")
-ARM_KEYS = (*EVERY_ARM_KEYS, "description", "claims")
+ARM_KEYS = (*EVERY_ARM_KEYS, "description", "claims", "leak")
 
 # a method (estimator, data policy, policy loss) in its dict form, read-only: {"name": ..., **params}
 Method = Mapping[str, Any]

@@ -29,7 +29,7 @@ import torch
 
 from armlab import numerics, registration
 from armlab.files import one_line_errors, verify_file
-from armlab.training.data import load_pools
+from armlab.training.data import arm_pools
 from armlab.training.data_policies import Uniform, make_data_policy
 from armlab.training.estimators import compute_advantages
 from armlab.training.ledger import write_ledger
@@ -103,6 +103,7 @@ class Run:
     data_policy: Uniform
     optimizer: AdamW
     started: float  # time.perf_counter() once the run was set up: elapsed and ETA count from here
+    leak: dict | None = None  # a planted control's leaked evaluation items (training/data.py arm_pools)
 
 
 @dataclass
@@ -166,7 +167,7 @@ def start_run(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path
     recipe = resolve_arm(config, arm)
     numerics.start_job(config, strict=False)
     torch.manual_seed(derive_seed(stream_key(config["experiment"], recipe), seed, "torch"))
-    pools = load_pools(data_dir)
+    pools, leak = arm_pools(config, arm, data_dir)
     model, reference = load_model(base_path), load_model(base_path)
     reference.requires_grad_(False)
     model.written_out_attention = reference.written_out_attention = True  # faster here (policy.attention)
@@ -177,7 +178,13 @@ def start_run(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path
         f"{recipe.group_size} rollouts; estimator {dict(recipe.estimator)}, data policy {dict(recipe.data_policy)}",
         flush=True,
     )
-    return Run(config, arm, seed, recipe, pools, model, reference, data_policy, optimizer, time.perf_counter())
+    if leak:
+        print(
+            f"[{arm} seed {seed}] planted control: {len(leak['items'])} evaluation items (share {leak['share']:g} "
+            f"of each benchmark's) in its training pool, {leak['copies']} copies each (arms.{arm}.leak)",
+            flush=True,
+        )
+    return Run(config, arm, seed, recipe, pools, model, reference, data_policy, optimizer, time.perf_counter(), leak)
 
 
 def sample_batch(run: Run, step: int) -> tuple[Rollouts, Rollouts, dict]:
@@ -432,6 +439,8 @@ def write_outputs(run: Run, rows: list[dict], tmp: Path, out_dir: Path) -> None:
             "arm": run.arm,
             "seed": seed,
             "recipe": run.recipe.as_dict(),
+            # a planted control's leaked evaluation items (arms.<arm>.leak); absent for every other run
+            **({"leak": run.leak} if run.leak else {}),
             "config_hash": config_hash(run.config),
             "config": run.config,
             "seeds": {

@@ -87,6 +87,7 @@ class Analysis:
     sequential_looks: pd.DataFrame
     replications: pd.DataFrame  # a header only without predictions
     unparsed: pd.DataFrame  # a header only without the answers' statuses
+    contamination: pd.DataFrame  # a header only without procedural twins
     report_card: pd.DataFrame
     # the verdicts under other verifiers (armlab rescore writes it beside the tables); None where it has not run
     verifier_sensitivity: pd.DataFrame | None = None

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from armlab.analysis import sampled, tables, validity, verifier_sensitivity
+from armlab.analysis import contamination, sampled, tables, validity, verifier_sensitivity
 from armlab.analysis.reporting import figures
 from armlab.analysis.reporting.html import details, esc, html_facts, html_list, html_table, muted, section
 from armlab.analysis.reporting.read import Analysis, Curves, Runs
@@ -862,6 +862,45 @@ def grader_section(page: Page) -> str:
     return section("grader", "Robust to the grader?", body)
 
 
+def contamination_section(page: Page) -> str:
+    """Contamination screen: each arm's gain over its reference on a benchmark's items beside its gain on the
+    benchmark's procedural twin (contamination.csv), every flagged row and every planted leak named."""
+    table = page.analysis.contamination
+    if not len(table):
+        return ""
+    leaks = table.drop_duplicates("arm").dropna(subset=["planted_leak"])
+    body = muted(
+        "Every benchmark with a procedural twin (fresh items of the same kind: its generator with another seed, "
+        "another reasoning-gym draw, or a twin file) was evaluated beside it in the same jobs. A gain over the "
+        "reference on the benchmark's items that does not carry over to its twin's is the signature of leakage "
+        f"(ConStat, arXiv 2405.16281). Seed by seed, d = (gain on the benchmark) − (gain on its twin), the "
+        f"{tables.test_name(page.analysis.comparisons)}, Holm within each family (the pooled row first, the "
+        "benchmarks gatekept behind it); flagged where it rejects with the benchmark's gain above the twin's. "
+        "analysis/contamination.csv."
+    )
+    if len(leaks):
+        named = ", ".join(f"{r.arm} ({100 * r.planted_leak:g}% of each benchmark's items)" for r in leaks.itertuples())
+        body += f"<p>Planted leaks (controls, arms.&lt;arm&gt;.leak: evaluation items it trains on): {esc(named)}.</p>"
+    lines = contamination.flagged_lines(table)
+    body += f"<h3>Flagged ({len(lines)})</h3>" + html_list(lines) if lines else "<p>No row is flagged.</p>"
+    rows = table[table["level"] == "summary"]
+    shown = pd.DataFrame(
+        {
+            "family": rows["family"],
+            "comparison": rows["arm"] + " vs " + rows["reference"],
+            "pooled over": rows["benchmark"],
+            "gain on its items": rows["gain"].map(tables.points),
+            "gain on the twins": rows["twin_gain"].map(tables.points),
+            "difference": rows["mean_diff"].map(tables.points),
+            "interval at Holm's level": [tables.decision_text(r) for r in rows.itertuples()],
+            "Holm p": rows["p_holm"].map("{:.3g}".format),
+            "flagged": rows["flagged"].map({True: "yes", False: "no"}),
+        }
+    )
+    body += "<h3>Pooled over the benchmarks with a twin (points)</h3>" + html_table(shown)
+    return section("contamination", "Contamination screen", body)
+
+
 def _percent(share: float) -> str:
     return "—" if np.isnan(share) else f"{100 * share:.0f}"
 
@@ -902,6 +941,7 @@ SECTIONS: Registry[Section] = Registry(
         "sampling": Section("Sampling", sampling_section),
         "numerics": Section("Numerics", numerics_section),
         "grader": Section("Robust to the grader?", grader_section),
+        "contamination": Section("Contamination", contamination_section),
         "power": Section("Power", power_section),
     },
 )

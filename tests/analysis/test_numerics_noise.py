@@ -186,7 +186,7 @@ def report_section(result) -> str:
         manifest={}, settings=result.config.settings, comparisons=result.comparisons, summaries=empty, weights=empty,
         rankings=empty, sensitivity=empty, dropped=empty, probability_of_improvement=empty,
         performance_profiles=empty, pass_at_k_vs_base=empty, per_benchmark=empty, allocation=empty, sequential=empty,
-        sequential_looks=empty, replications=empty, unparsed=empty, report_card=empty,
+        sequential_looks=empty, replications=empty, unparsed=empty, report_card=empty, contamination=empty,
         variance_components=result.variance_components,
     )  # fmt: skip
     return sections.numerics_section(sections.Page(None, analysis))

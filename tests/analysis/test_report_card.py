@@ -237,7 +237,7 @@ def test_a_planted_control_makes_no_claim_on_compute_or_answer_format(tmp_path):
     assert graded.loc["protocol", "status"] == "pass"
 
 
-def test_the_screens_are_read_when_their_tables_are_there(tmp_path):
+def test_the_grader_screen_is_read_when_its_table_is_there(tmp_path):
     root = experiment(tmp_path)
     (root / "analysis").mkdir()
     pd.DataFrame(
@@ -250,12 +250,13 @@ def test_the_screens_are_read_when_their_tables_are_there(tmp_path):
             "flip": [True],
         }  # fmt: skip
     ).to_csv(root / "analysis" / report_card.SENSITIVITY, index=False)
-    pd.DataFrame({"family": ["estimators"], "arm": ["dapo"], "benchmark": ["gsm8k"], "flagged": [False]}).to_csv(
-        root / "analysis" / report_card.CONTAMINATION, index=False
-    )
     graded = card(root)
     assert graded.loc["grader", "status"] == "fail" and "dapo (estimators)" in graded.loc["grader", "reason"]
-    assert graded.loc["contamination", "status"] == "pass"
+    # the contamination screen is the analysis's own table, from the twins' scores (test_contamination.py)
+    assert (
+        graded.loc["contamination", "status"] == "not run"
+        and "procedural twin" in graded.loc["contamination", "reason"]
+    )
 
 
 def test_the_card_is_written_and_read_back_as_text(tmp_path):

@@ -127,6 +127,23 @@ def test_a_control_that_differs_in_anything_but_numerics_is_refused_naming_the_k
     assert message in str(refused.value)
 
 
+def test_a_control_with_a_planted_leak_is_refused_where_the_leak_alone_would_be_accepted():
+    """A leak (arms.<arm>.leak) is not a recipe key, so the recipe comparison cannot see it: a control that plants
+    one trains on other data than its reference, and is refused naming the key even in a family of planted controls
+    with a twin, where the leak itself is allowed."""
+    raw = with_controls()
+    raw["benchmarks"]["add"]["twin"] = True
+    raw["comparisons"][-1]["control"] = True
+    validate_config(copy.deepcopy(raw))  # the controls and the twin alone are valid
+    raw["arms"]["grpo_t2"]["leak"] = {"share": 0.1}
+    with pytest.raises(
+        ConfigError,
+        match=r"arms\.grpo_t2\.leak: numerics control 'grpo_t2' may differ from its "
+        r"reference 'grpo' in numerics only; a planted leak changes what it trains on",
+    ):
+        validate_config(raw)
+
+
 def test_a_control_of_a_reference_compared_with_a_control_is_refused():
     raw = with_controls()
     raw["arms"]["grpo_t3"] = {"numerics": {"threads": 3}}

@@ -129,6 +129,7 @@ BACKENDS: Registry[Backend] = Registry(
             checkpoint="policy.pt",
             step_logs=True,
             keeps_checkpoints=lambda config: True,
+            arm_keys=("leak",),
             eval_resources={"mem_mb": 2000, "runtime": 30},
         ),
         # TRL's GRPOTrainer on a Hugging Face causal LM (training/backends/trl_backend.py)
