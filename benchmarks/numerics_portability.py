@@ -66,6 +66,7 @@ def main(argv=None) -> None:
     from armlab.files import atomic_path, write_csv
 
     experiment = load_configs([args.config])["experiment"]
+    commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=REPO, capture_output=True, text=True)
     args.out.mkdir(parents=True, exist_ok=True)
     table_path = args.out / "variants.csv"
     # the variants not run this time keep their rows: a long series can be run a few variants at a time
@@ -87,6 +88,7 @@ def main(argv=None) -> None:
             rows.append(
                 {
                     "variant": name,
+                    "commit": commit.stdout.strip() or "unknown",
                     "numerics": mode,
                     "environment": " ".join(f"{k}={v}" for k, v in env.items()),
                     "seconds": round(seconds, 1),

@@ -132,7 +132,10 @@ def render_numerics(results: Path) -> str:
     counts = [
         f"{mode}: {g.scores_sha256.nunique()} distinct scores table(s) over {len(g)} variant(s)" for mode, g in tables
     ]
-    return "\n".join([*lines, "", "; ".join(counts) + "."])
+    commits = ", ".join(sorted(set(variants["commit"].astype(str))))
+    return "\n".join(
+        [f"Measured at commit {commits} (`{results.name}/variants.csv`):", "", *lines, "", "; ".join(counts) + "."]
+    )
 
 
 def _shown(path: Path) -> Path:

@@ -63,13 +63,13 @@ def test_a_missing_run_is_one_line_naming_the_command_that_makes_it(tmp_path):
     ]
 
 
-VARIANTS = """variant,numerics,environment,seconds,scores_sha256,family,arm,verdict,delta_points
-portable-avx512,portable,ATEN_CPU_CAPABILITY=avx512,300.0,aaaa,f,dr_grpo,"equivalent, Δ +0.09 points",0.09
-portable-avx512,portable,ATEN_CPU_CAPABILITY=avx512,300.0,aaaa,f,difffilter,"inconclusive, Δ -0.65 points",-0.65
-portable-avx2,portable,ATEN_CPU_CAPABILITY=avx2,310.0,aaaa,f,dr_grpo,"equivalent, Δ +0.09 points",0.09
-portable-avx2,portable,ATEN_CPU_CAPABILITY=avx2,310.0,aaaa,f,difffilter,"inconclusive, Δ -0.65 points",-0.65
-native-avx2,native,ATEN_CPU_CAPABILITY=avx2,290.0,bbbb,f,dr_grpo,"equivalent, Δ +0.17 points",0.17
-native-avx2,native,ATEN_CPU_CAPABILITY=avx2,290.0,bbbb,f,difffilter,"worse, Δ -0.66 points",-0.66
+VARIANTS = """variant,commit,numerics,environment,seconds,scores_sha256,family,arm,verdict,delta_points
+portable-avx512,abc1234,portable,ATEN_CPU_CAPABILITY=avx512,300.0,aaaa,f,dr_grpo,"equivalent, Δ +0.09 points",0.09
+portable-avx512,abc1234,portable,ATEN_CPU_CAPABILITY=avx512,300.0,aaaa,f,difffilter,"inconclusive, Δ -0.65 points",-0.65
+portable-avx2,abc1234,portable,ATEN_CPU_CAPABILITY=avx2,310.0,aaaa,f,dr_grpo,"equivalent, Δ +0.09 points",0.09
+portable-avx2,abc1234,portable,ATEN_CPU_CAPABILITY=avx2,310.0,aaaa,f,difffilter,"inconclusive, Δ -0.65 points",-0.65
+native-avx2,abc1234,native,ATEN_CPU_CAPABILITY=avx2,290.0,bbbb,f,dr_grpo,"equivalent, Δ +0.17 points",0.17
+native-avx2,abc1234,native,ATEN_CPU_CAPABILITY=avx2,290.0,bbbb,f,difffilter,"worse, Δ -0.66 points",-0.66
 """
 
 
