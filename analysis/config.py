@@ -16,7 +16,9 @@ the rest (``recipe``, ``arms``, ``seeds``, ...):
     merge with that measure's).
 ``arms`` (optional)
     the workflow's arms; where given, rankings name only these arms (or
-    ``base``).
+    ``base``), and the arms with a ``numerics`` key are numerics controls
+    (:mod:`armlab.analysis.numerics_noise`), each compared with the one
+    reference it repeats.
 ``input`` (optional)
     where the scores come from; see :mod:`armlab.analysis.inputs` for the kinds.
 ``analysis`` (optional)
@@ -126,6 +128,7 @@ from armlab.configfile import (
     check_text,
     limits_of,
     load_mapping,
+    numerics_controls,
     parse_comparisons,
 )
 from armlab.contract import BASE_ARM, LEDGER
@@ -157,6 +160,7 @@ class Config:
     design: Design | None = None  # a sequential seed design (config ``seeds: {initial, wave, max, ...}``)
     predictions: tuple[Prediction, ...] = ()  # preregistered predictions (analysis.predictions)
     limits: Mapping[str, int] = field(default_factory=lambda: DEFAULT_LIMITS)  # the sizes in force (``limits:``)
+    controls: Mapping[str, str] = field(default_factory=dict)  # numerics control -> the reference it repeats
     seeds: tuple = ()  # the config's seed list (none under a sequential design or for results from elsewhere)
 
     @property
@@ -244,6 +248,11 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
         )
     if isinstance(raw.get("arms"), dict):
         _check_ranked_arms(settings, [*raw["arms"], BASE_ARM], source)
+    compared = [{"reference": c.reference, "arms": list(c.arms)} for c in comparisons]
+    try:
+        controls = numerics_controls(source, raw.get("arms"), compared)
+    except ConfigError as exc:
+        raise AnalysisInputError(str(exc)) from None
     predictions = parse_predictions(raw.get("predictions"), comparisons, settings.equivalence_margin, source)
     if benchmarks is not None:
         _check_subset_benchmarks(settings, benchmarks, source)
@@ -251,7 +260,17 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
     seeds = raw.get("seeds")
     listed = tuple(seeds) if isinstance(seeds, list) and all(isinstance(s, int) for s in seeds) else ()
     return Config(
-        experiment, comparisons, benchmarks, input_spec, settings, source, design, predictions, limits, seeds=listed
+        experiment,
+        comparisons,
+        benchmarks,
+        input_spec,
+        settings,
+        source,
+        design,
+        predictions,
+        limits,
+        controls=controls,
+        seeds=listed,
     )
 
 

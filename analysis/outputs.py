@@ -19,8 +19,10 @@ from armlab.analysis.errors import AnalysisInputError
 if TYPE_CHECKING:
     from armlab.analysis.config import Config
 
-FORMAT = 4  # 1: the layouts before the format was recorded (no "format" in manifest.json); 3: per_benchmark.csv;
-# 4: contamination.csv
+# 1: the layouts before the format was recorded (no "format" in manifest.json); 3: per_benchmark.csv; 4:
+# contamination.csv; 5: the numerics columns (comparisons.csv's numerics flag, variance_components.csv's numerics
+# component)
+FORMAT = 5
 FORMAT_KEY = "format"
 TABLES = (  # each is <name>.csv, listed with its sha256 in manifest.json
     "summaries",

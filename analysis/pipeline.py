@@ -19,6 +19,7 @@ from armlab.analysis import (
     contamination,
     improvement,
     inputs,
+    numerics_noise,
     outputs,
     paired,
     per_benchmark,
@@ -240,6 +241,9 @@ def run_analysis(
             "table (fixed-n, over each pair's seeds) ignore the optional stopping and are descriptive; the sequential "
             "table's decisions and repeated confidence intervals are the design's."
         )
+    comparisons = numerics_noise.flag_verdicts(comparisons, config.controls)
+    components = numerics_noise.with_numerics(components, pairs, config.controls)
+    notes += numerics_noise.notes(comparisons, components, config.controls)
     lock = predictions.check_meaning(lock, config)  # a locked prediction whose meaning changed is exploratory
     comparisons = comparisons.assign(registration=predictions.registration(comparisons, lock))
     replications = predictions.replication_table(comparisons, config.predictions, lock, config.source)

@@ -705,10 +705,10 @@ MANIFEST_PACKAGES = (
 )
 
 
-def numerics_record(mode: str) -> dict:
+def numerics_record(mode: str, capability: str | None = None) -> dict:
     from armlab import numerics
 
-    return numerics.record(mode)
+    return numerics.record(mode, capability)
 
 
 def _git(args: list[str], where: Path | None) -> str | None:
@@ -736,9 +736,16 @@ def git_dirty(where: Path | None = None) -> bool | None:
     return None if status is None else bool(status)
 
 
-def environment_record(threads: int, numerics: str | None = None) -> dict:
-    """What a manifest records about the software and machine a run used; with a ``numerics`` mode, what decides its
-    floating-point bits (armlab.numerics.record), in a job that called armlab.numerics.start."""
+def job_environment(view: Mapping) -> dict:
+    """:func:`environment_record` of a job whose stage view is ``view``: its threads, numerics and, in a numerics
+    control's view, capability (armlab.numerics.start_job)."""
+    return environment_record(view["threads"], view["numerics"], view.get("capability"))
+
+
+def environment_record(threads: int, numerics: str | None = None, capability: str | None = None) -> dict:
+    """What a manifest records about the software and machine a run used; with a ``numerics`` mode (and the
+    ``capability`` a numerics control forced), what decides its floating-point bits (armlab.numerics.record), in a job
+    that called armlab.numerics.start."""
     import platform
     from importlib import metadata
 
@@ -755,4 +762,4 @@ def environment_record(threads: int, numerics: str | None = None) -> dict:
         "packages": versions,
         "git_commit": git_commit(),
         "git_dirty": git_dirty(),
-    } | ({"numerics": numerics_record(numerics)} if numerics else {})
+    } | ({"numerics": numerics_record(numerics, capability)} if numerics else {})

@@ -138,6 +138,126 @@ def render_numerics(results: Path) -> str:
     )
 
 
+def _shown(path: Path) -> Path:
+    """A folder as a command names it: relative to the repository where it is inside it."""
+    return path.relative_to(REPO) if path.is_relative_to(REPO) else path
+
+
+def _percent(x: float) -> str:
+    return "—" if pd.isna(x) else f"{100 * x:.0f}%"
+
+
+def render_numerics_flag(results: Path) -> str:
+    """How often a verdict flips when every run redraws its numerics, and how often the flag marks it
+    (benchmarks/numerics_flag_sim.py)."""
+    table = pd.read_csv(_needs(results / "flag.csv", f"python benchmarks/numerics_flag_sim.py --out {_shown(results)}"))
+    header = ["seeds", "numerics sd", "decisive", "of which flip", "flagged", "flips flagged", "unflagged that flip",
+              "flagged that flip"]  # fmt: skip
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in table.itertuples():
+        cells = [r.decisive, r.flips, r.flagged, r.flips_flagged, r.flip_if_unflagged, r.flip_if_flagged]
+        lines.append(f"| {r.seeds} | {r.numerics_sd:g} | " + " | ".join(map(_percent, cells)) + " |")
+    first = table.iloc[0]
+    lines += ["", f"{int(first.replicates)} simulated comparisons per row, {int(first.controls)} controls each."]
+    return "\n".join(lines)
+
+
+def _points(variance: float) -> str:
+    """A variance of a mean difference as its standard error in points (a negative estimate as 0)."""
+    return "—" if pd.isna(variance) else f"{100 * max(variance, 0.0) ** 0.5:.2f}"
+
+
+def render_numerics_components(results: Path) -> str:
+    """The testbed's numerics controls: what numerics alone did to the runs' bits and scores, the numerics component
+    beside the seed, item and sampling ones, the verdicts and the runs' commit and numerics."""
+    from armlab.analysis import tables
+    from armlab.analysis.reporting.read import read_csv
+
+    command = ".venv/bin/snakemake --configfile config/experiments/numerics.yaml --cores 2"
+    analysis = _needs(results / "analysis" / "comparisons.csv", command).parent
+    comparisons, components = read_csv(analysis / "comparisons.csv"), read_csv(analysis / "variance_components.csv")
+    declared = json.loads((results / "config" / "analysis.json").read_text())["arms"]
+    controls = {arm: spec["numerics"] for arm, spec in declared.items() if (spec or {}).get("numerics")}
+    first = comparisons[comparisons.ci_method == comparisons.ci_method.iloc[0]]
+    primary = first[first.stage == "primary"]
+    scores = pd.read_parquet(_needs(results / "scores.parquet", command))
+    item_scores = scores.pivot_table(index=["seed", "benchmark", "item"], columns="arm", values="n_correct")
+    runs = {
+        (m["arm"], m["seed"]): m
+        for m in (json.loads(path.read_text()) for path in sorted(results.glob("runs/*/seed-*/manifest.json")))
+    }
+    measure, by_arm = primary.measure.iloc[0], components.set_index("arm")
+    lines = [
+        f"Each control against its reference: how many of their runs' trained weights differ in any bit "
+        f"(`policy.pt`'s sha256), how many item scores differ (of every item, seed and benchmark), its mean difference "
+        f"on {measure} and the standard error numerics alone put on a mean difference at these seeds "
+        f"(`var_numerics`, docs/statistics.md §16).",
+        "",
+        "| control | of | numerics | weights that differ | item scores that differ | Δ (points) | numerics se (pts) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in primary[primary.arm.isin(list(controls))].itertuples():
+        seeds = sorted(seed for arm, seed in runs if arm == r.arm)
+        weights = sum(runs[r.arm, s]["files"]["policy.pt"] != runs[r.reference, s]["files"]["policy.pt"] for s in seeds)
+        both = item_scores[[r.arm, r.reference]].dropna()
+        spec = ", ".join(f"{k} {v}" for k, v in controls[r.arm].items())
+        lines.append(
+            f"| {r.arm} | {r.reference} | {spec} | {weights} of {len(seeds)} | "
+            f"{(both[r.arm] != both[r.reference]).sum()} of {len(both)} | {tables.points(r.mean_diff)} | "
+            f"{_points(by_arm.loc[r.arm, 'var_numerics'])} |"
+        )
+    lines += [
+        "",
+        f"The standard error of each comparison's mean difference on {measure} from each source, in points (variance "
+        "components, docs/statistics.md §10; numerics, from the controls' mean, is a part of the training seeds'):",
+        "",
+        "| comparison | Δ (points) | training seeds | items | sampling | numerics |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in components[~components.arm.isin(list(controls))].itertuples():
+        parts = " | ".join(_points(getattr(r, f"var_{name}")) for name in ("training", "items", "sampling", "numerics"))
+        lines.append(f"| {r.arm} vs {r.reference} | {tables.points(r.mean_diff)} | {parts} |")
+    flagged = int(first.not_robust_to_numerics.astype(bool).sum())
+    lines += [
+        "",
+        f"Its verdicts on {measure}, and, over every measure, {flagged} verdict(s) not robust to numerics:",
+        "",
+        "```text",
+        *tables.verdict_lines(comparisons),
+        "```",
+    ]
+    records = [*runs.values(), *(json.loads(p.read_text()) for p in results.glob("evals/*/seed-*/manifest.json"))]
+    commits = sorted({str(m.get("git_commit"))[:7] for m in records})
+    dirty = " (with uncommitted changes)" if any(m.get("git_dirty") for m in records) else ""
+    lines += [
+        "",
+        f"Run: `{command}` at commit {', '.join(commits)}{dirty}, {len(records)} training and evaluation jobs. "
+        f"Their bits hold on: {'; '.join(numerics_classes(results))}.",
+    ]
+    return "\n".join(lines)
+
+
+def render_numerics_base(results: Path) -> str:
+    """The experiment's base policy trained again under each forced capability (benchmarks/numerics_base.py)."""
+    command = f"python benchmarks/numerics_base.py --out {_shown(results)}"
+    table = pd.read_csv(_needs(results / "base.csv", command))
+    domains = [
+        c for c in table.columns if c not in ("capability", "policy_sha256", "final_loss", "items_differing", "items")
+    ]
+    header = ["base policy trained under", "weights (sha256)", "final loss", *domains, "item scores that differ"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in table.itertuples():
+        cells = " | ".join(f"{getattr(r, d):.1f}" for d in domains)
+        weights, differ = f"`{r.policy_sha256}`", f"{r.items_differing} of {r.items}"
+        lines.append(f"| {r.capability} | {weights} | {r.final_loss:.4f} | {cells} | {differ} |")
+    manifests = [json.loads(p.read_text()) for p in sorted(results.glob("*/base/manifest.json"))]
+    commits = sorted({str(m.get("git_commit"))[:7] for m in manifests})
+    dirty = " (with uncommitted changes)" if any(m.get("git_dirty") for m in manifests) else ""
+    lines += ["", f"Run: `.venv/bin/{command}` at commit {', '.join(commits)}{dirty}; accuracy in %, each evaluated "
+              "with the experiment's evaluation (portable kernels)."]  # fmt: skip
+    return "\n".join(lines)
+
+
 def leak_lifts(results: Path, table: pd.DataFrame) -> list[str]:
     """Per planted leak, what training on the leaked items did to them: the arm's accuracy on its leaked items (the
     run manifests' ``leak.items``) against its reference's on the same items, mean over seeds."""
@@ -209,6 +329,9 @@ RENDERERS: dict[str, tuple[Callable[[Path], str], Path, str]] = {
     # name: (renderer, the run's folder, the Markdown file holding the block)
     "demo": (render_demo, REPO / "results" / "demo", "README.md"),
     "numerics": (render_numerics, REPO / "results" / "numerics_portability", "docs/results.md"),
+    "numerics_components": (render_numerics_components, REPO / "results" / "numerics", "docs/results.md"),
+    "numerics_flag": (render_numerics_flag, REPO / "results" / "numerics_flag_sim", "docs/statistics.md"),
+    "numerics_base": (render_numerics_base, REPO / "results" / "numerics_base", "docs/results.md"),
     "contamination": (render_contamination, REPO / "results" / "contamination", "docs/benchmarks.md"),
 }
 

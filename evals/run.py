@@ -34,8 +34,8 @@ from armlab.evals.verifiers import GRADED, TIMEOUT, UNPARSED, grade, same_answer
 from armlab.files import (  # noqa: E402
     BadFile,
     atomic_path,
-    environment_record,
     file_sha256,
+    job_environment,
     json_number,
     one_line_errors,
     read_json,
@@ -351,6 +351,7 @@ def evaluate(
                 "checkpoint": str(checkpoint),
                 **({} if checkpoint_sha256 is None else {"checkpoint_sha256": checkpoint_sha256}),
                 "lm_eval_model": model,
+                "batch_size": config["eval"]["batch_size"],  # numerics: how the answers were batched
                 "sampling": {key: config["eval"][key] for key in ("samples", "temperature", "top_p", "max_gen_toks")}
                 | {"stream": stream, "torch_seed": torch_seed(stream), "how": SAMPLING_STREAMS[model]},
                 # per benchmark, how many answers were graded, unparsed or timed out (the last two counted wrong)
@@ -358,7 +359,7 @@ def evaluate(
                 # per benchmark, what decides its scores besides the model (the report card compares arms on it)
                 "protocol": evaluation_protocol(config, tasks_dir),
                 "seconds": time.perf_counter() - start,
-                **environment_record(config["threads"], config["numerics"]),
+                **job_environment(config),
                 **registration.record(out_dir),
             },
             *sorted(p.name for p in tmp.iterdir()),
@@ -469,7 +470,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
     config = read_json(args.config, "config")
-    numerics.start(config["numerics"], config["threads"])
+    numerics.start_job(config)
     model = engine_model(config, args.model)
     checkpoint = checkpoint_to_evaluate(args)
     # a record's sha256 of the checkpoint just checked: the workflow compares it with the record's at its next start

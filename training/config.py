@@ -35,8 +35,9 @@ from armlab.training.backends import BACKENDS, PER_ARM_BACKENDS, arm_backend, ba
 from armlab.training.data_policies import DATA_POLICIES
 from armlab.training.estimators import ESTIMATORS
 from armlab.training.losses import POLICY_LOSSES, SKIP, check_policy_loss, loss_spec
+from armlab.training.numerics_controls import applied, check_controls, controls, numerics_of
 from armlab.training.reasoning_gym_tasks import held_out, training_pools
-from armlab.training.recipe import ARM_KEYS, Recipe, method_spec, resolve_arm
+from armlab.training.recipe import ARM_KEYS, EVERY_ARM_KEYS, Recipe, method_spec, resolve_arm
 from armlab.training.tasks import TASKS, character_prompt_problem
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflows" / "schemas" / "config.schema.yaml"
@@ -181,12 +182,14 @@ def validate_config(config: dict, source: str = "config") -> dict:
             key = ".".join(["arms", arm, *map(str, best.absolute_path)])
             raise ConfigError(
                 f"{source}: {key}: {best.message} (arm overrides take the recipe's keys: "
-                f"{sorted(recipe_schema['properties'])}, and backend)"
+                f"{sorted(recipe_schema['properties'])}, and {', '.join(EVERY_ARM_KEYS)})"
             )
     _check_arm_backends(source, config)
     for arm, overrides in config["arms"].items():
         backend = arm_backend(config, arm)
-        foreign = [key for key in overrides if key in ARM_KEYS and key not in ("backend", *BACKENDS[backend].arm_keys)]
+        foreign = [
+            key for key in overrides if key in ARM_KEYS and key not in (*EVERY_ARM_KEYS, *BACKENDS[backend].arm_keys)
+        ]
         if foreign:
             whose = " or ".join(
                 "runs trained elsewhere (backend checkpoints)" if name == "checkpoints" else f"backend {name}"
@@ -207,6 +210,7 @@ def validate_config(config: dict, source: str = "config") -> dict:
 
     if config["comparisons"]:  # none is a valid workflow (no analysis to run); the analysis stage refuses it
         parse_comparisons(source, config["comparisons"], arms=config["arms"])
+    check_controls(source, config)
     if isinstance(config["seeds"], dict):
         _check_sequential(source, config)
     _check_leaks(source, config)
@@ -554,9 +558,14 @@ def stage_config(config: dict, stage: str, arm: str | None = None) -> dict:
     """The part of ``config`` one stage reads, so that editing one section reruns only the jobs it affects.
 
     A training view holds the common recipe and the overrides of its own arm only, and the section of the backend
-    that trains the arm (an arm's own ``backend: trl`` brings the ``trl`` section into its view alone).
+    that trains the arm (an arm's own ``backend: trl`` brings the ``trl`` section into its view alone). The training
+    view of a numerics control, and its own evaluation view (``arm`` given), hold its numerics where the jobs read
+    them (training/numerics_controls.py ``applied``); the analysis view of an experiment with controls holds the
+    arms, whose ``numerics`` keys name the controls (a config without them stages exactly as before).
     """
     view = {key: config[key] for key in STAGE_KEYS[stage]}
+    if stage == "analysis" and controls(config):
+        view["arms"] = config["arms"]
     # the backend that trains the arm (its own backend: key, else the experiment's); the evaluation's, the experiment's
     backend = config["backend"]
     if stage == "train":
@@ -571,6 +580,8 @@ def stage_config(config: dict, stage: str, arm: str | None = None) -> dict:
         if stage == "train" and config[section].get("reasoning_gym"):
             # the evaluation's reasoning-gym benchmarks, whose questions the training prompts leave out
             view["eval"] = {"external": held_out(config)}
+    if stage in ("train", "eval") and arm is not None and numerics_of(config, arm):
+        view = applied(view, numerics_of(config, arm), stage)
     # canonical key order: reordering a YAML file is not a change that should rerun anything
     return json.loads(json.dumps(view, sort_keys=True))
 

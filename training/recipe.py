@@ -10,11 +10,12 @@ from types import MappingProxyType
 from typing import Any
 
 # keys of an arm that are not recipe overrides: ``backend`` (training/backends/__init__.py ``arm_backend``) says which
-# backend trains the arm, not how; ``description`` and ``claims`` (the recipe a run trained elsewhere claims) are for
-# the report, and ``leak`` plants evaluation items in a control arm's training pool (training/data.py
-# ``arm_pools``), on the arms of a backend that takes them (its ``arm_keys``); the recipe every backend reads never
-# holds them
-ARM_KEYS = ("backend", "description", "claims", "leak")
+# backend trains the arm and ``numerics`` (training/numerics_controls.py) under which numerics, not how: every arm
+# takes them; ``description`` and ``claims`` (the recipe a run trained elsewhere claims) are for the report, and
+# ``leak`` plants evaluation items in a control arm's training pool (training/data.py ``arm_pools``), on the arms of a
+# backend that takes them (its ``arm_keys``); the recipe every backend reads never holds any of them
+EVERY_ARM_KEYS = ("backend", "numerics")
+ARM_KEYS = (*EVERY_ARM_KEYS, "description", "claims", "leak")
 
 # a method (estimator, data policy, policy loss) in its dict form, read-only: {"name": ..., **params}
 Method = Mapping[str, Any]
@@ -80,7 +81,7 @@ def method_spec(value: str | Mapping[str, Any]) -> Method:
 
 
 def resolve_arm(config: Mapping[str, Any], arm: str) -> Recipe:
-    """The recipe of ``arm`` in a validated config: the common recipe with the arm's overrides (not its ``backend``)."""
+    """The recipe of ``arm`` in a validated config: the common recipe with the arm's overrides (not its ARM_KEYS)."""
     overrides = config["arms"][arm] or {}
     return Recipe.from_dict({**config["recipe"], **{k: v for k, v in overrides.items() if k not in ARM_KEYS}})
 

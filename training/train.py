@@ -41,7 +41,7 @@ from armlab.training.utils import (
     atomic_path,
     config_hash,
     derive_seed,
-    environment_record,
+    job_environment,
     run_arguments,
     write_manifest,
 )
@@ -165,7 +165,7 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path, ou
 def start_run(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path) -> Run:
     """Seed torch, load the pools and the base model twice (to train, and as reference), build policy and optimizer."""
     recipe = resolve_arm(config, arm)
-    numerics.start(config["numerics"], config["threads"], strict=False)
+    numerics.start_job(config, strict=False)
     torch.manual_seed(derive_seed(stream_key(config["experiment"], recipe), seed, "torch"))
     pools, leak = arm_pools(config, arm, data_dir)
     model, reference = load_model(base_path), load_model(base_path)
@@ -423,7 +423,7 @@ def print_progress(run: Run, rows: list[dict]) -> None:
 def write_outputs(run: Run, rows: list[dict], tmp: Path, out_dir: Path) -> None:
     """The trained model, the step log and the manifest with the sha256 of every output (written at ``tmp``,
     installed at ``out_dir``)."""
-    experiment, seed, threads = run.config["experiment"], run.seed, run.config["threads"]
+    experiment, seed = run.config["experiment"], run.seed
     save_model(run.model, tmp / "policy.pt")
     steps = pd.DataFrame(rows)
     counts = steps.rename(columns={"prompts_rolled_out": "prompts"})
@@ -452,7 +452,7 @@ def write_outputs(run: Run, rows: list[dict], tmp: Path, out_dir: Path) -> None:
             },
             "seconds": time.perf_counter() - run.started,
             "ms_per_step": 1000 * float(steps.seconds.mean()),
-            **environment_record(threads, run.config["numerics"]),
+            **job_environment(run.config),
             **registration.record(out_dir),
         },
         *sorted(p.name for p in tmp.iterdir()),
@@ -462,7 +462,7 @@ def write_outputs(run: Run, rows: list[dict], tmp: Path, out_dir: Path) -> None:
 @one_line_errors
 def main(argv=None) -> None:
     config, args = run_arguments(__doc__.splitlines()[0], "data", "base", argv=argv)
-    numerics.start(config["numerics"], config["threads"])  # before any torch operation, checked
+    numerics.start_job(config)  # before any torch operation, checked
     train(config, args.arm, args.seed, args.data, args.base, args.out)
 
 

@@ -137,7 +137,7 @@ def family_headline(rows: pd.DataFrame, settings: Settings) -> list[str]:
         relation = "beats" if r.verdict == "better" else "is worse than"
         sentences.append(
             f"{r.arm} {relation} {reference} by {abs(100 * r.mean_diff):.2f} points "
-            f"({interval(r)}; Holm p = {r.p_holm:.3g})."
+            f"({interval(r)}; Holm p = {r.p_holm:.3g}{tables.numerics_flag(r)})."
         )
     for r in rows[rows["verdict"] == "equivalent"].itertuples():
         # decided by an exact TOST (sign-flip, permutation) or the t-TOST under Holm: its own interval, not the
@@ -146,7 +146,7 @@ def family_headline(rows: pd.DataFrame, settings: Settings) -> list[str]:
         sentences.append(
             f"{r.arm} is equivalent to {reference} within {tables.margin_text(r.equivalence_margin)} "
             f"({100 * r.eq_decision_level:.3g}% TOST interval at Holm's level: {shown}; TOST Holm p = "
-            f"{r.p_equivalence_holm:.3g})."
+            f"{r.p_equivalence_holm:.3g}{tables.numerics_flag(r)})."
         )
     attainable = rows["equivalence_attainable"].astype(bool).all()
     if not attainable and not tables.is_unpaired(rows):  # unpaired: the notes say it, with the run counts
@@ -433,8 +433,8 @@ def verdict_section(page: Page) -> str:
     for family, group in rows.groupby("family", sort=False):
         chips = "".join(
             f'<span class="chip {r.verdict}">{esc(r.arm)} {esc(tables.points(r.mean_diff))} · '
-            f"{esc(r.verdict)} · {esc(tables.verdict_evidence(r))}</span>"
-            for r in group.itertuples()
+            f"{esc(r.verdict)} · {esc(tables.verdict_evidence(r))}{' · ' + tables.NOT_ROBUST if flagged else ''}</span>"
+            for r, flagged in zip(group.itertuples(), tables.not_robust(group))
         )
         unreachable = figures.cannot_reach_alpha(group, analysis.settings.alpha) is not None
         precision = (
@@ -742,6 +742,76 @@ def sampling_section(page: Page) -> str:
     return section("sampling", "Sampled evaluation", body or muted("Evaluated with one answer per item."))
 
 
+def numerics_section(page: Page) -> str:
+    """The numerics controls: what numerics alone did to a difference, beside the other components of the variance,
+    and the verdicts that lie within it (armlab.analysis.numerics_noise); "" without controls."""
+    analysis = page.analysis
+    comparisons = figures.first_method(analysis.comparisons)
+    controls = comparisons[comparisons["numerics_control"].astype(bool)]
+    if not len(controls):
+        return ""
+    declared = {
+        m["arm"]: m.get("config", {}).get("arms", {}).get(m["arm"], {}).get("numerics")
+        for m in (page.runs.manifests if page.runs else [])
+    }
+    primary = controls[controls["stage"] == "primary"]
+    components = analysis.variance_components.set_index(["family", "arm"])
+    shown = pd.DataFrame(
+        {
+            "control": primary["arm"],
+            "of": primary["reference"],
+            "numerics": [
+                ", ".join(f"{k} {v}" for k, v in (declared.get(arm) or {}).items()) or "—" for arm in primary["arm"]
+            ],
+            "measure": primary["measure"],
+            "Δ (points)": primary["mean_diff"].map(tables.points),
+            "numerics se (points)": [_se(components, r.family, r.arm, "var_numerics") for r in primary.itertuples()],
+        }
+    )
+    body = muted(
+        "Each control is its reference run again at the same seeds with the same random streams under other numerics "
+        "only (kernels, threads, batch size, engine), so its difference is what numerics alone do. Numerics se: the "
+        "standard error numerics alone put on a mean difference at these seeds (mean_s d² less the sampling part, over "
+        "n; docs/statistics.md §16)."
+    ) + html_table(shown)
+    treated = analysis.variance_components[~analysis.variance_components["arm"].isin(controls["arm"])]
+    if len(treated) and treated["var_numerics"].notna().any():
+        beside = treated[["family", "arm", "reference", "measure"]].assign(
+            **{
+                f"{name} (points)": [_se(components, r.family, r.arm, f"var_{name}") for r in treated.itertuples()]
+                for name in (*sampled.COMPONENTS, "numerics")
+            }
+        )
+        body += (
+            "<h3>Beside the other sources of noise</h3>"
+            + muted(
+                "Standard error of each mean paired difference from each source, in points; numerics is a part of the "
+                "training seeds' (every run draws its numerics), from the controls' mean."
+            )
+            + html_table(beside)
+        )
+    flagged = comparisons[tables.not_robust(comparisons)]
+    lines = [
+        f"{r.family}: {r.arm} vs {r.reference} on {r.measure}, {verdict}{tables.numerics_flag(r)}"
+        for r, verdict in zip(flagged.itertuples(), tables.verdicts(flagged))
+    ]
+    body += "<h3>Verdicts not robust to numerics</h3>" + (
+        html_list(lines)
+        if lines
+        else muted(
+            "None: every better, worse or equivalent verdict has more room than the controls' spread on its measure."
+        )
+    )
+    return section("numerics", "Numerics", body)
+
+
+def _se(components: pd.DataFrame, family: str, arm: str, column: str) -> str:
+    """A component's standard error in points (a negative estimate as 0), "—" where it is not there."""
+    if (family, arm) not in components.index or pd.isna(components.loc[(family, arm), column]):
+        return "—"
+    return f"{100 * max(float(components.loc[(family, arm), column]), 0.0) ** 0.5:.2f}"
+
+
 def sampling_streams_sentence(components: pd.DataFrame) -> str:
     """How the compared arms' evaluations drew their answers, in the words of their manifests (the engine decides
     whether arms of a seed share each answer's random draw, which correlates their sampling errors)."""
@@ -869,6 +939,7 @@ SECTIONS: Registry[Section] = Registry(
         "curves": Section("Curves", curves_section),
         "rankings": Section("Rankings", rankings_section),
         "sampling": Section("Sampling", sampling_section),
+        "numerics": Section("Numerics", numerics_section),
         "grader": Section("Robust to the grader?", grader_section),
         "contamination": Section("Contamination", contamination_section),
         "power": Section("Power", power_section),

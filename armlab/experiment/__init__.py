@@ -17,10 +17,11 @@ from armlab.analysis.config import parse_config as parse_analysis_config
 from armlab.configfile import ConfigError, load_configs
 from armlab.contract import BUILTIN_BASE
 from armlab.evals.catalogue import check_external
-from armlab.evals.engines import check_engine
+from armlab.evals.engines import DEFAULT_PYTHON, check_engine, missing_engine
 from armlab.evals.lm_eval_tasks import check_existing_tasks
 from armlab.evals.rescore import check_verifiers
 from armlab.training.backends import BACKENDS, backends_used
+from armlab.training.numerics_controls import controls
 from armlab.training.reasoning_gym_tasks import check_reproducible, draws_of
 
 
@@ -60,6 +61,14 @@ def load(config_files: Sequence[str | Path], overrides: Mapping | None = None) -
     problem = numerics.machine_problem(config["numerics"])
     if problem:  # every job would refuse it
         raise ConfigError(f"{source}: {problem}")
+    for arm, spec in controls(config).items():  # a control's jobs would refuse these
+        problem = numerics.capability_problem(spec["capability"]) if "capability" in spec else None
+        if problem:
+            raise ConfigError(f"{source}: arms.{arm}.numerics.capability: {problem}")
+        python = config["eval"].get("vllm_python", DEFAULT_PYTHON)
+        why = missing_engine(python) if spec.get("engine") == "vllm" else None
+        if why:
+            raise ConfigError(f"{source}: arms.{arm}.numerics.engine: vllm: {why}")
     out = layout.experiment_dir(config["experiment"])
     analysis = parse_analysis_config(config, source=source)
     if analysis.design is not None:

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from armlab.analysis import report_card
+from armlab.analysis import outputs, report_card
 from armlab.analysis.config import parse_config
 from armlab.analysis.pipeline import analyze, run_analysis
 from armlab.files import write_manifest
@@ -269,7 +269,7 @@ def test_the_card_is_written_and_read_back_as_text(tmp_path):
     assert list(written.columns) == report_card.COLUMNS and len(written) == len(report_card.ITEMS)
     back = read_analysis(tmp_path / "out", "card")
     assert back.report_card["value"].map(type).eq(str).all()  # "" and numbers stay text
-    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["format"] == 4
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["format"] == outputs.FORMAT
 
 
 def test_the_report_grades_the_grader_item_from_a_rescore_made_after_the_analysis(tmp_path):

@@ -125,6 +125,20 @@ def test_description_and_claims_belong_to_runs_made_elsewhere(tmp_path):
         load_config([path])
 
 
+def test_a_numerics_control_of_runs_made_elsewhere_changes_their_evaluation_only(tmp_path, grid):
+    """armlab trains nothing for the checkpoints backend, so a control's threads or capability would change nothing:
+    refused naming the key (an evaluation's batch size or engine is the control's to change)."""
+    _, raw = grid
+    raw["arms"]["grpo_t2"] = {"numerics": {"threads": 2}}
+    raw["comparisons"].append({"family": "numerics", "reference": "grpo", "arms": ["grpo_t2"]})
+    with pytest.raises(
+        ConfigError,
+        match=r"arms\.grpo_t2\.numerics\.threads: armlab does not set the threads and "
+        r"kernels of the checkpoints backend's training; its controls change the evaluation only",
+    ):
+        _load(tmp_path, raw)
+
+
 def _fifo(root):
     os.mkfifo(root / "grpo/seed-2/global_step_10/hf/extra.bin")
 
