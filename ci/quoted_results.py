@@ -132,10 +132,15 @@ def render_numerics(results: Path) -> str:
     counts = [
         f"{mode}: {g.scores_sha256.nunique()} distinct scores table(s) over {len(g)} variant(s)" for mode, g in tables
     ]
+    spreads = [
+        f"- {mode}: {arm} Δ {group.delta_points.min():+.2f} to {group.delta_points.max():+.2f} points, "
+        + " / ".join(dict.fromkeys(group.verdict))
+        for (mode, arm), group in variants.groupby(["numerics", "arm"], sort=False)
+    ]
     commits = ", ".join(sorted(set(variants["commit"].astype(str))))
-    return "\n".join(
-        [f"Measured at commit {commits} (`{results.name}/variants.csv`):", "", *lines, "", "; ".join(counts) + "."]
-    )
+    intro = f"Measured at commit {commits} (`{results.name}/variants.csv`):"
+    spread = ["", "Each arm's difference and verdicts over the variants of a mode:", "", *spreads]
+    return "\n".join([intro, "", *lines, "", "; ".join(counts) + ".", *spread])
 
 
 def _shown(path: Path) -> Path:

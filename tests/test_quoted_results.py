@@ -85,6 +85,8 @@ def test_the_numerics_block_is_written_from_the_series_and_an_edited_figure_fail
     )
     assert "| native-avx2 | native |" in block and "-0.66 (worse, Δ -0.66 points)" in block
     assert "portable: 1 distinct scores table(s) over 2 variant(s); native: 1 distinct scores table(s) over 1" in block
+    assert "- portable: difffilter Δ -0.65 to -0.65 points, inconclusive" in block
+    assert "- native: difffilter Δ -0.66 to -0.66 points, worse" in block
     assert quoted("check", "numerics", "--results", tmp_path, "--document", page).returncode == 0
     page.write_text(block.replace("`bbbb`", "`bbbc`"))
     assert quoted("check", "numerics", "--results", tmp_path, "--document", page).returncode == 1
