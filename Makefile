@@ -91,9 +91,10 @@ test check: export PYTHONDONTWRITEBYTECODE :=
 test: $(STAMP)
 	$(BIN)/pytest -q $(PYTEST_PARALLEL)
 
-# the inner loop: everything but the end-to-end workflow, SLURM, browser, notebook and vLLM tests (pytest markers)
+# the inner loop: everything but the end-to-end workflow, SLURM, browser, notebook, vLLM and long simulation tests
+# (pytest markers)
 check: $(STAMP)
-	$(BIN)/pytest -q -n auto --dist loadscope --no-loadscope-reorder -m "not (workflow or slurm or browser or notebook or vllm)"
+	$(BIN)/pytest -q -n auto --dist loadscope --no-loadscope-reorder -m "not (workflow or slurm or browser or notebook or vllm or simulation)"
 
 # the DataFlex-RL released table (results/all_runs_171.csv of the DataFlex-RL repository);
 # point DATAFLEX_CSV at your copy

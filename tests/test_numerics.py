@@ -49,6 +49,7 @@ def probe(mode: str, *capability: str, **env: str) -> dict:
 needs_x86_avx2 = pytest.mark.skipif(numerics.machine_problem("portable") is not None, reason="an x86-64 CPU with AVX2")
 
 
+@pytest.mark.simulation
 @needs_x86_avx2
 def test_portable_numerics_give_the_same_bits_whatever_the_cpu_would_pick():
     native = probe("portable")
@@ -61,6 +62,7 @@ def test_portable_numerics_give_the_same_bits_whatever_the_cpu_would_pick():
         assert forced["record"]["aten_capability"] == "AVX2"
 
 
+@pytest.mark.simulation
 @needs_x86_avx2
 def test_native_numerics_follow_the_cpu_so_the_bits_differ_between_generations():
     """The planted effect the portable mode removes: the same operations, other bits under another capability."""
@@ -73,6 +75,7 @@ def test_native_numerics_follow_the_cpu_so_the_bits_differ_between_generations()
         assert len({newer["digest"], older["digest"], oldest["digest"]}) == 3
 
 
+@pytest.mark.simulation
 @needs_x86_avx2
 def test_portable_numerics_are_refused_once_torch_has_chosen_its_kernels():
     """A job whose process already ran a torch operation cannot pin the kernels any more: its entry point says so;
@@ -123,6 +126,7 @@ def test_the_config_names_a_mode_and_every_torch_stage_view_holds_it():
         load_config([TINY], {"numerics": "fast"})
 
 
+@pytest.mark.simulation
 @needs_x86_avx2
 def test_a_numerics_control_runs_another_cpu_generation_s_kernels_over_the_portable_pins():
     """A control's capability wins over the variables the workflow sets for every job in portable mode: ATen at that
@@ -140,6 +144,7 @@ def test_a_numerics_control_runs_another_cpu_generation_s_kernels_over_the_porta
     assert probe("portable", "default")["digest"] == forced["default"]["digest"]
 
 
+@pytest.mark.simulation
 @needs_x86_avx2
 def test_a_capability_is_refused_once_torch_has_chosen_its_kernels():
     """A control's job whose process already ran torch is refused; the library called there (strict=False) runs, and

@@ -150,6 +150,7 @@ def test_the_simulations_flags_are_the_screens():
         assert bool(table["flagged"].any()) == bool(flag), replicate
 
 
+@pytest.mark.simulation
 def test_the_docs_table_is_the_simulations_and_the_aa_arm_holds_the_level():
     quoted = VALIDITY["docs_table"](VALIDITY["DOCS"].read_text())
     replicates, seed = (int(x) for x in re.search(r"--replicates (\d+) --seed (\d+)", quoted).groups())

@@ -547,6 +547,7 @@ def test_bad_reasoning_gym_benchmarks_are_one_line_errors(spec, message):
         external_items(config)
 
 
+@pytest.mark.simulation
 def test_the_cross_process_check_compares_every_item_the_jobs_use(monkeypatch):
     """A generator whose item 20 of 30 differs between processes (planted here: this process's item 20 is another
     question, as a hash-seed-dependent generator gives in 3% of its items) is refused naming the item; on 5a28ea2 the
@@ -686,6 +687,7 @@ def test_an_existing_lm_eval_task_is_sampled_and_graded_by_its_own_filter_and_me
     assert any(len(set(s["resps"][0])) > 1 for s in logged)
 
 
+@pytest.mark.simulation
 def test_an_unknown_lm_eval_task_is_refused_before_any_job(tmp_path):
     """A task of eval.lm_eval_tasks lm-eval does not know is one line at the workflow's start, with near misses; a
     known task passes from the quick read of lm-eval's YAMLs, and one only lm-eval's own index finds passes too."""
