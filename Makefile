@@ -58,13 +58,13 @@ vllm: $(VLLM_STAMP)
 demo: $(STAMP)
 	$(BIN)/snakemake $(PROFILE_ARG) --cores $(CORES)
 
-# the README's demo block is written from results/demo, never by hand (ci/quoted_results.py); CI checks it after
-# `make demo`
+# the README's demo block is written from results/demo, docs/results.md's numerics block from the committed
+# results/numerics_portability/variants.csv, never by hand (ci/quoted_results.py); CI checks them after `make demo`
 quoted: $(STAMP)
-	$(BIN)/python ci/quoted_results.py write demo
+	$(BIN)/python ci/quoted_results.py write demo numerics
 
 check-quoted: $(STAMP)
-	$(BIN)/python ci/quoted_results.py check demo
+	$(BIN)/python ci/quoted_results.py check demo numerics
 
 dry-run: $(STAMP)
 	$(BIN)/snakemake $(PROFILE_ARG) --cores $(CORES) -n
@@ -91,9 +91,10 @@ test check: export PYTHONDONTWRITEBYTECODE :=
 test: $(STAMP)
 	$(BIN)/pytest -q $(PYTEST_PARALLEL)
 
-# the inner loop: everything but the end-to-end workflow, SLURM, browser, notebook and vLLM tests (pytest markers)
+# the inner loop: everything but the end-to-end workflow, SLURM, browser, notebook, vLLM and long simulation tests
+# (pytest markers)
 check: $(STAMP)
-	$(BIN)/pytest -q -n auto --dist loadscope --no-loadscope-reorder -m "not (workflow or slurm or browser or notebook or vllm)"
+	$(BIN)/pytest -q -n auto --dist loadscope --no-loadscope-reorder -m "not (workflow or slurm or browser or notebook or vllm or simulation)"
 
 # the DataFlex-RL released table (results/all_runs_171.csv of the DataFlex-RL repository);
 # point DATAFLEX_CSV at your copy

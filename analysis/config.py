@@ -16,7 +16,9 @@ the rest (``recipe``, ``arms``, ``seeds``, ...):
     merge with that measure's).
 ``arms`` (optional)
     the workflow's arms; where given, rankings name only these arms (or
-    ``base``).
+    ``base``), and the arms with a ``numerics`` key are numerics controls
+    (:mod:`armlab.analysis.numerics_noise`), each compared with the one
+    reference it repeats.
 ``input`` (optional)
     where the scores come from; see :mod:`armlab.analysis.inputs` for the kinds.
 ``analysis`` (optional)
@@ -56,6 +58,7 @@ from armlab.configfile import (
     check_text,
     limits_of,
     load_mapping,
+    numerics_controls,
     parse_comparisons,
 )
 from armlab.contract import BASE_ARM, LEDGER
@@ -82,6 +85,7 @@ class Config:
     design: Design | None = None  # a sequential seed design (config ``seeds: {initial, wave, max, ...}``)
     predictions: tuple[Prediction, ...] = ()  # preregistered predictions (analysis.predictions)
     limits: Mapping[str, int] = field(default_factory=lambda: DEFAULT_LIMITS)  # the sizes in force (``limits:``)
+    controls: Mapping[str, str] = field(default_factory=dict)  # numerics control -> the reference it repeats
     seeds: tuple = ()  # the config's seed list (none under a sequential design or for results from elsewhere)
 
     @property
@@ -169,6 +173,11 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
         )
     if isinstance(raw.get("arms"), dict):
         _check_ranked_arms(settings, [*raw["arms"], BASE_ARM], source)
+    compared = [{"reference": c.reference, "arms": list(c.arms)} for c in comparisons]
+    try:
+        controls = numerics_controls(source, raw.get("arms"), compared)
+    except ConfigError as exc:
+        raise AnalysisInputError(str(exc)) from None
     predictions = parse_predictions(raw.get("predictions"), comparisons, settings.equivalence_margin, source)
     if benchmarks is not None:
         _check_subset_benchmarks(settings, benchmarks, source)
@@ -176,7 +185,17 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
     seeds = raw.get("seeds")
     listed = tuple(seeds) if isinstance(seeds, list) and all(isinstance(s, int) for s in seeds) else ()
     return Config(
-        experiment, comparisons, benchmarks, input_spec, settings, source, design, predictions, limits, seeds=listed
+        experiment,
+        comparisons,
+        benchmarks,
+        input_spec,
+        settings,
+        source,
+        design,
+        predictions,
+        limits,
+        controls=controls,
+        seeds=listed,
     )
 
 
@@ -407,8 +426,16 @@ def _parse_settings(section: dict, source: str) -> Settings:
         "curve_compute": lambda: _parse_curve_compute(s["curve_compute"], source),
         "curve_budgets": lambda: _parse_curve_budgets(s["curve_budgets"], source),
         "curve_fractions": lambda: _parse_curve_fractions(s["curve_fractions"], source),
+        "verifiers": lambda: _parse_names(s["verifiers"], "verifiers", source),
     }
     return Settings(**{name: parsers[name]() if name in parsers else simple(x) for name, x in SETTINGS.items()})
+
+
+def _parse_names(value: object, key: str, source: str) -> tuple[str, ...]:
+    """A list of distinct names (the registry that knows them checks them where it is loaded)."""
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value) or len(set(value)) < len(value):
+        raise AnalysisInputError(f"{source}: analysis.{key}: expected a list of distinct names, got {value!r}")
+    return tuple(value)
 
 
 def _parse_curve_fractions(value: object, source: str) -> tuple[float, ...]:

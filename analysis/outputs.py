@@ -19,7 +19,10 @@ from armlab.analysis.errors import AnalysisInputError
 if TYPE_CHECKING:
     from armlab.analysis.config import Config
 
-FORMAT = 3  # 1: the layouts before the format was recorded (no "format" in manifest.json); 3: per_benchmark.csv
+# 1: the layouts before the format was recorded (no "format" in manifest.json); 3: per_benchmark.csv; 4:
+# contamination.csv; 5: the numerics columns (comparisons.csv's numerics flag, variance_components.csv's numerics
+# component)
+FORMAT = 5
 FORMAT_KEY = "format"
 TABLES = (  # each is <name>.csv, listed with its sha256 in manifest.json
     "summaries",
@@ -39,6 +42,7 @@ TABLES = (  # each is <name>.csv, listed with its sha256 in manifest.json
     "sequential_looks",
     "replications",
     "unparsed",
+    "contamination",
     "report_card",
 )
 
@@ -78,4 +82,5 @@ class AnalysisResult:
     sequential_looks: pd.DataFrame  # every look of every arm
     replications: pd.DataFrame  # each preregistered prediction's verdict (predictions.replication_table)
     unparsed: pd.DataFrame  # each arm's share of unparsed answers against its reference's (armlab.analysis.unparsed)
+    contamination: pd.DataFrame  # gains on a benchmark against gains on its twin (armlab.analysis.contamination)
     report_card: pd.DataFrame  # the experiment graded against the minimum standard (armlab.analysis.report_card)

@@ -247,6 +247,29 @@ def compare(
     return table, _design_notes(table, settings)
 
 
+def compare_screen(
+    values: pd.DataFrame,
+    comparisons: Sequence[Comparison],
+    settings: Settings,
+    *,
+    levels: Mapping[str, str],
+    higher_is_better: Mapping[str, bool],
+) -> pd.DataFrame:
+    """A screen's comparison of per-run ``values`` (the unparsed answers' shares, the contamination screen's
+    differences): :func:`compare` with its tests and gatekept Holm, under the first interval method only and
+    without the item bootstrap, in a family of tests of its own (never the accuracy's)."""
+    one_method = replace(settings, ci_methods=settings.ci_methods[:1], item_bootstrap=False)
+    return compare(values, comparisons, one_method, levels=levels, higher_is_better=higher_is_better)[0]
+
+
+def screen_fields(table: pd.DataFrame) -> dict[str, pd.Series]:
+    """The columns a screen's table (``unparsed.csv``, ``contamination.csv``) takes from :func:`compare_screen`'s:
+    the cell (``measure`` as ``benchmark``), the difference, its interval and test, and the decision interval."""
+    named = ["family", "arm", "reference", "level", "n_seeds", "mean_diff", "ci_low", "ci_high", "ci_method",
+             "p_value", "p_holm", "decision_level", "decision_low", "decision_high"]  # fmt: skip
+    return {"benchmark": table["measure"], **{name: table[name] for name in named}}
+
+
 def _with_family_procedure(table: pd.DataFrame, primary: str, settings: Settings) -> pd.DataFrame:
     """Add stage, p_holm, reject, min_attainable_p, p_equivalence_holm, equivalent and equivalence_attainable under
     the family's gatekept Holm.

@@ -16,8 +16,10 @@ import pandas as pd
 
 from armlab import files
 from armlab.analysis import (
+    contamination,
     improvement,
     inputs,
+    numerics_noise,
     outputs,
     paired,
     per_benchmark,
@@ -35,7 +37,7 @@ from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.inputs import validation
 from armlab.analysis.outputs import AnalysisResult
 from armlab.analysis.stats import statistics
-from armlab.contract import PER_BENCHMARK_ITEM
+from armlab.contract import PER_BENCHMARK_ITEM, is_twin, split_twins
 
 if TYPE_CHECKING:
     from armlab.analysis.config import Config
@@ -91,6 +93,10 @@ def run_analysis(
     elsewhere)."""
     settings = config.settings
     unpaired = settings.pairing == "unpaired"
+    # the procedural twins' items feed the contamination screen only, never a summary or comparison
+    scores, twin_scores = split_twins(scores)
+    if answers is not None:
+        answers = answers[~answers["benchmark"].astype(str).map(is_twin)]
     scores, dropped = validation.validate_scores(
         scores,
         experiment=config.experiment,
@@ -235,6 +241,9 @@ def run_analysis(
             "table (fixed-n, over each pair's seeds) ignore the optional stopping and are descriptive; the sequential "
             "table's decisions and repeated confidence intervals are the design's."
         )
+    comparisons = numerics_noise.flag_verdicts(comparisons, config.controls)
+    components = numerics_noise.with_numerics(components, pairs, config.controls)
+    notes += numerics_noise.notes(comparisons, components, config.controls)
     lock = predictions.check_meaning(lock, config)  # a locked prediction whose meaning changed is exploratory
     comparisons = comparisons.assign(registration=predictions.registration(comparisons, lock))
     replications = predictions.replication_table(comparisons, config.predictions, lock, config.source)
@@ -249,7 +258,20 @@ def run_analysis(
     unparsed_answers = (
         None if answers is None else unparsed.compare(answers, config.comparisons, settings, weights.loc[primary])
     )
-    card = report_card.grade(report_card.Inputs(config, scores, comparisons, unparsed_answers, dropped, jobs))
+    screened = None
+    if len(twin_scores) and not unpaired:
+        runs = pd.MultiIndex.from_frame(twin_scores[["arm", "seed"]])
+        screened = contamination.screen(
+            accuracy,
+            twin_scores[runs.isin(accuracy.index)],
+            pd.concat([scores, twin_scores]).groupby("benchmark", observed=True)["item"].nunique(),
+            weights.loc[primary],
+            primary,
+            config.comparisons,
+            settings,
+            contamination.planted_leaks(jobs.runs if jobs else {}),
+        )
+    card = report_card.grade(report_card.Inputs(config, scores, comparisons, unparsed_answers, dropped, jobs, screened))
     return AnalysisResult(
         config=config,
         source=source,
@@ -275,6 +297,7 @@ def run_analysis(
         sequential_looks=looks,
         replications=replications,
         unparsed=pd.DataFrame(columns=unparsed.COLUMNS) if unparsed_answers is None else unparsed_answers,
+        contamination=pd.DataFrame(columns=contamination.COLUMNS) if screened is None else screened,
         report_card=card,
     )
 
@@ -296,6 +319,7 @@ def write_outputs(result: AnalysisResult, out_dir: Path | str) -> None:
     without a sequential design),
     ``replications.csv`` (:func:`armlab.analysis.predictions.replication_table`; a header only without predictions),
     ``unparsed.csv`` (:func:`armlab.analysis.unparsed.compare`; a header only without the answers' statuses),
+    ``contamination.csv`` (:func:`armlab.analysis.contamination.screen`; a header only without procedural twins),
     ``report_card.csv`` (:func:`armlab.analysis.report_card.grade`),
     ``report.md`` and ``manifest.json`` (settings, input, and the
     sha256 of every other file).
@@ -319,6 +343,7 @@ def write_outputs(result: AnalysisResult, out_dir: Path | str) -> None:
             "sequential_looks": result.sequential_looks,
             "replications": result.replications,
             "unparsed": result.unparsed,
+            "contamination": result.contamination,
             "report_card": result.report_card,
         }
         for name in outputs.TABLES:  # the catalogue the report reads: a table missing here fails right away

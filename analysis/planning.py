@@ -380,7 +380,9 @@ def describe(config: Config, plans: list[FamilyPlan], *, sd_source: str = "", wa
                 f"{unit.split()[0]} for {100 * (p.effect):g} points {_seed_count(p.seeds_needed)}"
             )
         lines.append(text)
-    blocked = [p for p in plans if p.min_p > alpha]
+    # a family of numerics controls measures the numerics noise (armlab.analysis.numerics_noise), whatever its p
+    controls = {c.family for c in config.comparisons if set(c.arms) <= set(config.controls)}
+    blocked = [p for p in plans if p.min_p > alpha and p.family not in controls]
     if blocked:
         fewest = [p.significance_from for p in blocked]
         reached = [n for n in fewest if n is not None]

@@ -7,10 +7,10 @@ grader robustness and a contamination screen. Each item of :data:`ITEMS` reads w
 and gives one :class:`Grade`: ``pass``, ``fail``, ``not applicable``, ``not available`` (an input is missing:
 never a pass) or ``not run`` (a screen armlab does not run yet), with the number behind it and its reason.
 
-The inputs (:class:`Inputs`) are the analysis's own tables and, for armlab's experiments, the folder the jobs wrote
-(:class:`Jobs`, :func:`read_jobs`): every evaluation's and run's manifest, every run's compute ledger, the
-equal-compute comparison of ``armlab curves`` and the tables of the grader-sensitivity and contamination screens
-when they are there. A family marked ``control: true`` in the config is a planted control: its answer is known,
+The inputs (:class:`Inputs`) are the analysis's own tables (the contamination screen's among them) and, for armlab's
+experiments, the folder the jobs wrote (:class:`Jobs`, :func:`read_jobs`): every evaluation's and run's manifest,
+every run's compute ledger, the equal-compute comparison of ``armlab curves`` and the grader-sensitivity screen's
+table when it is there. A family marked ``control: true`` in the config is a planted control: its answer is known,
 so its compute and answer format are not graded as a claim's.
 """
 
@@ -41,7 +41,6 @@ COMPUTE_TOLERANCE = 0.05  # arms whose mean final compute is within 5% of their 
 SAMPLING_FIELDS = ("samples", "temperature", "top_p", "max_gen_toks")  # an evaluation manifest's ``sampling``
 BENCHMARK_FIELDS = ("samples", "prompt_template", "verifier", "items")  # its ``protocol`` per benchmark
 SENSITIVITY = "verifier_sensitivity.csv"  # the grader-sensitivity screen's table: a later change writes it
-CONTAMINATION = "contamination.csv"  # the contamination screen's table: a later change writes it
 
 
 @dataclass(frozen=True)
@@ -64,14 +63,13 @@ class Jobs:
     compute_column: str = "cum_flops"
     compute_band: pd.DataFrame | None = None  # curves_summary/curve_compute_band.csv (armlab curves)
     verifier_sensitivity: pd.DataFrame | None = None
-    contamination: pd.DataFrame | None = None
 
 
 @dataclass(frozen=True)
 class Inputs:
     """Everything the card grades: the config, the validated scores, the analysis's tables (``comparisons`` None
-    where the comparisons could not run, ``unparsed`` None without the answers' statuses), and the jobs' folder
-    (None for results from elsewhere)."""
+    where the comparisons could not run, ``unparsed`` None without the answers' statuses, ``contamination`` None
+    without procedural twins), and the jobs' folder (None for results from elsewhere)."""
 
     config: Config
     scores: pd.DataFrame
@@ -79,6 +77,7 @@ class Inputs:
     unparsed: pd.DataFrame | None = None
     dropped: pd.DataFrame | None = None
     jobs: Jobs | None = None
+    contamination: pd.DataFrame | None = None
 
     def claims(self) -> list[tuple[Comparison, str]]:
         """(family, arm) of every comparison that makes a claim: not a planted control's."""
@@ -140,7 +139,6 @@ def read_jobs(results_dir: Path | str, compute_column: str | None) -> Jobs:
         compute_column=column,
         compute_band=_optional_csv(results_dir / "curves_summary" / "curve_compute_band.csv"),
         verifier_sensitivity=_optional_csv(results_dir / "analysis" / SENSITIVITY),
-        contamination=_optional_csv(results_dir / "analysis" / CONTAMINATION),
     )
 
 
@@ -405,21 +403,53 @@ def _screen(table: pd.DataFrame | None, name: str, flag: str, what: str, feature
     return Grade(PASS, f"0 of {len(table)} rows", f"no {what.lower()} (analysis/{name})")
 
 
-def grader(inputs: Inputs) -> Grade:
-    """No verdict changes under another reasonable verifier (``analysis/verifier_sensitivity.csv``: a row per
-    verifier, family, arm and measure, ``verdict_differs`` true where the verdict is not the configured
+def grader_screen(table: pd.DataFrame | None) -> Grade:
+    """No verdict changes under another reasonable verifier (``analysis/verifier_sensitivity.csv`` of ``armlab
+    rescore``: a row per verifier, family, arm and measure, ``flip`` true where the verdict is not the configured
     verifier's)."""
-    table = inputs.jobs.verifier_sensitivity if inputs.jobs else None
-    return _screen(table, SENSITIVITY, "verdict_differs", "Verdicts that flip under another verifier",
-                   "armlab does not re-grade stored answers under other verifiers yet")  # fmt: skip
+    feature = "no analysis.verifiers configured (`armlab rescore RESULTS_DIR --verifier NAME` writes it)"
+    return _screen(table, SENSITIVITY, "flip", "Verdicts that flip under another verifier", feature)
+
+
+def grader(inputs: Inputs) -> Grade:
+    """:func:`grader_screen` of the table beside the experiment's analysis, where one is there."""
+    return grader_screen(inputs.jobs.verifier_sensitivity if inputs.jobs else None)
 
 
 def contamination(inputs: Inputs) -> Grade:
-    """No arm gains more on the published items than on fresh ones of the same kind (``analysis/contamination.csv``:
-    a row per family, arm and benchmark, ``flagged`` true where the gain on the benchmark exceeds the twins')."""
-    table = inputs.jobs.contamination if inputs.jobs else None
-    return _screen(table, CONTAMINATION, "flagged", "Gains that do not carry over to procedural twins",
-                   "armlab does not screen for contamination yet")  # fmt: skip
+    """No claim's arm gains more on a benchmark's items than on its procedural twin's (``contamination.csv`` of the
+    analysis, :mod:`armlab.analysis.contamination`: a row per family, arm and benchmark, ``flagged`` where the gain on
+    the benchmark exceeds the twin's); the planted controls' rows are named, not graded (a planted leak must be
+    flagged, an A/A arm must not)."""
+    table = inputs.contamination
+    if table is None or not len(table):
+        return Grade(
+            NOT_RUN,
+            "",
+            "no benchmark has a procedural twin (benchmarks.<name>.twin: true, eval.external.<name>.twin), or the "
+            "runs are unpaired",
+        )
+    controls = {c.family for c in inputs.config.comparisons if c.control}
+    hits = table[table["flagged"].astype(bool)]
+    named = [f"{r.arm} ({r.family})" for r in hits.itertuples() if r.family not in controls]
+    flagged = set(zip(hits["family"], hits["arm"]))
+    shown = [
+        f"{r.arm} ({r.family}{', planted leak' if pd.notna(r.planted_leak) else ''}) "
+        + ("flagged" if (r.family, r.arm) in flagged else "not flagged")
+        for r in table.drop_duplicates(["family", "arm"]).itertuples()
+        if r.family in controls
+    ]
+    skipped = f"; planted control(s): {', '.join(shown)}" if shown else ""
+    claims = table[~table["family"].isin(controls)]
+    if not len(claims):
+        return Grade(NOT_APPLICABLE, "", "every family is a planted control (comparisons[].control)" + skipped)
+    if named:
+        return Grade(
+            FAIL,
+            f"{len(named)} of {len(claims)} rows",
+            "Gains that do not carry over to procedural twins: " + ", ".join(dict.fromkeys(named)) + skipped,
+        )
+    return Grade(PASS, f"0 of {len(claims)} rows", "every gain carries over to the procedural twins" + skipped)
 
 
 @dataclass(frozen=True)
@@ -443,6 +473,19 @@ ITEMS: Registry[Item] = Registry(
         "contamination": Item("Contamination screen", contamination),
     },
 )
+
+
+# the screens that run after the analysis (armlab rescore): graded again from their tables by the report
+SCREENS: dict[str, Callable[[pd.DataFrame | None], Grade]] = {"grader": grader_screen}
+
+
+def with_screens(card: pd.DataFrame, **tables: pd.DataFrame | None) -> pd.DataFrame:
+    """``card`` with each screen item named in ``tables`` graded again from its table (:data:`SCREENS`)."""
+    card = card.copy()
+    for item, table in tables.items():
+        found = SCREENS[item](table)
+        card.loc[card["item"] == item, ["status", "value", "reason"]] = [found.status, found.value, found.reason]
+    return card
 
 
 def grade(inputs: Inputs) -> pd.DataFrame:

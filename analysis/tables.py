@@ -173,7 +173,35 @@ def verdict_line(row: Row) -> str:
     tail = "" if sizes in evidence else f" ({sizes})"
     return (
         f"{row.family}: {row.arm} vs {row.reference} on {row.measure}: {verdict(row)}, "
-        f"Δ {points(row.mean_diff)} points, {evidence}{tail}"
+        f"Δ {points(row.mean_diff)} points, {evidence}{tail}{numerics_flag(row)}"
+    )
+
+
+NOT_ROBUST = "not robust to numerics"
+
+
+def not_robust(table: pd.DataFrame) -> np.ndarray:
+    """Whether each row's verdict lies within its measure's numerics spread (armlab.analysis.numerics_noise); False
+    for tables without the column."""
+    if "not_robust_to_numerics" not in table:
+        return np.zeros(len(table), dtype=bool)
+    return np.asarray(table["not_robust_to_numerics"].fillna(False), dtype=bool)
+
+
+def shown_verdicts(table: pd.DataFrame) -> np.ndarray:
+    """:func:`verdicts` as the tables show them: "(not robust to numerics)" after each one :func:`not_robust` flags."""
+    plain = verdicts(table)
+    return np.where(not_robust(table), np.char.add(plain.astype(str), f" ({NOT_ROBUST})"), plain)
+
+
+def numerics_flag(row: Row) -> str:
+    """After a verdict line: "; not robust to numerics: ..." when the row's verdict lies within its measure's
+    numerics spread (the room its difference has before the verdict changes, and the spread); else nothing."""
+    if not bool(getattr(row, "not_robust_to_numerics", False)):
+        return ""
+    return (
+        f"; {NOT_ROBUST}: {100 * row.numerics_room:.2f} points from another verdict, within the "
+        f"{100 * row.numerics_spread:.2f} points numerics alone moved a difference"
     )
 
 
@@ -246,7 +274,7 @@ def comparison_display(table: pd.DataFrame) -> pd.DataFrame:
     out[EQUIVALENCE_COLUMN] = [decision_text(row, kind="eq_decision") for row in first.itertuples()]
     out[f"equiv. ±{margin}"] = equivalence_shown(first)
     out["MDE (pts)"] = [_mde_range(row) for _, row in first.iterrows()]
-    out["verdict"] = verdicts(first)
+    out["verdict"] = shown_verdicts(first)
     return out
 
 
@@ -318,13 +346,15 @@ def comparison_sections(table: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame
 
 
 def comparison_note(table: pd.DataFrame) -> str:
-    """The footnote of the comparison tables, for the test that decided them."""
+    """The footnote of the comparison tables, for the test that decided them (and the numerics flag, where set)."""
+    flag = NUMERICS_NOTE if not_robust(table).any() else ""
     if not is_unpaired(table):
-        return COMPARISON_NOTE
+        return COMPARISON_NOTE + flag
     return (
         "Unpaired: the arms' runs are not matched by seed; Δ is the difference of their mean scores and n the runs "
         "of the arm vs its reference. "
         + COMPARISON_NOTE.replace("exact sign-flip test", test_name(table)).replace("sign_flip", "permutation")
+        + flag
     )
 
 
@@ -341,6 +371,12 @@ COMPARISON_NOTE = (
     f"of any false 'equivalent' in a family is at most α too; {EQUIVALENCE_COLUMN}: the TOST's interval at "
     f"1 − 2α/u, u the TOSTs of that stage Holm did not pass, inside ±δ exactly when the verdict is equivalent. "
     f"{FALLBACK_MARK}: the percentile interval shown where BCa is undefined."
+)
+
+NUMERICS_NOTE = (
+    f" {NOT_ROBUST}: the verdict's difference is nearer another verdict (a better/worse interval's bound nearest 0; "
+    "an equivalence interval's distance from ±margin) than the largest difference a numerics control (its reference "
+    "run again under other numerics only) showed on that measure."
 )
 
 
@@ -423,12 +459,12 @@ def latex_table(table: pd.DataFrame) -> str:
         shown = {"diff": group["mean_diff"].map(points), "p": group["p_value"].map(_p), "holm": group["p_holm"].map(_p)}
         best = {"diff": max if higher else min, "p": min, "holm": min}
         cell = {key: [_math(v, b) for v, b in zip(values, _best(values, best[key]))] for key, values in shown.items()}
-        for i, (row, said) in enumerate(zip(group.itertuples(), verdicts(group))):
+        for i, (row, said, flagged) in enumerate(zip(group.itertuples(), verdicts(group), shown_verdicts(group))):
             kind = "eq_decision" if said == "equivalent" else "decision"
             text = interval_text(getattr(row, f"{kind}_low"), getattr(row, f"{kind}_high"), points)
             interval = _math(text) if text.startswith("[") else _latex_escape(text)
             interval += r"\textsuperscript{TOST}" if said == "equivalent" else ""
-            cells = [_latex_escape(row.arm), cell["diff"][i], interval, cell["p"][i], cell["holm"][i], said]
+            cells = [_latex_escape(row.arm), cell["diff"][i], interval, cell["p"][i], cell["holm"][i], flagged]
             lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     return "\n".join(lines)

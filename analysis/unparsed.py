@@ -14,7 +14,6 @@ accuracy (``unparsed.csv``; the report card's "answer format" item).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -58,34 +57,15 @@ def compare(
     if not compared <= set(rates.index.get_level_values("arm")):
         return pd.DataFrame(columns=COLUMNS)
     levels = {name: "summary" if name == SUMMARY else "benchmark" for name in rates.columns}
-    one_method = replace(settings, ci_methods=settings.ci_methods[:1], item_bootstrap=False)
-    table, _ = paired.compare(
-        rates,
-        comparisons,
-        one_method,
-        levels=levels,
-        higher_is_better=dict.fromkeys(levels, False),
+    table = paired.compare_screen(
+        rates, comparisons, settings, levels=levels, higher_is_better=dict.fromkeys(levels, False)
     )
     means = rates.groupby(level="arm").mean()
     return pd.DataFrame(
         {
-            "family": table["family"],
-            "arm": table["arm"],
-            "reference": table["reference"],
-            "level": table["level"],
-            "benchmark": table["measure"],
-            "n_seeds": table["n_seeds"],
+            **paired.screen_fields(table),
             "arm_rate": [means.loc[a, m] for a, m in zip(table["arm"], table["measure"])],
             "reference_rate": [means.loc[r, m] for r, m in zip(table["reference"], table["measure"])],
-            "mean_diff": table["mean_diff"],
-            "ci_low": table["ci_low"],
-            "ci_high": table["ci_high"],
-            "ci_method": table["ci_method"],
-            "p_value": table["p_value"],
-            "p_holm": table["p_holm"],
             "differs": table["reject"].astype(bool),
-            "decision_level": table["decision_level"],
-            "decision_low": table["decision_low"],
-            "decision_high": table["decision_high"],
         }
     )[COLUMNS]

@@ -34,7 +34,44 @@ EPILOG = (
     f"exit status: 0 done; {BAD_INPUT} bad input (one line names what); {INTERNAL_FAILURE} internal failure; "
     f"{CLOSED_OUTPUT} the output's reader stopped early"
 )
-_SUBCOMMANDS = [*analysis_commands.SUBCOMMANDS, *training_commands.SUBCOMMANDS, *evals_commands.SUBCOMMANDS]
+
+
+def rescore(subparsers) -> None:
+    """``armlab rescore RESULTS_DIR [--verifier NAME ...]``: the stored answers re-graded and the analysis rerun per
+    verifier (armlab/experiment/rescore.py, above the stages: imported only when it runs)."""
+    from armlab.evals.verifiers import VERIFIERS
+
+    parser = subparsers.add_parser(
+        "rescore",
+        help="re-grade the stored answers under other verifiers and say which verdicts change",
+        description="Re-grade every answer the evaluations stored under each verifier (nothing is generated), "
+        "rerun the paired analysis per verifier and write RESULTS_DIR/analysis/verifier_sensitivity.csv (each "
+        "verdict beside the configured one) and RESULTS_DIR/verifiers/; the configured results are left as they are.",
+    )
+    parser.add_argument("results", help="an experiment's results folder, results/<experiment>, after its analysis")
+    parser.add_argument(
+        "--verifier",
+        action="append",
+        dest="verifiers",
+        metavar="NAME",
+        help=f"a verifier to re-grade under (repeatable): {', '.join(VERIFIERS)}; default the config's "
+        "analysis.verifiers, else every one",
+    )
+
+    def run(args) -> int:
+        from armlab.experiment.rescore import run_command
+
+        return run_command(args.results, args.verifiers)
+
+    parser.set_defaults(run=run)
+
+
+_SUBCOMMANDS = [
+    *analysis_commands.SUBCOMMANDS,
+    *training_commands.SUBCOMMANDS,
+    *evals_commands.SUBCOMMANDS,
+    rescore,
+]
 
 
 def subcommand(register):

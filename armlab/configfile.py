@@ -445,3 +445,51 @@ def parse_comparisons(source: str, value, arms=None) -> list[dict]:
                             f"{where}.{field}: arm {name!r} does not exist; defined arms are {sorted(arms)}"
                         )
     return value
+
+
+def numerics_controls(source: str, arms: object, comparisons: list[dict]) -> dict[str, str]:
+    """The numerics controls of a config (arms whose ``numerics`` key declares them: armlab.numerics.ARM_KEY) and the
+    reference each repeats, checked once for the workflow and the analysis: control -> reference.
+
+    A control is compared with exactly one reference, its comparison's, which runs the experiment's numerics, in a
+    family of controls only (Holm would correct a treatment's verdict for a control's test); it is no comparison's
+    reference itself.
+    """
+    from armlab.numerics import ARM_KEY
+
+    declared = [
+        arm
+        for arm, spec in (arms.items() if isinstance(arms, dict) else ())
+        if isinstance(spec, dict) and spec.get(ARM_KEY)
+    ]
+    found = {}
+    for arm in declared:
+        key = f"arms.{arm}.{ARM_KEY}"
+        for i, comparison in enumerate(comparisons):
+            if comparison["reference"] == arm:
+                raise ConfigError(
+                    f"{source}: comparisons[{i}].reference: {arm!r} is a numerics control ({key}); a control is "
+                    f"compared with the arm it repeats, not used as a reference"
+                )
+            treatments = [other for other in comparison["arms"] if other not in declared]
+            if arm in comparison["arms"] and treatments:
+                raise ConfigError(
+                    f"{source}: comparisons[{i}].arms: numerics control {arm!r} shares a family with "
+                    f"{treatments[0]!r}, which is not a control; Holm would correct its verdict for the control's "
+                    f"test: give the controls a family of their own"
+                )
+        references = list(dict.fromkeys(c["reference"] for c in comparisons if arm in c["arms"]))
+        if len(references) != 1:
+            raise ConfigError(
+                f"{source}: {key}: a numerics control is compared with exactly one reference, the arm it repeats "
+                f"under other numerics (e.g. {{family: numerics, reference: <arm>, arms: [{arm}]}}); "
+                f"{arm!r} is compared with {references or 'none'}"
+            )
+        found[arm] = references[0]
+    for arm, reference in found.items():
+        if reference in found:
+            raise ConfigError(
+                f"{source}: arms.{arm}.{ARM_KEY}: its reference {reference!r} is a numerics control too; a control's "
+                f"reference runs the experiment's numerics"
+            )
+    return found

@@ -41,6 +41,29 @@ LEDGER_FILE = "ledger.parquet"
 LEDGER = tuple(f.name for f in dataclasses.fields(LedgerRow) if f.name != "step")  # the record armlab.spec.LedgerRow
 TASK_PREFIX = "armlab_"  # an armlab benchmark's lm-eval task is armlab_<benchmark> (evals/lm_eval_tasks.py)
 PROBE = "probe.json"  # armlab probe's job times in an experiment's results folder (evals/probe.py)
+# A benchmark's procedural twin (eval.twins, eval.external.<b>.twin): fresh items of the same kind, evaluated beside it
+# as benchmark <b>__twin and read by the contamination screen only (analysis/contamination.py), never by a summary
+TWIN_SUFFIX = "__twin"
+
+
+def twin_name(benchmark: str) -> str:
+    """The benchmark that holds ``benchmark``'s procedural twin items."""
+    return f"{benchmark}{TWIN_SUFFIX}"
+
+
+def is_twin(benchmark: str) -> bool:
+    return benchmark.endswith(TWIN_SUFFIX)
+
+
+def published_name(benchmark: str) -> str:
+    """The benchmark whose twin ``benchmark`` is; a published benchmark's own name."""
+    return benchmark.removesuffix(TWIN_SUFFIX)
+
+
+def split_twins(frame):
+    """``frame``'s rows of published benchmarks and those of their twins (a ``benchmark`` column), in that order."""
+    twin = frame["benchmark"].astype(str).str.endswith(TWIN_SUFFIX).to_numpy()
+    return frame[~twin], frame[twin]
 
 
 def duplicated_keys(frame, codes=None):

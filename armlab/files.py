@@ -449,6 +449,29 @@ def output_directory(path: str | Path, command: str):
         ) from None
 
 
+def check_output_of(path: str | Path, command: str) -> set[str]:
+    """The entries of ``path``, an earlier output of ``armlab <command>`` (its marker says so); :class:`BadFile`
+    naming it otherwise."""
+    path = Path(path)
+    written_by, ours = _written_by(path) if path.is_dir() else (None, "no such folder")
+    if written_by != command or not isinstance(ours, set):
+        said = f"its {OUTPUT_MARKER} says `armlab {written_by}`" if written_by else ours
+        raise BadFile(f"{path}: not an output of `armlab {command}` ({said}); run `armlab {command}` first")
+    return ours
+
+
+@contextmanager
+def beside_output(path: str | Path, command: str, name: str):
+    """Yield a temporary file that becomes ``path/name``, a table derived from an output of ``armlab <command>``
+    (:func:`output_directory`) by another command, when the block succeeds. ``name`` joins the output's marker
+    first, so the command's next run replaces it with the rest of the output instead of refusing the folder."""
+    path = Path(path)
+    entries = check_output_of(path, command)
+    write_text(path / OUTPUT_MARKER, json.dumps({"command": command, "entries": sorted(entries | {name})}) + "\n")
+    with atomic_path(path / name) as tmp:
+        yield tmp
+
+
 # ----------------------------------------------------------------------------- sha256 manifests
 
 
@@ -682,10 +705,10 @@ MANIFEST_PACKAGES = (
 )
 
 
-def numerics_record(mode: str) -> dict:
+def numerics_record(mode: str, capability: str | None = None) -> dict:
     from armlab import numerics
 
-    return numerics.record(mode)
+    return numerics.record(mode, capability)
 
 
 def _git(args: list[str], where: Path | None) -> str | None:
@@ -713,9 +736,16 @@ def git_dirty(where: Path | None = None) -> bool | None:
     return None if status is None else bool(status)
 
 
-def environment_record(threads: int, numerics: str | None = None) -> dict:
-    """What a manifest records about the software and machine a run used; with a ``numerics`` mode, what decides its
-    floating-point bits (armlab.numerics.record), in a job that called armlab.numerics.start."""
+def job_environment(view: Mapping) -> dict:
+    """:func:`environment_record` of a job whose stage view is ``view``: its threads, numerics and, in a numerics
+    control's view, capability (armlab.numerics.start_job)."""
+    return environment_record(view["threads"], view["numerics"], view.get("capability"))
+
+
+def environment_record(threads: int, numerics: str | None = None, capability: str | None = None) -> dict:
+    """What a manifest records about the software and machine a run used; with a ``numerics`` mode (and the
+    ``capability`` a numerics control forced), what decides its floating-point bits (armlab.numerics.record), in a job
+    that called armlab.numerics.start."""
     import platform
     from importlib import metadata
 
@@ -732,4 +762,4 @@ def environment_record(threads: int, numerics: str | None = None) -> dict:
         "packages": versions,
         "git_commit": git_commit(),
         "git_dirty": git_dirty(),
-    } | ({"numerics": numerics_record(numerics)} if numerics else {})
+    } | ({"numerics": numerics_record(numerics, capability)} if numerics else {})

@@ -10,6 +10,8 @@
     evals/<arm>/seed-<seed>/                       its evaluation: scores.parquet, results.json, manifest.json
     curves/<arm>/seed-<seed>/                      the evaluations of the models it kept (learning_curves)
     scores.parquet, analysis/, report/, figures/   the merged scores, and what is made of them
+    verifiers/<verifier>/                          the evaluations' answers re-graded under other verifiers (rescore),
+    analysis/verifier_sensitivity.csv              and each verdict beside the configured one
     predictions/lock.json                          the preregistered predictions, locked before the first job
     sequential/design.json, sequential/looks.jsonl a sequential design's lock and its record of looks
     logs/<log stage>/<arm>/seed-<seed>.log         each job's log (log stages train, eval, curves)
@@ -24,6 +26,8 @@ RESULTS = "results"
 JOB_STAGES = ("runs", "evals", "curves")
 LOG_STAGE = {"runs": "train", "evals": "eval", "curves": "curves"}
 SEED_PREFIX = "seed-"
+RESCORED = "verifiers"  # armlab rescore's output folder
+GRADER_SENSITIVITY = "analysis/verifier_sensitivity.csv"  # and its table, beside the analysis's
 PREDICTIONS_LOCK = "predictions/lock.json"
 DESIGN_LOCK = "sequential/design.json"
 LOOKS_LEDGER = "sequential/looks.jsonl"

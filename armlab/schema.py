@@ -78,7 +78,7 @@ def _section(section: type) -> dict[str, Any]:
     settings = settings_of(section)
     if mode == "documented":
         return {"type": "object", "properties": {s.name: {"description": _description(s, False)} for s in settings}}
-    out: dict[str, Any] = {"type": "object"}
+    out: dict[str, Any] = {"type": "object", **getattr(section, "KEYWORDS", {})}
     if mode == "closed":
         out["additionalProperties"] = False
         required = [s.name for s in settings if s.required]
@@ -120,6 +120,8 @@ def _type(hint: Any) -> dict[str, Any]:
     if typing.get_origin(hint) is Annotated:
         inner, *extras = typing.get_args(hint)
         keywords = {k: v for extra in extras if isinstance(extra, Keywords) for k, v in extra.items()}
+        if dataclasses.is_dataclass(keywords.get("properties")):  # the named keys of an otherwise open mapping
+            keywords["properties"] = _section(keywords["properties"])["properties"]
         if "$ref" in keywords:
             return dict(keywords)
         return {**_type(inner), **keywords}
@@ -285,7 +287,11 @@ def _sections(section: type, path: str) -> list[tuple[str, type]]:
 def _nested(hint: Any) -> list[tuple[type, str]]:
     """The sections a field's type holds, with the path suffix of one of them (``.<name>`` in a mapping)."""
     if typing.get_origin(hint) is Annotated:
-        hint = typing.get_args(hint)[0]
+        inner, *extras = typing.get_args(hint)
+        named = [
+            e["properties"] for e in extras if isinstance(e, Keywords) and dataclasses.is_dataclass(e.get("properties"))
+        ]
+        return [(section, "") for section in named] + _nested(inner)
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if dataclasses.is_dataclass(hint):
         return [(hint, "")]  # type: ignore[list-item]

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -122,33 +123,43 @@ def table(replicates: int, seed: int) -> str:
     )
 
 
-def docs_table(text: str) -> str:
-    if BEGIN not in text or END not in text:
-        raise SystemExit(f"{DOCS}: expected the markers {BEGIN} and {END}")
-    return text[text.index(BEGIN) + len(BEGIN) : text.index(END)].strip()
+def docs_table(text: str, begin: str = BEGIN, end: str = END) -> str:
+    """The table docs/statistics.md holds between the markers ``begin`` and ``end``."""
+    if begin not in text or end not in text:
+        raise SystemExit(f"{DOCS}: expected the markers {begin} and {end}")
+    return text[text.index(begin) + len(begin) : text.index(end)].strip()
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--replicates", type=int, default=4000)
+def docs_main(
+    argv: list[str] | None, doc: str, replicates: int, make_table: Callable[[int, int], str], begin: str, end: str
+) -> int:
+    """The command line of a script whose table docs/statistics.md quotes between ``begin`` and ``end``: print the
+    table of ``make_table(replicates, seed)``; ``--write`` puts it into the docs, ``--check`` exits 1 where the docs
+    hold another."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--replicates", type=int, default=replicates)
     parser.add_argument("--seed", type=int, default=0)
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--write", action="store_true", help="put the table into docs/statistics.md")
     mode.add_argument("--check", action="store_true", help="exit 1 when docs/statistics.md holds another table")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    found = table(args.replicates, args.seed)
+    found = make_table(args.replicates, args.seed)
     print(found)
     print(f"({time.perf_counter() - start:.1f} s)", file=sys.stderr)
     text = DOCS.read_text()
     if args.write:
-        docs_table(text)  # the markers are there
-        head, tail = text.split(BEGIN, 1)[0], text.split(END, 1)[1]
-        DOCS.write_text(f"{head}{BEGIN}\n{found}\n{END}{tail}")
-    if args.check and docs_table(text) != found:
-        print(f"{DOCS}: the A/A table differs from this run; rerun with --write", file=sys.stderr)
+        docs_table(text, begin, end)  # the markers are there
+        head, tail = text.split(begin, 1)[0], text.split(end, 1)[1]
+        DOCS.write_text(f"{head}{begin}\n{found}\n{end}{tail}")
+    if args.check and docs_table(text, begin, end) != found:
+        print(f"{DOCS}: the table between {begin} and {end} differs from this run; rerun with --write", file=sys.stderr)
         return 1
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return docs_main(argv, __doc__, 4000, table, BEGIN, END)
 
 
 if __name__ == "__main__":

@@ -63,11 +63,16 @@ def main(argv=None) -> None:
     from armlab.analysis.reporting.read import read_csv
     from armlab.analysis.tables import verdicts
     from armlab.configfile import load_configs
+    from armlab.files import atomic_path, write_csv
 
     experiment = load_configs([args.config])["experiment"]
+    commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=REPO, capture_output=True, text=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    rows = []
+    table_path = args.out / "variants.csv"
+    # the variants not run this time keep their rows: a long series can be run a few variants at a time
+    kept = read_csv(table_path) if table_path.is_file() else pd.DataFrame()
     for name in args.variants:
+        rows = []
         mode, env = VARIANTS[name]
         with tempfile.TemporaryDirectory(prefix=f"numerics-{name}-") as scratch:
             work = Path(scratch)
@@ -83,6 +88,7 @@ def main(argv=None) -> None:
             rows.append(
                 {
                     "variant": name,
+                    "commit": commit.stdout.strip() or "unknown",
                     "numerics": mode,
                     "environment": " ".join(f"{k}={v}" for k, v in env.items()),
                     "seconds": round(seconds, 1),
@@ -94,8 +100,11 @@ def main(argv=None) -> None:
                 }  # fmt: skip
             )
         print(f"{name}: {seconds:.0f} s, scores {digest[:16]}", flush=True)
-    table = pd.DataFrame(rows)
-    table.to_csv(args.out / "variants.csv", index=False)
+        kept = pd.concat([kept[kept.variant != name] if len(kept) else kept, pd.DataFrame(rows)], ignore_index=True)
+        order = {variant: i for i, variant in enumerate(VARIANTS)}
+        table = kept.sort_values("variant", key=lambda names: names.map(order), kind="stable", ignore_index=True)
+        with atomic_path(table_path) as partial:  # after each variant: an interrupted series keeps what it ran
+            write_csv(table, partial)
     print(table.to_string(index=False))
     print("\nscores identical within each mode:")
     for mode, group in table.groupby("numerics"):

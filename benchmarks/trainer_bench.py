@@ -18,8 +18,8 @@ import tempfile
 from pathlib import Path
 
 import pandas as pd
-import torch
 
+from armlab import numerics
 from armlab.training import base, data
 from armlab.training.config import load_config, stage_config
 
@@ -41,6 +41,7 @@ def bench_config(args) -> dict:
         [TINY],
         {
             "threads": args.threads,
+            "numerics": args.numerics,
             "arms": {"grpo": {}},
             "comparisons": [],
             "model": {"d_model": args.d_model, "n_layer": args.n_layer, "n_head": 4, "max_len": 32},
@@ -116,9 +117,10 @@ def main(argv=None) -> None:
     parser.add_argument("--d-model", type=int, default=48)
     parser.add_argument("--n-layer", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--numerics", choices=numerics.MODES, default=numerics.DEFAULT_MODE)
     args = parser.parse_args(argv)
     config = bench_config(args)
-    torch.set_num_threads(args.threads)
+    numerics.start(args.numerics, args.threads)  # before any torch operation: the kernels the runs use
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         data.write(config, work / "data")
@@ -139,6 +141,7 @@ def main(argv=None) -> None:
         "builtin_steps_per_s": round(1 / builtin_s, 2),
         "trl_steps_per_s": round(1 / trl_s, 2),
         "ratio_builtin_over_trl": round(trl_s / builtin_s, 2),
+        "numerics": numerics.record(args.numerics)["class"],
     }
     print(json.dumps(result, indent=2))
 

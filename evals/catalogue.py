@@ -21,6 +21,7 @@ from importlib import util
 from pathlib import Path
 
 from armlab.configfile import ConfigError, check_limit, check_template, limits_of, missing_package
+from armlab.contract import is_twin, twin_name
 from armlab.files import BadFile, csv_fields_within, read_json, regular_file, strict_json, text_lines
 from armlab.limits import DEFAULT_LIMITS
 from armlab.registry import Registry
@@ -240,26 +241,29 @@ def shuffled_options(benchmark: str, item: str, options: list[str]) -> tuple[lis
     return [options[i] for i in order], int(np.flatnonzero(order == 0)[0])
 
 
-def file_items(name: str, spec: Mapping, where: str, limits: Mapping[str, int] = DEFAULT_LIMITS) -> list[dict]:
+def file_items(
+    name: str, spec: Mapping, where: str, limits: Mapping[str, int] = DEFAULT_LIMITS, key: str = "path"
+) -> list[dict]:
     """The items of a ``source: file`` benchmark: id, prompt, reference answer (one-line errors name ``where``); the
-    file read within ``limits`` (:func:`read_rows`), every prompt at most ``limits["prompt_chars"]`` characters."""
+    file read within ``limits`` (:func:`read_rows`), every prompt at most ``limits["prompt_chars"]`` characters.
+    ``key``: the spec's key of the file (``twin``: the file of its procedural twin)."""
     fmt = FORMATS.entry(spec.get("format"), f"{where}.format", ConfigError)
-    path = Path(spec["path"]).expanduser()
+    path = Path(spec[key]).expanduser()
     if not path.exists() and not path.is_symlink():
         raise ConfigError(
-            f"{where}.path: {path}: no such file; the {spec['format']} format reads a local copy of "
+            f"{where}.{key}: {path}: no such file; the {spec['format']} format reads a local copy of "
             f"{fmt.published} (nothing is fetched at run time)"
         )
     try:
         rows = read_rows(path, limits)
     except (ValueError, UnicodeDecodeError, OSError) as exc:
-        raise ConfigError(f"{where}.path: {str(exc).splitlines()[0]}") from None
+        raise ConfigError(f"{where}.{key}: {str(exc).splitlines()[0]}") from None
     renamed = dict(spec.get("fields") or {})
     for key, value in (spec.get("where") or {}).items():
         rows = [row for row in rows if row.get(renamed.get(key, key)) == value]
     if not rows:
         selection = f" with {dict(spec['where'])}" if spec.get("where") else ""
-        raise ConfigError(f"{where}.path: {path}: no rows{selection}; expected items in the schema of {fmt.published}")
+        raise ConfigError(f"{where}.{key}: {path}: no rows{selection}; expected items in the schema of {fmt.published}")
     rows = rows[: spec.get("n_items") or len(rows)]
     items, seen = [], set()
     for number, row in enumerate(rows):
@@ -267,27 +271,27 @@ def file_items(name: str, spec: Mapping, where: str, limits: Mapping[str, int] =
         if missing:
             found = [str(field)[:40] for field in row][:12]
             raise ConfigError(
-                f"{where}.path: {path}: row {number}: no field {missing[0]!r}; the row has {found} (the "
+                f"{where}.{key}: {path}: row {number}: no field {missing[0]!r}; the row has {found} (the "
                 f"{spec['format']} schema of {fmt.published} has {fmt.fields}; map yours with {where}.fields)"
             )
         named = {f: row[renamed.get(f, f)] for f in fmt.fields}  # under the format's field names
         item = str(named[fmt.item_id]) if fmt.item_id else f"{name}-{number:05d}"
         if item in seen:
-            raise ConfigError(f"{where}.path: {path}: row {number}: item id {item!r} appears twice")
+            raise ConfigError(f"{where}.{key}: {path}: row {number}: item id {item!r} appears twice")
         seen.add(item)
         question = named[fmt.question]
         if not isinstance(question, str) or not question.strip():
             field_name = renamed.get(fmt.question, fmt.question)
             got = "empty" if isinstance(question, str) else f"{str(question)[:40]!r} (a JSON {_json_kind(question)})"
             raise ConfigError(
-                f"{where}.path: {path}: row {number}: {field_name!r} is {got}; expected the question's text"
+                f"{where}.{key}: {path}: row {number}: {field_name!r} is {got}; expected the question's text"
             )
         try:
             prompt, answer = _prompt_and_answer(fmt, prompt_template(spec), name, item, named)
         except ValueError as exc:
-            raise ConfigError(f"{where}.path: {path}: row {number} (item {item}): {exc}") from None
+            raise ConfigError(f"{where}.{key}: {path}: row {number} (item {item}): {exc}") from None
         if len(prompt) > limits["prompt_chars"]:
-            raise ConfigError(f"{where}.path: {path}: row {number} (item {item}): {_long_prompt(prompt, limits)}")
+            raise ConfigError(f"{where}.{key}: {path}: row {number} (item {item}): {_long_prompt(prompt, limits)}")
         items.append({"id": item, "prompt": prompt, "answer": answer})
     return items
 
@@ -367,34 +371,82 @@ def external_items(config: Mapping, source: str = "config") -> dict[str, list[di
             fields = ("question", "options", "letters") if fmt.options else ("question",)
             check_template(spec.get("prompt"), f"{where}.prompt", fields, limits["prompt_chars"])
             items = file_items(name, spec, where, limits)
+            twin = _file_twin(name, spec, where, limits, items)
             default = fmt.verifier
         else:
             check_template(spec.get("prompt"), f"{where}.prompt", longest=limits["prompt_chars"])
             if "dataset" not in spec:
                 raise ConfigError(f"{where}: source reasoning_gym needs 'dataset' (a reasoning-gym dataset name)")
             items, rebuild = reasoning_gym_items(name, spec, config["experiment"], where, limits)
+            twin = _reasoning_gym_twin(name, spec, config["experiment"], where, limits, items)
             default = "reasoning_gym"
         verifier = spec.get("verifier", default)
         checker = VERIFIERS.entry(verifier, f"{where}.verifier", ConfigError)
         if checker.requirement and util.find_spec(checker.requirement.replace("-", "_")) is None:
             raise missing_package(checker.requirement, checker.extra, f"{where}.verifier", f"verifier {verifier!r}")
-        for item in items:
-            problem = checker.reference_problem(item["answer"])
-            if problem:
-                raise ConfigError(f"{where}: item {item['id']}: reference answer {item['answer']!r}: {problem}")
-        out[name] = [
-            {
-                **item,
-                "id": str(item["id"]),
-                "benchmark": name,
-                "domain": spec["domain"],
-                "task": "",
-                "verifier": verifier,
-                **rebuild,
-            }
-            for item in items
-        ]
+        for benchmark, (its_items, its_rebuild) in {name: (items, rebuild), **twin}.items():
+            for item in its_items:
+                problem = checker.reference_problem(item["answer"])
+                if problem:
+                    key = f"{where}.twin" if is_twin(benchmark) else where
+                    raise ConfigError(f"{key}: item {item['id']}: reference answer {item['answer']!r}: {problem}")
+            out[benchmark] = [
+                {
+                    **item,
+                    "id": str(item["id"]),
+                    "benchmark": benchmark,
+                    "domain": spec["domain"],
+                    "task": "",
+                    "verifier": verifier,
+                    **its_rebuild,
+                }
+                for item in its_items
+            ]
     return out
+
+
+def _fresh(items: list[dict], published: list[dict], where: str) -> list[dict]:
+    """A twin's items, each checked to be fresh: none has the prompt of one of the benchmark's ``published`` items."""
+    prompts = {item["prompt"]: item["id"] for item in published}
+    for item in items:
+        if item["prompt"] in prompts:
+            raise ConfigError(
+                f"{where}: item {item['id']} has the prompt of the benchmark's item {prompts[item['prompt']]}; a twin "
+                f"holds fresh items of the same kind, none of the benchmark's own"
+            )
+    return items
+
+
+def _file_twin(name: str, spec: Mapping, where: str, limits: Mapping[str, int], published: list[dict]) -> dict:
+    """``{<name>__twin: (items, {})}`` of a file benchmark's ``twin`` (a file in the benchmark's format, fields and
+    ``where``, read like it), or ``{}`` without one."""
+    if not spec.get("twin"):
+        return {}
+    if not isinstance(spec["twin"], str):
+        raise ConfigError(f"{where}.twin: expected the path of a file of fresh items in the {spec['format']} format")
+    items = file_items(twin_name(name), spec, where, limits, key="twin")
+    return {twin_name(name): (_fresh(items, published, f"{where}.twin"), {})}
+
+
+def _reasoning_gym_twin(
+    name: str, spec: Mapping, experiment: str, where: str, limits: Mapping[str, int], published: list[dict]
+) -> dict:
+    """``{<name>__twin: (items, rebuild keys)}`` of a reasoning-gym benchmark's ``twin: true``: another draw of its
+    dataset and config, seeded from (experiment, ``<name>__twin``), without the draws whose question is one of the
+    benchmark's, or ``{}`` without one."""
+    if not spec.get("twin"):
+        return {}
+    if spec["twin"] is not True:
+        raise ConfigError(f"{where}.twin: expected true (another draw of the dataset); a file twin is for source file")
+    items, rebuild = reasoning_gym_items(twin_name(name), spec, experiment, f"{where}.twin", limits)
+    asked = {item["prompt"] for item in published}
+    fresh = [item for item in items if item["prompt"] not in asked]
+    if 2 * len(fresh) < len(items):
+        raise ConfigError(
+            f"{where}.twin: {len(items) - len(fresh)} of its {len(items)} draws repeat a question of the benchmark; "
+            f"the dataset's config leaves too few questions for a twin of fresh ones"
+        )
+    return {twin_name(name): (fresh, rebuild)}
 
 
 def prompt_template(spec: Mapping) -> str:
@@ -430,6 +482,7 @@ def check_external(config: Mapping, source: str = "config", character_level: boo
     are not taken by a benchmark or an lm-eval task: before any job. ``character_level``: a model of armlab's
     characters answers them (the builtin policy, its export, TRL's tiny Qwen2), so every prompt must be in its
     characters and fit its context (``model.max_len``) with ``eval.max_gen_toks`` new ones."""
+    from armlab.training.reasoning_gym_tasks import external_key
     from armlab.training.tasks import character_prompt_problem
 
     external = config["eval"].get("external") or {}
@@ -449,6 +502,6 @@ def check_external(config: Mapping, source: str = "config", character_level: boo
             problem = character_prompt_problem(item["prompt"], max_len, new, "eval.max_gen_toks")
             if problem:
                 raise ConfigError(
-                    f"{source}: eval.external.{name}: item {item['id']}: {problem}; evaluate a Hugging Face "
+                    f"{source}: {external_key(name)}: item {item['id']}: {problem}; evaluate a Hugging Face "
                     f"checkpoint with its own tokenizer (trl.model) or give a prompt template"
                 )

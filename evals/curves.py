@@ -27,7 +27,7 @@ from armlab.evals.run import MODELS, engine_model, named_checkpoint, score_check
 from armlab.files import (
     BadFile,
     atomic_path,
-    environment_record,
+    job_environment,
     one_line_errors,
     read_json,
     verify_manifest,
@@ -73,7 +73,7 @@ def learning_curve(config: dict, tasks_dir: Path, run_manifest: Path, arm: str, 
     ledger at that step."""
     models, parts, ledger = run_models(run_manifest), [], run_ledger(run_manifest)
     for number, (step, checkpoint) in enumerate(models, 1):
-        scores = score_checkpoint(config, tasks_dir, checkpoint, arm, seed, model)[2]
+        scores = score_checkpoint(config, tasks_dir, checkpoint, arm, seed, model, twins=False)[2]
         parts.append(scores.assign(step=step, **(ledger.loc[step].to_dict() if step in ledger.index else {})))
         print(f"[curve {arm} seed {seed}] {number}/{len(models)} step {step}: accuracy {scores.score.mean():.3f}")
     return pd.concat(parts, ignore_index=True)
@@ -91,7 +91,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
     config, start = read_json(args.config, "config"), time.perf_counter()
-    numerics.start(config["numerics"], config["threads"])
+    numerics.start_job(config)
     model = engine_model(config, args.model)
     curve = learning_curve(config, args.tasks, args.run_manifest, args.arm, args.seed, model)
     with atomic_path(args.out) as tmp:
@@ -107,7 +107,7 @@ def main(argv=None) -> None:
             record
             | {
                 "seconds": time.perf_counter() - start,
-                **environment_record(config["threads"], config["numerics"]),
+                **job_environment(config),
                 **registration.record(args.out),
             },
             "scores.parquet",

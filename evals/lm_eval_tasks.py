@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from armlab.contract import TASK_PREFIX
+from armlab.contract import TASK_PREFIX, published_name, twin_name
 from armlab.evals.verifiers import TIMEOUT, UNPARSED, grade
 from armlab.training.tasks import EOS
 
@@ -22,6 +22,18 @@ VERIFIER_MODULE = "armlab_verify"
 
 def task_name(benchmark: str) -> str:
     return f"{TASK_PREFIX}{benchmark}"
+
+
+def evaluated_benchmarks(config: dict, twins: bool = True) -> list[str]:
+    """The benchmarks an evaluation scores through armlab's task configs: the config's, those of ``eval.external``
+    and (``twins``) the procedural twin ``<b>__twin`` of each that has one (``benchmarks.<b>.twin``,
+    ``eval.external.<b>.twin``)."""
+    external = config["eval"].get("external") or {}
+    names = [*config["benchmarks"], *external]
+    if not twins:
+        return names
+    with_twin = [b for b, spec in [*config["benchmarks"].items(), *external.items()] if spec.get("twin")]
+    return names + [twin_name(b) for b in with_twin]
 
 
 def process_results(doc: dict, results: list) -> dict:
@@ -138,15 +150,17 @@ def write_task_configs(config: dict, data_dir: Path, out_dir: Path, final_dir: P
     out_dir.mkdir(parents=True, exist_ok=True)
     verifier = "from armlab.evals.lm_eval_tasks import process_results  # noqa: F401\n"
     (out_dir / f"{VERIFIER_MODULE}.py").write_text(verifier)
-    data_files = {benchmark: data_dir / "eval" / f"{benchmark}.parquet" for benchmark in config["benchmarks"]}
-    specs = {benchmark: {"domain": spec["domain"]} for benchmark, spec in config["benchmarks"].items()}
+    own = [b for b in evaluated_benchmarks(config) if published_name(b) in config["benchmarks"]]  # and twins
+    data_files = {benchmark: data_dir / "eval" / f"{benchmark}.parquet" for benchmark in own}
+    specs = {benchmark: {"domain": config["benchmarks"][published_name(benchmark)]["domain"]} for benchmark in own}
     sampling = {benchmark: config["eval"] for benchmark in specs}
     for benchmark, items in external_items(config).items():
+        published = published_name(benchmark)
         (out_dir / "external").mkdir(exist_ok=True)
         pd.DataFrame(items).to_parquet(out_dir / "external" / f"{benchmark}.parquet", index=False)
         data_files[benchmark] = Path(final_dir or out_dir) / "external" / f"{benchmark}.parquet"
-        specs[benchmark] = {"domain": config["eval"]["external"][benchmark]["domain"], "until": []}
-        sampling[benchmark] = {**config["eval"], "samples": samples_of(config, benchmark)}
+        specs[benchmark] = {"domain": config["eval"]["external"][published]["domain"], "until": []}
+        sampling[benchmark] = {**config["eval"], "samples": samples_of(config, published)}
     names = []
     for benchmark, data_file in data_files.items():
         text = yaml.safe_dump(task_config(benchmark, specs[benchmark], data_file, sampling[benchmark]), sort_keys=False)

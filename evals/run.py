@@ -28,14 +28,14 @@ import pandas as pd  # noqa: E402
 import yaml  # noqa: E402
 
 from armlab import numerics, registration  # noqa: E402
-from armlab.contract import COLUMNS, TASK_PREFIX  # noqa: E402
-from armlab.evals.lm_eval_tasks import sampled_existing_tasks, task_name  # noqa: E402
+from armlab.contract import COLUMNS, TASK_PREFIX, published_name  # noqa: E402
+from armlab.evals.lm_eval_tasks import evaluated_benchmarks, sampled_existing_tasks, task_name  # noqa: E402
 from armlab.evals.verifiers import GRADED, TIMEOUT, UNPARSED, grade, same_answer, vote_classes  # noqa: E402
 from armlab.files import (  # noqa: E402
     BadFile,
     atomic_path,
-    environment_record,
     file_sha256,
+    job_environment,
     json_number,
     one_line_errors,
     read_json,
@@ -125,11 +125,8 @@ def answer_verdicts(samples: dict[str, list[dict]]) -> pd.DataFrame:
         if not task.startswith(TASK_PREFIX):
             continue
         for number, sample in enumerate(task_samples):
-            doc, answers = sample["doc"], sample.get("filtered_resps")
-            answers = answers[0] if answers and isinstance(answers[0], list) else answers
-            if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
-                raise BadFile(f"lm-eval samples of task {task}, sample {number}: filtered_resps {answers!r}")
-            verdicts = [grade(doc, answer) for answer in answers]
+            doc = sample["doc"]
+            verdicts = [grade(doc, answer) for answer in sample_answers(sample, task, number)]
             # a verifier's timeout depends on the machine's load: graded twice, such an answer may differ
             timed_out = sample.get("timeouts", 0) or any(v.status == TIMEOUT for v in verdicts)
             if sum(v.correct for v in verdicts) != _score(sample, "n_correct", task, number) and not timed_out:
@@ -144,6 +141,16 @@ def answer_verdicts(samples: dict[str, list[dict]]) -> pd.DataFrame:
         {"sample": "int64", "correct": "float64", "extracted": "str", "status": "str", "vote": "int64"}
     )
     return frame.sort_values(ANSWER_COLUMNS[:3], ignore_index=True)
+
+
+def sample_answers(sample: dict, task: str, number: int) -> list[str]:
+    """The answers of one logged sample of armlab's task configs, in sample order: its ``filtered_resps`` (the k
+    answers the samples filter keeps, or the one of lm-eval's default ``take_first``)."""
+    answers = sample.get("filtered_resps")
+    answers = answers[0] if answers and isinstance(answers[0], list) else answers
+    if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
+        raise BadFile(f"lm-eval samples of task {task}, sample {number}: filtered_resps {answers!r}")
+    return answers
 
 
 def _score(sample: dict, metric: str, task: str, number: int) -> float:
@@ -269,9 +276,17 @@ def environment_in_the_manifest():
 
 
 def score_checkpoint(
-    config: dict, tasks_dir: Path, checkpoint: Path, arm: str, seed: int, model: str = "armlab-builtin"
+    config: dict,
+    tasks_dir: Path,
+    checkpoint: Path,
+    arm: str,
+    seed: int,
+    model: str = "armlab-builtin",
+    twins: bool = True,
 ) -> tuple[dict, dict, pd.DataFrame]:
-    """lm-eval's results, its logged samples per task and the tidy scores of ``checkpoint`` on the benchmarks."""
+    """lm-eval's results, its logged samples per task and the tidy scores of ``checkpoint`` on the benchmarks, and
+    (``twins``) on their procedural twins (benchmarks ``<b>__twin``: more items of the same evaluation, their answers
+    drawn from the same streams, keyed by their own benchmark and item)."""
     import lm_eval
     from lm_eval.tasks import TaskManager
 
@@ -288,7 +303,7 @@ def score_checkpoint(
     with environment_in_the_manifest():
         results = lm_eval.simple_evaluate(
             model=lm,
-            tasks=[task_name(b) for b in [*config["benchmarks"], *config["eval"].get("external", {})]] + existing,
+            tasks=[task_name(b) for b in evaluated_benchmarks(config, twins)] + existing,
             task_manager=task_manager,
             log_samples=True,
             bootstrap_iters=0,
@@ -336,6 +351,7 @@ def evaluate(
                 "checkpoint": str(checkpoint),
                 **({} if checkpoint_sha256 is None else {"checkpoint_sha256": checkpoint_sha256}),
                 "lm_eval_model": model,
+                "batch_size": config["eval"]["batch_size"],  # numerics: how the answers were batched
                 "sampling": {key: config["eval"][key] for key in ("samples", "temperature", "top_p", "max_gen_toks")}
                 | {"stream": stream, "torch_seed": torch_seed(stream), "how": SAMPLING_STREAMS[model]},
                 # per benchmark, how many answers were graded, unparsed or timed out (the last two counted wrong)
@@ -343,7 +359,7 @@ def evaluate(
                 # per benchmark, what decides its scores besides the model (the report card compares arms on it)
                 "protocol": evaluation_protocol(config, tasks_dir),
                 "seconds": time.perf_counter() - start,
-                **environment_record(config["threads"], config["numerics"]),
+                **job_environment(config),
                 **registration.record(out_dir),
             },
             *sorted(p.name for p in tmp.iterdir()),
@@ -376,13 +392,14 @@ def evaluation_protocol(config: dict, tasks_dir: Path) -> dict[str, dict[str, st
 
     external = config["eval"].get("external") or {}
     protocol: dict[str, dict[str, str | int]] = {}
-    for benchmark in [*config["benchmarks"], *external]:
+    for benchmark in evaluated_benchmarks(config):
         task = yaml.load((tasks_dir / f"{benchmark}.yaml").read_text(), _TaskLoader)  # noqa: S506 (a safe loader)
         items_file = Path(task["dataset_kwargs"]["data_files"]["test"])
         verifiers = pd.read_parquet(items_file).get("verifier")
+        published = published_name(benchmark)  # a twin is evaluated as its benchmark is
         protocol[benchmark] = {
-            "samples": samples_of(config, benchmark) if benchmark in external else config["eval"]["samples"],
-            "prompt_template": prompt_template(external[benchmark]) if benchmark in external else "{question}",
+            "samples": samples_of(config, published) if published in external else config["eval"]["samples"],
+            "prompt_template": prompt_template(external[published]) if published in external else "{question}",
             "verifier": ", ".join(sorted(set(verifiers))) if verifiers is not None else "exact",
             "items": f"sha256:{file_sha256(items_file)}",
         }
@@ -453,7 +470,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
     config = read_json(args.config, "config")
-    numerics.start(config["numerics"], config["threads"])
+    numerics.start_job(config)
     model = engine_model(config, args.model)
     checkpoint = checkpoint_to_evaluate(args)
     # a record's sha256 of the checkpoint just checked: the workflow compares it with the record's at its next start

@@ -4,15 +4,21 @@ A verifier grades one answer against an item and says what it extracted: ``grade
 An answer nothing can be extracted from is wrong and counted (``unparsed``), an answer whose grading ran out of
 time is wrong and counted (``timeout``); neither is dropped. ``same(a, b)`` says whether two extracted answers
 are one answer, which the majority vote (maj@k) needs (``\\frac{1}{2}`` and ``0.5`` are one vote under math-verify).
-A new verifier is one class and one :data:`VERIFIERS` entry.
+``applies(item)`` says whether it can grade an item's answers at all (it reads the reference): ``armlab rescore``
+re-grades every stored answer under each verifier that applies to it (armlab/experiment/rescore.py).
+
+A new verifier is one :data:`VERIFIERS` entry: a :class:`Rule` of one extraction function (and a normalisation,
+the shared :func:`latex_normalised` or :func:`decimal`), each with a one-line docstring naming its source, or a
+class when it needs more (a package, timeouts, its own votes).
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 
 from armlab.registry import Registry
 
@@ -47,12 +53,26 @@ class Verifier:
         """Why the verifier cannot read the reference ``answer`` (checked before any job), or None."""
         return None
 
+    def applies(self, item: Mapping) -> bool:
+        """Whether it can grade the item's answers: it reads the item's reference (a rescore keeps the evaluation's
+        verdicts on the items no verifier of it applies to)."""
+        return self.reference_problem(str(item["answer"])) is None
+
+    def same_of(self, item: Mapping) -> Callable[[str, str], bool]:
+        """The ``same`` its votes on ``item``'s answers use."""
+        return self.same
+
+
+class UnreadableReference(ValueError):
+    """A reference answer the verifier reads nothing from (refused before any job; here only as a last guard)."""
+
 
 class MathVerify(Verifier):
-    """math-verify (Hugging Face, github.com/huggingface/Math-Verify): the answer is extracted from the
-    ``\\boxed{}`` (two boxed answers are read as the set of both) or the final-answer expression and compared with
-    the reference by LaTeX, numeric and symbolic equivalence (floats rounded to 6 digits), each step under a
-    timeout."""
+    """math-verify (github.com/huggingface/Math-Verify): the boxed or final answer, equal by LaTeX, number or symbol.
+
+    The answer is extracted from the ``\\boxed{}`` (two boxed answers are read as the set of both) or the
+    final-answer expression and compared with the reference by LaTeX, numeric and symbolic equivalence (floats
+    rounded to 6 digits), each step under a timeout."""
 
     requirement, extra = "math-verify", "eval"
 
@@ -79,6 +99,14 @@ class MathVerify(Verifier):
         return verify(list(gold), list(target), timeout_seconds=self.timeout_seconds, raise_on_error=True)
 
     def grade(self, item: Mapping, response: str) -> Verdict:
+        try:
+            return self._verdict(str(item["answer"]), response)
+        except UnreadableReference:
+            item_id, answer = item.get("id"), item["answer"]
+            raise ValueError(f"item {item_id}: math-verify cannot read its reference {answer!r}") from None
+
+    @functools.lru_cache(maxsize=65536)  # noqa: B019 (a rescore grades the same short answers over and over)
+    def _verdict(self, answer: str, response: str) -> Verdict:
         from math_verify.errors import TimeoutException
 
         try:
@@ -86,9 +114,9 @@ class MathVerify(Verifier):
             if not target:
                 return Verdict(0.0, "", UNPARSED)
             extracted = str(target[-1])
-            gold = self._reference(str(item["answer"]))
+            gold = self._reference(answer)
             if not gold:
-                raise ValueError(f"item {item.get('id')}: math-verify cannot read its reference {item['answer']!r}")
+                raise UnreadableReference(answer)
             return Verdict(float(self._equal(gold, target)), extracted)
         except TimeoutException:
             return Verdict(0.0, "", TIMEOUT)
@@ -120,13 +148,14 @@ class MathVerify(Verifier):
             )
         return None
 
+    @functools.lru_cache(maxsize=65536)  # noqa: B019 (votes compare each answer with every earlier one)
     def same(self, a: str, b: str) -> bool:
         from math_verify.errors import TimeoutException
 
         if a == b:
             return True
         try:
-            left, right = self._parse(self._as_latex(a)), self._parse(self._as_latex(b))
+            left, right = self._reference(a), self._reference(b)  # each read once, as a reference is
             return bool(left and right and self._equal(left, right))
         except (TimeoutException, Exception):  # noqa: BLE001 (as in grade: no verdict is no vote together)
             return False
@@ -142,8 +171,13 @@ CHOICE_PATTERNS = (
 
 
 class Choice(Verifier):
-    """Multiple choice (GPQA, MMLU-Pro; simple-evals' rule): the last "Answer: X" in the response, else its last
-    ``\\boxed{X}``, else its last standalone "(X)"/"X)"/"X.", is the chosen letter; correct iff it is the key's."""
+    """simple-evals' multiple-choice rule (GPQA, MMLU-Pro): the chosen letter is the key's.
+
+    The chosen letter is the last "Answer: X" in the response, else its last ``\\boxed{X}``, else its last
+    standalone "(X)"/"X)"/"X."; it applies to items whose reference is a letter A-J."""
+
+    def reference_problem(self, answer: str) -> str | None:
+        return None if re.fullmatch(r"[A-J]", answer.strip().upper()) else "not an option letter A-J"
 
     def grade(self, item: Mapping, response: str) -> Verdict:
         for pattern in CHOICE_PATTERNS:
@@ -155,7 +189,7 @@ class Choice(Verifier):
 
 
 class Exact(Verifier):
-    """The stripped response equals the stripped reference (armlab's own ``verify_exact``)."""
+    """armlab's ``verify_exact``: the stripped response equals the stripped reference."""
 
     def grade(self, item: Mapping, response: str) -> Verdict:
         text = response.strip()
@@ -165,8 +199,9 @@ class Exact(Verifier):
 
 
 class ReasoningGym(Verifier):
-    """reasoning-gym's own ``score_answer`` of the dataset that generated the item (github.com/open-thought/
-    reasoning-gym): the item is rebuilt from its dataset, config, seed and index, the answer is the response's last
+    """reasoning-gym's own ``score_answer`` (github.com/open-thought/reasoning-gym), at full credit only.
+
+    The item is rebuilt from its dataset, config, seed and index, the answer is the response's last
     ``<answer>…</answer>`` or else all of it, and it is correct at full credit (a partial score is wrong); no answer
     is unparsed."""
 
@@ -178,10 +213,144 @@ class ReasoningGym(Verifier):
         correct, answer = score(item, response)
         return Verdict(correct, answer) if answer else Verdict(0.0, "", UNPARSED)
 
+    def applies(self, item: Mapping) -> bool:
+        return "rg_dataset" in item  # an item drawn from a reasoning-gym generator, which rebuilds it
+
+
+# ---- rules: an extraction and a normalisation ---------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=65536)  # votes compare each answer with every earlier one: normalise each once
+def latex_normalised(text: str) -> str | None:
+    """Equal strings after math-verify's LaTeX normalisation, which has MATH's fixes (latex2sympy2_extended).
+
+    ``latex2sympy2_extended.normalize_latex``: Hendrycks et al.'s MATH fixes of ``\\frac12``, ``a/b`` and
+    ``\\sqrt3``, units, ``\\left``/``\\right``, ``\\dfrac``, 0.5 as ``\\frac{1}{2}``; boxes kept; then every space
+    removed, as MATH's ``strip_string`` does. None for an empty text."""
+    from latex2sympy2_extended.math_normalization import NormalizationConfig, normalize_latex
+
+    config = NormalizationConfig(basic_latex=True, units=True, malformed_operators=True, nits=True, boxed="none")
+    normalised = re.sub(r"\s+", "", normalize_latex(text, config))
+    return normalised or None
+
+
+def decimal(text: str) -> str | None:
+    """Equal exact decimals (18.0 is 18) after lm-eval GSM8K's exact_match drops ",", "$" and a trailing ".".
+
+    The canonical form: "18.50", "18.5" and "$18.5" alike; None unless the text is one decimal number."""
+    cleaned = text.strip().replace(",", "").replace("$", "").rstrip(".")
+    if not re.fullmatch(r"-?(\d+\.?\d*|\.\d+)", cleaned):
+        return None
+    try:
+        number = Decimal(cleaned)
+    except InvalidOperation:
+        return None
+    return format(number.normalize(), "f") if number else "0"
+
+
+def last_boxed(response: str) -> str | None:
+    """Only the last ``\\boxed{}`` (or ``\\fbox{}``), braces matched: MATH's ``last_boxed_only_string`` (Hendrycks+21).
+
+    None without one, or when it is not closed."""
+    start = max(response.rfind("\\boxed"), response.rfind("\\fbox"))
+    opening = response.find("{", start)
+    if start < 0 or opening < 0 or response[start:opening].strip() not in ("\\boxed", "\\fbox"):
+        return None
+    depth = 0
+    for position in range(opening, len(response)):
+        depth += {"{": 1, "}": -1}.get(response[position], 0)
+        if depth == 0:
+            return response[opening + 1 : position]
+    return None
+
+
+NUMBER = re.compile(r"(-?[$0-9.,]{2,})|(-?[0-9]+)")  # lm-eval's GSM8K flexible-extract pattern
+
+
+def last_number(response: str) -> str | None:
+    """The last number anywhere in the response: lm-eval GSM8K's ``flexible-extract`` filter.
+
+    The last match of ``(-?[$0-9.,]{2,})|(-?[0-9]+)``, whatever surrounds it; None without a digit."""
+    found = [match.group(0) for match in NUMBER.finditer(response) if re.search(r"\d", match.group(0))]
+    return found[-1] if found else None
+
+
+def whole_response(response: str) -> str | None:
+    """The whole response, stripped: exact match's reading (lm-eval's ``exact_match``, armlab's ``verify_exact``).
+
+    None when it is empty."""
+    return response.strip() or None
+
+
+@dataclass(frozen=True)
+class Rule(Verifier):
+    """A verifier of two functions: ``extract`` reads the answer from a response (None: unparsed), ``normalise``
+    gives an answer or reference its canonical form (None: unreadable); an answer is right, and two answers are one
+    vote, when their canonical forms are equal; it applies to items whose reference ``normalise`` reads."""
+
+    extract: Callable[[str], str | None]
+    normalise: Callable[[str], str | None]
+    requirement: str | None = None
+    extra: str | None = None
+
+    def grade(self, item: Mapping, response: str) -> Verdict:
+        extracted = self.extract(response)
+        if extracted is None:
+            return Verdict(0.0, "", UNPARSED)
+        found = self.normalise(extracted)
+        if found is None:
+            return Verdict(0.0, extracted, UNPARSED)
+        return Verdict(float(found == self.normalise(str(item["answer"]))), extracted)
+
+    def same(self, a: str, b: str) -> bool:
+        return a == b or (self.normalise(a) is not None and self.normalise(a) == self.normalise(b))
+
+    def reference_problem(self, answer: str) -> str | None:
+        return None if self.normalise(answer) is not None else f"{self.normalise.__name__} reads nothing from it"
+
+
+class LmEval(Verifier):
+    """lm-eval's own filter and metric, as the evaluation applied them: the configured grading, re-derived.
+
+    Each answer of armlab's and the external benchmarks is re-graded by its task config's ``process_results`` (the
+    benchmark's own verifier, evals/lm_eval_tasks.py); the tasks of ``eval.lm_eval_tasks`` keep the metric lm-eval
+    logged under their configured filter. A rescore under it reproduces the evaluation: a check of the rescore."""
+
+    def grade(self, item: Mapping, response: str) -> Verdict:
+        return grade(item, response)
+
+    def same_of(self, item: Mapping) -> Callable[[str, str], bool]:
+        return same_answer(item)
+
+    def applies(self, item: Mapping) -> bool:
+        return "id" in item and "benchmark" in item  # armlab's task configs' docs, not eval.lm_eval_tasks' items
+
 
 VERIFIERS: Registry[Verifier] = Registry(
-    "verifier", {"math_verify": MathVerify(), "choice": Choice(), "exact": Exact(), "reasoning_gym": ReasoningGym()}
+    "verifier",
+    {
+        "math_verify": MathVerify(),
+        "choice": Choice(),
+        "exact": Exact(),
+        "reasoning_gym": ReasoningGym(),
+        "boxed": Rule(last_boxed, latex_normalised, "math-verify", "eval"),  # latex2sympy2_extended comes with it
+        "last_number": Rule(last_number, decimal),
+        "normalised_exact": Rule(whole_response, latex_normalised, "math-verify", "eval"),
+        "lm_eval": LmEval(),
+    },
 )
+
+
+def rule_of(verifier: Verifier) -> str:
+    """What a verifier does, in one line: its docstring's first line (a :class:`Rule`: its two functions')."""
+    if isinstance(verifier, Rule):
+        compared = _first_line(verifier.normalise)
+        return f"{_first_line(verifier.extract)} Compared: {compared[0].lower()}{compared[1:]}"
+    return _first_line(type(verifier))
+
+
+def _first_line(thing: object) -> str:
+    return (thing.__doc__ or "").strip().splitlines()[0]
 
 
 def vote_classes(verdicts: Sequence[Verdict], same) -> list[int]:

@@ -62,7 +62,7 @@ EXPENSIVE = {
     ),
     "armlab.evals.run": ("armlab.evals.run.load_model", "armlab.evals.run.evaluate"),
     "armlab.evals.merge": ("armlab.evals.merge.atomic_path",),
-    "armlab.training.train": ("armlab.training.train.load_model", "armlab.training.train.load_pools"),
+    "armlab.training.train": ("armlab.training.train.load_model", "armlab.training.train.arm_pools"),
 }
 
 

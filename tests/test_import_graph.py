@@ -72,7 +72,14 @@ ALLOWED = {
     # the whole experiment: its config checked by every stage's rules, its runs, its locks; and the run job of runs
     # made elsewhere, which reads their step logs with the inputs' readers (armlab steps)
     "armlab.experiment": {"armlab", "armlab.training", "armlab.evals", "armlab.analysis", "armlab.analysis.inputs"},
-    "armlab.cli": {"armlab", "armlab.training", "armlab.evals", "armlab.analysis.commands", "armlab.analysis.errors"},
+    "armlab.cli": {
+        "armlab",
+        "armlab.training",
+        "armlab.evals",
+        "armlab.analysis.commands",
+        "armlab.analysis.errors",
+        "armlab.experiment",  # armlab rescore: the evaluations' answers through the analysis again, when it runs
+    },
 }
 
 

@@ -16,7 +16,7 @@ from armlab import numerics
 PROBE = """
 import hashlib, json, os, sys
 from armlab import numerics
-record = numerics.start(sys.argv[1], 1)
+record = numerics.start(sys.argv[1], 1, *sys.argv[2:])  # [capability]: a numerics control's
 import torch
 torch.manual_seed(0)
 x = torch.randn(97, 211, requires_grad=True)
@@ -36,11 +36,12 @@ OLDEST_CPU = {"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "SSE4
 NEWER_CPU = {"ATEN_CPU_CAPABILITY": "avx512", "MKL_ENABLE_INSTRUCTIONS": "AVX512"}
 
 
-def probe(mode: str, **env: str) -> dict:
+def probe(mode: str, *capability: str, **env: str) -> dict:
     clean = {k: v for k, v in os.environ.items() if k not in numerics.RECORDED_VARIABLES}
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE, mode], env={**clean, **env}, capture_output=True, text=True, cwd=REPO, check=False
-    )
+        [sys.executable, "-c", PROBE, mode, *capability], env={**clean, **env}, capture_output=True, text=True,
+        cwd=REPO, check=False,
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -48,6 +49,7 @@ def probe(mode: str, **env: str) -> dict:
 needs_x86_avx2 = pytest.mark.skipif(numerics.machine_problem("portable") is not None, reason="an x86-64 CPU with AVX2")
 
 
+@pytest.mark.simulation
 @needs_x86_avx2
 def test_portable_numerics_give_the_same_bits_whatever_the_cpu_would_pick():
     native = probe("portable")
@@ -60,6 +62,7 @@ def test_portable_numerics_give_the_same_bits_whatever_the_cpu_would_pick():
         assert forced["record"]["aten_capability"] == "AVX2"
 
 
+@pytest.mark.simulation
 @needs_x86_avx2
 def test_native_numerics_follow_the_cpu_so_the_bits_differ_between_generations():
     """The planted effect the portable mode removes: the same operations, other bits under another capability."""
@@ -72,6 +75,7 @@ def test_native_numerics_follow_the_cpu_so_the_bits_differ_between_generations()
         assert len({newer["digest"], older["digest"], oldest["digest"]}) == 3
 
 
+@pytest.mark.simulation
 @needs_x86_avx2
 def test_portable_numerics_are_refused_once_torch_has_chosen_its_kernels():
     """A job whose process already ran a torch operation cannot pin the kernels any more: its entry point says so;
@@ -120,3 +124,61 @@ def test_the_config_names_a_mode_and_every_torch_stage_view_holds_it():
                                                               "eval": True, "analysis": False}  # fmt: skip
     with pytest.raises(ConfigError, match="numerics"):
         load_config([TINY], {"numerics": "fast"})
+
+
+@pytest.mark.simulation
+@needs_x86_avx2
+def test_a_numerics_control_runs_another_cpu_generation_s_kernels_over_the_portable_pins():
+    """A control's capability wins over the variables the workflow sets for every job in portable mode: ATen at that
+    level, MKL off its COMPATIBLE branch, other bits than portable's; the same capability twice, the same bits."""
+    portable = probe("portable", **numerics.PORTABLE_ENV)
+    forced = {name: probe("portable", name, **numerics.PORTABLE_ENV) for name in numerics.available_capabilities()}
+    assert {"default", "avx2"} <= set(forced)
+    for name, run in forced.items():
+        record = run["record"]
+        assert (record["capability"], record["aten_capability"]) == (name, name.upper())
+        assert record["mkl_branch"] != "COMPATIBLE" and record["environment"]["MKL_CBWR"] is None
+        assert {k: record["environment"][k] for k in numerics.CAPABILITIES[name]} == numerics.CAPABILITIES[name]
+        assert record["class"].startswith(f"capability {name}: x86-64 with ")
+    assert forced["default"]["digest"] != portable["digest"]
+    assert probe("portable", "default")["digest"] == forced["default"]["digest"]
+
+
+@pytest.mark.simulation
+@needs_x86_avx2
+def test_a_capability_is_refused_once_torch_has_chosen_its_kernels():
+    """A control's job whose process already ran torch is refused; the library called there (strict=False) runs, and
+    its record names no forced capability, since the kernels that ran are portable's."""
+    late = "import torch; torch.ones(3).sum()\nfrom armlab import numerics\n"
+    env = {**{k: v for k, v in os.environ.items() if k not in numerics.RECORDED_VARIABLES}, **numerics.PORTABLE_ENV}
+    job = late + "numerics.start('portable', 1, 'default')"
+    proc = subprocess.run([sys.executable, "-c", job], env=env, capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode != 0
+    assert (
+        "numerics: capability default forces ATen DEFAULT kernels and MKL's own branch, and this process runs ATen AVX2"
+        in proc.stderr
+    )
+    library = late + (
+        "import json; r = numerics.start_job({'numerics': 'portable', 'threads': 1, 'capability': 'default'}, "
+        "strict=False); print(json.dumps(r))"
+    )
+    proc = subprocess.run([sys.executable, "-c", library], env=env, capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(proc.stdout)
+    assert (record["requested"], record["capability"], record["aten_capability"]) == ("portable", None, "AVX2")
+    assert not record["class"].startswith("capability")
+
+
+def test_a_capability_the_machine_lacks_is_refused_naming_what_is_missing(monkeypatch):
+    monkeypatch.setattr(numerics.platform, "machine", lambda: "aarch64")
+    assert (
+        numerics.capability_problem("avx2")
+        == "numerics: capability avx2 forces x86-64 kernels and this machine is aarch64"
+    )
+    monkeypatch.setattr(numerics.platform, "machine", lambda: "x86_64")
+    monkeypatch.setattr(numerics, "cpu_flags", lambda: frozenset({"sse4_2", "avx", "avx2", "fma", "avx512f"}))
+    assert numerics.available_capabilities() == ["default", "avx2"]
+    assert "need avx512bw, avx512dq, avx512vl, which this CPU" in numerics.capability_problem("avx512")
+    assert numerics.capability_problem("avx2") is None
+    with pytest.raises(numerics.NumericsError, match="capability avx512 forces kernels that need avx512bw"):
+        numerics.start("portable", 1, "avx512")

@@ -81,9 +81,10 @@ RUNS_IN_THE_BASE_INSTALL = (
     ("benchmarks math500 --path", ["benchmarks", "math500", "--path", "{math500}"]),
     ("arms", ["arms"]),
     ("probe", ["probe", "{tiny}", "--out", "probe.json"]),
+    ("rescore", ["rescore", "{results}", "--verifier", "math_verify"]),
 )
 # what the base install lacks for them: the extra each one's single line names
-NEEDS = {"benchmarks math500 --path": "eval", "arms": "train", "probe": "train"}
+NEEDS = {"benchmarks math500 --path": "eval", "arms": "train", "probe": "train", "rescore": "eval"}
 BASE_INSTALL_SCRIPT = """
 import contextlib, io, json, sys
 import pandas as pd
@@ -126,6 +127,7 @@ def base_install(tmp_path_factory):
         "runs": str(results / "runs"),
         "math500": str(REPO / "config/experiments/local_benchmarks/math500_format_synthetic.jsonl"),
         "tiny": str(TINY),
+        "results": str(results),
     }
     runs = [(name, [arg.format(**values) for arg in argv]) for name, argv in RUNS_IN_THE_BASE_INSTALL]
     arguments = json.dumps([runs, values["config"], values["scores"], HEAVY])

@@ -21,7 +21,7 @@ from armlab.files import one_line_errors, read_json
 from armlab.training.data import load_pools
 from armlab.training.policy import CharTransformer, PolicyConfig, completion_logprobs, encode, left_pad, save_model
 from armlab.training.tasks import EOS
-from armlab.training.utils import atomic_path, derive_seed, environment_record, write_manifest
+from armlab.training.utils import atomic_path, derive_seed, job_environment, write_manifest
 
 
 def corrupt_answer(answer: str) -> str:
@@ -61,8 +61,7 @@ def demonstration_batch(items: list[dict]):
 
 
 def train_base(config: dict, data_dir: Path, out_dir: Path) -> None:
-    threads = config["threads"]
-    numerics.start(config["numerics"], threads, strict=False)
+    numerics.start_job(config, strict=False)
     spec = config["base"]
     torch.manual_seed(derive_seed(config["experiment"], spec["seed"], "base-init"))
     model = CharTransformer(PolicyConfig(**config["model"]))
@@ -102,7 +101,7 @@ def train_base(config: dict, data_dir: Path, out_dir: Path) -> None:
                 "model": config["model"],
                 "final_loss": float(np.mean(losses[-50:])),
                 "seconds": time.perf_counter() - start,
-                **environment_record(threads, config["numerics"]),
+                **job_environment(config),
             },
             "policy.pt",
         )
@@ -116,7 +115,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
     config = read_json(args.config, "config")
-    numerics.start(config["numerics"], config["threads"])  # before any torch operation, checked
+    numerics.start_job(config)  # before any torch operation, checked
     train_base(config, args.data, args.out)
 
 

@@ -28,13 +28,14 @@ from armlab.configfile import (
     limits_of,
     parse_comparisons,
 )
-from armlab.contract import BASE_ARM, BUILTIN_BASE
+from armlab.contract import BASE_ARM, BUILTIN_BASE, TWIN_SUFFIX, is_twin
 from armlab.registry import Registry
-from armlab.spec import ARM_KEYS, INT64_MAX, Recipe, method_spec
+from armlab.spec import ARM_KEYS, EVERY_ARM_KEYS, INT64_MAX, Recipe, method_spec
 from armlab.training.backends import BACKENDS, PER_ARM_BACKENDS, arm_backend, backends_used
 from armlab.training.data_policies import DATA_POLICIES
 from armlab.training.estimators import ESTIMATORS
 from armlab.training.losses import POLICY_LOSSES, SKIP, check_policy_loss, loss_spec
+from armlab.training.numerics_controls import applied, check_controls, controls, numerics_of
 from armlab.training.reasoning_gym_tasks import held_out, training_pools
 from armlab.training.recipe import resolve_arm
 from armlab.training.tasks import TASKS, character_prompt_problem
@@ -172,16 +173,23 @@ def validate_config(config: dict, source: str = "config") -> dict:
             key = ".".join(["arms", arm, *map(str, best.absolute_path)])
             raise ConfigError(
                 f"{source}: {key}: {best.message} (arm overrides take the recipe's keys: "
-                f"{sorted(recipe_schema['properties'])}, and backend)"
+                f"{sorted(recipe_schema['properties'])}, and {', '.join(EVERY_ARM_KEYS)})"
             )
     _check_arm_backends(source, config)
     for arm, overrides in config["arms"].items():
         backend = arm_backend(config, arm)
-        foreign = [key for key in overrides if key in ARM_KEYS and key not in ("backend", *BACKENDS[backend].arm_keys)]
+        foreign = [
+            key for key in overrides if key in ARM_KEYS and key not in (*EVERY_ARM_KEYS, *BACKENDS[backend].arm_keys)
+        ]
         if foreign:
+            whose = " or ".join(
+                "runs trained elsewhere (backend checkpoints)" if name == "checkpoints" else f"backend {name}"
+                for name, spec in BACKENDS.items()
+                if foreign[0] in spec.arm_keys
+            )
             raise ConfigError(
-                f"{source}: arms.{arm}.{foreign[0]}: only the arms of runs trained elsewhere (backend checkpoints) "
-                f"take it; this arm trains with the {backend} backend"
+                f"{source}: arms.{arm}.{foreign[0]}: only the arms of {whose} take it; this arm trains with the "
+                f"{backend} backend"
             )
     for field, (registry, _) in METHODS.items():
         if field in config["recipe"]:  # policy_loss has no schema default
@@ -193,8 +201,10 @@ def validate_config(config: dict, source: str = "config") -> dict:
 
     if config["comparisons"]:  # none is a valid workflow (no analysis to run); the analysis stage refuses it
         parse_comparisons(source, config["comparisons"], arms=config["arms"])
+    check_controls(source, config)
     if isinstance(config["seeds"], dict):
         _check_sequential(source, config)
+    _check_leaks(source, config)
 
     extra_tasks = sorted(set(config["eval"].get("lm_eval_tasks", {})) & set(config["benchmarks"]))
     if extra_tasks:
@@ -296,6 +306,11 @@ def _check_names(source: str, config: dict) -> None:
     for section, entries in sections.items():
         for name, spec in entries.items() if isinstance(entries, dict) else ():
             check_name(source, f"{section}.{name}", name)
+            if section != "arms" and is_twin(name):
+                raise ConfigError(
+                    f"{source}: {section}.{name}: names ending in {TWIN_SUFFIX!r} are the procedural twins' "
+                    f"(benchmarks.<name>.twin); rename it"
+                )
             if section != "arms" and isinstance(spec, dict) and "domain" in spec:
                 check_name(source, f"{section}.{name}.domain", spec["domain"])
     for arm in config["arms"] if isinstance(config.get("arms"), dict) else ():
@@ -416,15 +431,47 @@ def check_parameters(where: str, function, params: dict, skip: int) -> None:
             raise ConfigError(f"{where}.{name}: expected {_TYPE_NAMES[kind]}, got {value!r}")
 
 
-def _check_items_exist(source: str, config: dict) -> None:
-    """Every benchmark can supply its ``n_items`` distinct evaluation items (the draw the data job makes)."""
-    from armlab.training.data import draw_eval_items
+def _check_leaks(source: str, config: dict) -> None:
+    """A planted leak (``arms.<arm>.leak``) is never switched on silently: its arm is compared, in families marked
+    ``control: true`` only, is no family's reference, leaks at least one item of every benchmark, and some benchmark
+    has a twin for the contamination screen to see it by."""
+    leaky = {arm: spec["leak"] for arm, spec in config["arms"].items() if "leak" in spec}
+    twinned = [name for name, spec in config["benchmarks"].items() if spec.get("twin")]
+    for arm, leak in leaky.items():
+        key = f"{source}: arms.{arm}.leak"
+        families = [c for c in config["comparisons"] if arm in c["arms"]]
+        claims = [c["family"] for c in families if not c.get("control")]
+        if not families or claims:
+            where = f"in family {claims[0]!r}, which is not" if claims else "in no comparison; it must be"
+            raise ConfigError(
+                f"{key}: a leak is for planted controls only: the arm is compared {where} marked `control: true` "
+                f"(comparisons[].control), so its verdicts would read as a claim"
+            )
+        referenced = [c["family"] for c in config["comparisons"] if c["reference"] == arm]
+        if referenced:
+            raise ConfigError(f"{key}: the reference of family {referenced[0]!r}; a leaky arm is never a reference")
+        for name, spec in config["benchmarks"].items():
+            if round(leak["share"] * spec["n_items"]) < 1:
+                raise ConfigError(
+                    f"{key}.share: {leak['share']:g} of benchmark {name}'s {spec['n_items']} items leaks none; "
+                    f"expected a share above {0.5 / spec['n_items']:g}"
+                )
+        if not twinned:
+            raise ConfigError(
+                f"{key}: no benchmark has a twin (benchmarks.<name>.twin: true), so the contamination screen "
+                f"cannot see the leak it plants"
+            )
 
-    for name, spec in config["benchmarks"].items():
-        try:
-            draw_eval_items(config["data"]["seed"], name, spec)
-        except ValueError as err:
-            raise ConfigError(f"{source}: {err}") from None
+
+def _check_items_exist(source: str, config: dict) -> None:
+    """Every benchmark can supply its ``n_items`` distinct evaluation items, and its twin as many others (the draws
+    the data job makes)."""
+    from armlab.training.data import evaluation_items
+
+    try:
+        evaluation_items(config)
+    except ValueError as err:
+        raise ConfigError(f"{source}: {err}") from None
 
 
 def _check_arm_backends(source: str, config: dict) -> None:
@@ -502,9 +549,14 @@ def stage_config(config: dict, stage: str, arm: str | None = None) -> dict:
     """The part of ``config`` one stage reads, so that editing one section reruns only the jobs it affects.
 
     A training view holds the common recipe and the overrides of its own arm only, and the section of the backend
-    that trains the arm (an arm's own ``backend: trl`` brings the ``trl`` section into its view alone).
+    that trains the arm (an arm's own ``backend: trl`` brings the ``trl`` section into its view alone). The training
+    view of a numerics control, and its own evaluation view (``arm`` given), hold its numerics where the jobs read
+    them (training/numerics_controls.py ``applied``); the analysis view of an experiment with controls holds the
+    arms, whose ``numerics`` keys name the controls (a config without them stages exactly as before).
     """
     view = {key: config[key] for key in STAGE_KEYS[stage]}
+    if stage == "analysis" and controls(config):
+        view["arms"] = config["arms"]
     # the backend that trains the arm (its own backend: key, else the experiment's); the evaluation's, the experiment's
     backend = config["backend"]
     if stage == "train":
@@ -519,6 +571,8 @@ def stage_config(config: dict, stage: str, arm: str | None = None) -> dict:
         if stage == "train" and config[section].get("reasoning_gym"):
             # the evaluation's reasoning-gym benchmarks, whose questions the training prompts leave out
             view["eval"] = {"external": held_out(config)}
+    if stage in ("train", "eval") and arm is not None and numerics_of(config, arm):
+        view = applied(view, numerics_of(config, arm), stage)
     # canonical key order: reordering a YAML file is not a change that should rerun anything
     return json.loads(json.dumps(view, sort_keys=True))
 

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Mapping
 
 from armlab.configfile import ConfigError, limits_of, missing_package
+from armlab.contract import is_twin, published_name, twin_name
 from armlab.training.utils import derive_seed
 
 REBUILD_KEYS = ("rg_dataset", "rg_config", "rg_seed", "rg_size", "rg_index")
@@ -132,11 +133,14 @@ def held_out(config: Mapping) -> dict[str, Mapping]:
     """The reasoning-gym benchmarks of ``eval.external``, by what decides their items: their questions are never
     training prompts."""
     external = (config.get("eval") or {}).get("external") or {}
-    return {
-        name: {key: spec[key] for key in DRAWN_BY if key in spec}
-        for name, spec in external.items()
-        if spec.get("source") == "reasoning_gym"
-    }
+    drawn = {name: spec for name, spec in external.items() if spec.get("source") == "reasoning_gym"}
+    twins = {twin_name(name): spec for name, spec in drawn.items() if spec.get("twin")}  # another draw, held out too
+    return {name: {key: spec[key] for key in DRAWN_BY if key in spec} for name, spec in {**drawn, **twins}.items()}
+
+
+def external_key(name: str) -> str:
+    """The config key of a reasoning-gym benchmark of ``eval.external``, or of its twin's draw."""
+    return f"eval.external.{published_name(name)}" + (".twin" if is_twin(name) else "")
 
 
 def training_pools(config: Mapping, source: str = "config") -> dict[str, list[dict]]:
@@ -150,7 +154,7 @@ def training_pools(config: Mapping, source: str = "config") -> dict[str, list[di
     evaluated = {
         item["question"]
         for name, spec in held_out(config).items()
-        for item in benchmark_entries(name, spec, config["experiment"], f"{source}: eval.external.{name}")[0]
+        for item in benchmark_entries(name, spec, config["experiment"], f"{source}: {external_key(name)}")[0]
     }
     pools: dict[str, list[dict]] = {}
     longest = limits_of(source, dict(config))["prompt_chars"]
@@ -214,18 +218,21 @@ def draws_of(config: Mapping, source: str = "config") -> dict[str, tuple]:
     JSON config, seed, size, items used), the values of its rebuild keys but the index and how many of its first
     items the jobs use (a benchmark's every item; a training pool's, up to the last index it took)."""
     drawn = [
-        ("eval.external", name, spec, benchmark_draw(name, spec, config["experiment"]), None)
+        (external_key(name), spec, benchmark_draw(name, spec, config["experiment"]), None)
         for name, spec in held_out(config).items()
     ]
     pools = [item for pool in training_pools(config, source).values() for item in pool]
     drawn += [
-        ("trl.reasoning_gym", name, spec, training_draw(name, spec, config), name)
+        (f"trl.reasoning_gym.{name}", spec, training_draw(name, spec, config), name)
         for name, spec in ((config.get("trl") or {}).get("reasoning_gym") or {}).items()
     ]
     draws = {}
-    for section, name, spec, (seed, size), pool in drawn:
+    for key, spec, (seed, size), pool in drawn:
         used = size if pool is None else 1 + max(item["rg_index"] for item in pools if item["benchmark"] == pool)
-        draws[f"{source}: {section}.{name}.dataset"] = (*rebuild_of(spec, seed, size).values(), used)
+        draws[f"{source}: {key}" + ("" if key.endswith(".twin") else ".dataset")] = (
+            *rebuild_of(spec, seed, size).values(),
+            used,
+        )
     return draws
 
 

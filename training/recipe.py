@@ -11,7 +11,7 @@ from armlab.spec import ARM_KEYS, Recipe
 
 
 def resolve_arm(config: Mapping[str, Any], arm: str) -> Recipe:
-    """The recipe of ``arm`` in a validated config: the common recipe with the arm's overrides (not its ``backend``)."""
+    """The recipe of ``arm`` in a validated config: the common recipe with the arm's overrides (not its ARM_KEYS)."""
     overrides = config["arms"][arm] or {}
     return Recipe.from_dict({**config["recipe"], **{k: v for k, v in overrides.items() if k not in ARM_KEYS}})
 

@@ -30,7 +30,7 @@ import torch
 from armlab import numerics, registration
 from armlab.files import one_line_errors, verify_file
 from armlab.spec import Recipe
-from armlab.training.data import load_pools
+from armlab.training.data import arm_pools
 from armlab.training.data_policies import Uniform, make_data_policy
 from armlab.training.estimators import compute_advantages
 from armlab.training.ledger import write_ledger
@@ -42,7 +42,7 @@ from armlab.training.utils import (
     atomic_path,
     config_hash,
     derive_seed,
-    environment_record,
+    job_environment,
     run_arguments,
     write_manifest,
 )
@@ -104,6 +104,7 @@ class Run:
     data_policy: Uniform
     optimizer: AdamW
     started: float  # time.perf_counter() once the run was set up: elapsed and ETA count from here
+    leak: dict | None = None  # a planted control's leaked evaluation items (training/data.py arm_pools)
 
 
 @dataclass
@@ -165,9 +166,9 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path, ou
 def start_run(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path) -> Run:
     """Seed torch, load the pools and the base model twice (to train, and as reference), build policy and optimizer."""
     recipe = resolve_arm(config, arm)
-    numerics.start(config["numerics"], config["threads"], strict=False)
+    numerics.start_job(config, strict=False)
     torch.manual_seed(derive_seed(stream_key(config["experiment"], recipe), seed, "torch"))
-    pools = load_pools(data_dir)
+    pools, leak = arm_pools(config, arm, data_dir)
     model, reference = load_model(base_path), load_model(base_path)
     reference.requires_grad_(False)
     model.written_out_attention = reference.written_out_attention = True  # faster here (policy.attention)
@@ -178,7 +179,13 @@ def start_run(config: dict, arm: str, seed: int, data_dir: Path, base_path: Path
         f"{recipe.group_size} rollouts; estimator {dict(recipe.estimator)}, data policy {dict(recipe.data_policy)}",
         flush=True,
     )
-    return Run(config, arm, seed, recipe, pools, model, reference, data_policy, optimizer, time.perf_counter())
+    if leak:
+        print(
+            f"[{arm} seed {seed}] planted control: {len(leak['items'])} evaluation items (share {leak['share']:g} "
+            f"of each benchmark's) in its training pool, {leak['copies']} copies each (arms.{arm}.leak)",
+            flush=True,
+        )
+    return Run(config, arm, seed, recipe, pools, model, reference, data_policy, optimizer, time.perf_counter(), leak)
 
 
 def sample_batch(run: Run, step: int) -> tuple[Rollouts, Rollouts, dict]:
@@ -417,7 +424,7 @@ def print_progress(run: Run, rows: list[dict]) -> None:
 def write_outputs(run: Run, rows: list[dict], tmp: Path, out_dir: Path) -> None:
     """The trained model, the step log and the manifest with the sha256 of every output (written at ``tmp``,
     installed at ``out_dir``)."""
-    experiment, seed, threads = run.config["experiment"], run.seed, run.config["threads"]
+    experiment, seed = run.config["experiment"], run.seed
     save_model(run.model, tmp / "policy.pt")
     steps = pd.DataFrame(rows)
     counts = steps.rename(columns={"prompts_rolled_out": "prompts"})
@@ -433,6 +440,8 @@ def write_outputs(run: Run, rows: list[dict], tmp: Path, out_dir: Path) -> None:
             "arm": run.arm,
             "seed": seed,
             "recipe": run.recipe.as_dict(),
+            # a planted control's leaked evaluation items (arms.<arm>.leak); absent for every other run
+            **({"leak": run.leak} if run.leak else {}),
             "config_hash": config_hash(run.config),
             "config": run.config,
             "seeds": {
@@ -444,7 +453,7 @@ def write_outputs(run: Run, rows: list[dict], tmp: Path, out_dir: Path) -> None:
             },
             "seconds": time.perf_counter() - run.started,
             "ms_per_step": 1000 * float(steps.seconds.mean()),
-            **environment_record(threads, run.config["numerics"]),
+            **job_environment(run.config),
             **registration.record(out_dir),
         },
         *sorted(p.name for p in tmp.iterdir()),
@@ -454,7 +463,7 @@ def write_outputs(run: Run, rows: list[dict], tmp: Path, out_dir: Path) -> None:
 @one_line_errors
 def main(argv=None) -> None:
     config, args = run_arguments(__doc__.splitlines()[0], "data", "base", argv=argv)
-    numerics.start(config["numerics"], config["threads"])  # before any torch operation, checked
+    numerics.start_job(config)  # before any torch operation, checked
     train(config, args.arm, args.seed, args.data, args.base, args.out)
 
 

@@ -15,6 +15,7 @@ from armlab.files import (  # noqa: F401 (re-exported for the training modules)
     atomic_path,
     environment_record,
     file_sha256,
+    job_environment,
     read_json,
     write_json,
     write_manifest,

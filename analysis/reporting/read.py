@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from armlab import files, layout
-from armlab.analysis import outputs, predictions, report_card
+from armlab.analysis import outputs, predictions, report_card, verifier_sensitivity
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.inputs import reading, tidy
 from armlab.analysis.settings import Settings
@@ -87,7 +87,10 @@ class Analysis:
     sequential_looks: pd.DataFrame
     replications: pd.DataFrame  # a header only without predictions
     unparsed: pd.DataFrame  # a header only without the answers' statuses
+    contamination: pd.DataFrame  # a header only without procedural twins
     report_card: pd.DataFrame
+    # the verdicts under other verifiers (armlab rescore writes it beside the tables); None where it has not run
+    verifier_sensitivity: pd.DataFrame | None = None
 
 
 def read_analysis(directory: Path | str, experiment: str) -> Analysis:
@@ -111,6 +114,12 @@ def read_analysis(directory: Path | str, experiment: str) -> Analysis:
     except TypeError as exc:
         raise AnalysisInputError(f"{path}: settings: {exc}; expected the settings `armlab analyze` writes") from None
     tables_read = {name: read_csv(directory / f"{name}.csv", _text_columns(name)) for name in names}
+    rescored = directory / verifier_sensitivity.TABLE
+    if rescored.is_file():
+        table = verifier_sensitivity.read_table(rescored, "table of `armlab rescore`")
+        tables_read["verifier_sensitivity"] = table
+        # the card was graded when the analysis ran, before the rescore: its grader item is graded from the table
+        tables_read["report_card"] = report_card.with_screens(tables_read["report_card"], grader=table)
     return Analysis(manifest=manifest, settings=settings, **tables_read)
 
 

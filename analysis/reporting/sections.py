@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from armlab.analysis import sampled, tables, validity
+from armlab.analysis import contamination, sampled, tables, validity, verifier_sensitivity
 from armlab.analysis.reporting import figures
 from armlab.analysis.reporting.html import details, esc, html_facts, html_list, html_table, muted, section
 from armlab.analysis.reporting.read import Analysis, Curves, Runs
@@ -137,7 +137,7 @@ def family_headline(rows: pd.DataFrame, settings: Settings) -> list[str]:
         relation = "beats" if r.verdict == "better" else "is worse than"
         sentences.append(
             f"{r.arm} {relation} {reference} by {abs(100 * r.mean_diff):.2f} points "
-            f"({interval(r)}; Holm p = {r.p_holm:.3g})."
+            f"({interval(r)}; Holm p = {r.p_holm:.3g}{tables.numerics_flag(r)})."
         )
     for r in rows[rows["verdict"] == "equivalent"].itertuples():
         # decided by an exact TOST (sign-flip, permutation) or the t-TOST under Holm: its own interval, not the
@@ -146,7 +146,7 @@ def family_headline(rows: pd.DataFrame, settings: Settings) -> list[str]:
         sentences.append(
             f"{r.arm} is equivalent to {reference} within {tables.margin_text(r.equivalence_margin)} "
             f"({100 * r.eq_decision_level:.3g}% TOST interval at Holm's level: {shown}; TOST Holm p = "
-            f"{r.p_equivalence_holm:.3g})."
+            f"{r.p_equivalence_holm:.3g}{tables.numerics_flag(r)})."
         )
     attainable = rows["equivalence_attainable"].astype(bool).all()
     if not attainable and not tables.is_unpaired(rows):  # unpaired: the notes say it, with the run counts
@@ -433,8 +433,8 @@ def verdict_section(page: Page) -> str:
     for family, group in rows.groupby("family", sort=False):
         chips = "".join(
             f'<span class="chip {r.verdict}">{esc(r.arm)} {esc(tables.points(r.mean_diff))} · '
-            f"{esc(r.verdict)} · {esc(tables.verdict_evidence(r))}</span>"
-            for r in group.itertuples()
+            f"{esc(r.verdict)} · {esc(tables.verdict_evidence(r))}{' · ' + tables.NOT_ROBUST if flagged else ''}</span>"
+            for r, flagged in zip(group.itertuples(), tables.not_robust(group))
         )
         unreachable = figures.cannot_reach_alpha(group, analysis.settings.alpha) is not None
         precision = (
@@ -742,6 +742,76 @@ def sampling_section(page: Page) -> str:
     return section("sampling", "Sampled evaluation", body or muted("Evaluated with one answer per item."))
 
 
+def numerics_section(page: Page) -> str:
+    """The numerics controls: what numerics alone did to a difference, beside the other components of the variance,
+    and the verdicts that lie within it (armlab.analysis.numerics_noise); "" without controls."""
+    analysis = page.analysis
+    comparisons = figures.first_method(analysis.comparisons)
+    controls = comparisons[comparisons["numerics_control"].astype(bool)]
+    if not len(controls):
+        return ""
+    declared = {
+        m["arm"]: m.get("config", {}).get("arms", {}).get(m["arm"], {}).get("numerics")
+        for m in (page.runs.manifests if page.runs else [])
+    }
+    primary = controls[controls["stage"] == "primary"]
+    components = analysis.variance_components.set_index(["family", "arm"])
+    shown = pd.DataFrame(
+        {
+            "control": primary["arm"],
+            "of": primary["reference"],
+            "numerics": [
+                ", ".join(f"{k} {v}" for k, v in (declared.get(arm) or {}).items()) or "—" for arm in primary["arm"]
+            ],
+            "measure": primary["measure"],
+            "Δ (points)": primary["mean_diff"].map(tables.points),
+            "numerics se (points)": [_se(components, r.family, r.arm, "var_numerics") for r in primary.itertuples()],
+        }
+    )
+    body = muted(
+        "Each control is its reference run again at the same seeds with the same random streams under other numerics "
+        "only (kernels, threads, batch size, engine), so its difference is what numerics alone do. Numerics se: the "
+        "standard error numerics alone put on a mean difference at these seeds (mean_s d² less the sampling part, over "
+        "n; docs/statistics.md §16)."
+    ) + html_table(shown)
+    treated = analysis.variance_components[~analysis.variance_components["arm"].isin(controls["arm"])]
+    if len(treated) and treated["var_numerics"].notna().any():
+        beside = treated[["family", "arm", "reference", "measure"]].assign(
+            **{
+                f"{name} (points)": [_se(components, r.family, r.arm, f"var_{name}") for r in treated.itertuples()]
+                for name in (*sampled.COMPONENTS, "numerics")
+            }
+        )
+        body += (
+            "<h3>Beside the other sources of noise</h3>"
+            + muted(
+                "Standard error of each mean paired difference from each source, in points; numerics is a part of the "
+                "training seeds' (every run draws its numerics), from the controls' mean."
+            )
+            + html_table(beside)
+        )
+    flagged = comparisons[tables.not_robust(comparisons)]
+    lines = [
+        f"{r.family}: {r.arm} vs {r.reference} on {r.measure}, {verdict}{tables.numerics_flag(r)}"
+        for r, verdict in zip(flagged.itertuples(), tables.verdicts(flagged))
+    ]
+    body += "<h3>Verdicts not robust to numerics</h3>" + (
+        html_list(lines)
+        if lines
+        else muted(
+            "None: every better, worse or equivalent verdict has more room than the controls' spread on its measure."
+        )
+    )
+    return section("numerics", "Numerics", body)
+
+
+def _se(components: pd.DataFrame, family: str, arm: str, column: str) -> str:
+    """A component's standard error in points (a negative estimate as 0), "—" where it is not there."""
+    if (family, arm) not in components.index or pd.isna(components.loc[(family, arm), column]):
+        return "—"
+    return f"{100 * max(float(components.loc[(family, arm), column]), 0.0) ** 0.5:.2f}"
+
+
 def sampling_streams_sentence(components: pd.DataFrame) -> str:
     """How the compared arms' evaluations drew their answers, in the words of their manifests (the engine decides
     whether arms of a seed share each answer's random draw, which correlates their sampling errors)."""
@@ -749,6 +819,90 @@ def sampling_streams_sentence(components: pd.DataFrame) -> str:
     if not said:
         return "The evaluations' manifests do not say how they drew their answers (results from elsewhere)."
     return "How the evaluations drew their answers, as their manifests record it: " + "; ".join(said) + "."
+
+
+def grader_section(page: Page) -> str:
+    """Robust to the grader? Each summary's verdict under every verifier the stored answers were re-graded by
+    (``armlab rescore``), and every flip of any cell named."""
+    table = page.analysis.verifier_sensitivity
+    if table is None or not len(table):
+        return ""
+    verifiers = list(dict.fromkeys(table["verifier"]))
+    flips = verifier_sensitivity.flip_lines(table)
+    body = muted(
+        f"The answers the evaluations stored, graded again by {_join(verifiers)} (nothing generated again; "
+        "evals/verifiers.py names each verifier's rule), and the same analysis rerun on each: a flip is a cell "
+        "(family, arm, measure) whose verdict differs from the configured grading's. Unparsed: the share of the "
+        "re-graded answers the verifier read nothing from, arm / reference; a verdict that changes with it is "
+        "about the answers' format as much as their correctness."
+    )
+    body += (
+        f"<h3>Flips ({len(flips)})</h3>" + html_list(flips)
+        if flips
+        else f"<p>No verdict changes under any of these {len(verifiers)} verifiers ({len(table)} cells).</p>"
+    )
+    rows = table[table["level"] == "summary"]
+    shown = pd.DataFrame(
+        {
+            "verifier": rows["verifier"],
+            "family": rows["family"],
+            "comparison": rows["arm"] + " vs " + rows["reference"],
+            "measure": rows["measure"],
+            "Δ (points)": rows["mean_diff"].map(tables.points),
+            "interval at Holm's level": [tables.decision_text(r) for r in rows.itertuples()],
+            "verdict": rows["verdict"],
+            "configured": rows["verdict"].where(~rows["flip"].astype(bool), rows["configured_verdict"] + " (flip)"),
+            "configured Δ": rows["configured_mean_diff"].map(tables.points),
+            "unparsed (%)": [
+                f"{_percent(r.unparsed_arm)} / {_percent(r.unparsed_reference)}" for r in rows.itertuples()
+            ],
+        }
+    )
+    body += "<h3>The summaries under each verifier</h3>" + html_table(shown)
+    return section("grader", "Robust to the grader?", body)
+
+
+def contamination_section(page: Page) -> str:
+    """Contamination screen: each arm's gain over its reference on a benchmark's items beside its gain on the
+    benchmark's procedural twin (contamination.csv), every flagged row and every planted leak named."""
+    table = page.analysis.contamination
+    if not len(table):
+        return ""
+    leaks = table.drop_duplicates("arm").dropna(subset=["planted_leak"])
+    body = muted(
+        "Every benchmark with a procedural twin (fresh items of the same kind: its generator with another seed, "
+        "another reasoning-gym draw, or a twin file) was evaluated beside it in the same jobs. A gain over the "
+        "reference on the benchmark's items that does not carry over to its twin's is the signature of leakage "
+        f"(ConStat, arXiv 2405.16281). Seed by seed, d = (gain on the benchmark) − (gain on its twin), the "
+        f"{tables.test_name(page.analysis.comparisons)}, Holm within each family (the pooled row first, the "
+        "benchmarks gatekept behind it); flagged where it rejects with the benchmark's gain above the twin's. "
+        "analysis/contamination.csv."
+    )
+    if len(leaks):
+        named = ", ".join(f"{r.arm} ({100 * r.planted_leak:g}% of each benchmark's items)" for r in leaks.itertuples())
+        body += f"<p>Planted leaks (controls, arms.&lt;arm&gt;.leak: evaluation items it trains on): {esc(named)}.</p>"
+    lines = contamination.flagged_lines(table)
+    body += f"<h3>Flagged ({len(lines)})</h3>" + html_list(lines) if lines else "<p>No row is flagged.</p>"
+    rows = table[table["level"] == "summary"]
+    shown = pd.DataFrame(
+        {
+            "family": rows["family"],
+            "comparison": rows["arm"] + " vs " + rows["reference"],
+            "pooled over": rows["benchmark"],
+            "gain on its items": rows["gain"].map(tables.points),
+            "gain on the twins": rows["twin_gain"].map(tables.points),
+            "difference": rows["mean_diff"].map(tables.points),
+            "interval at Holm's level": [tables.decision_text(r) for r in rows.itertuples()],
+            "Holm p": rows["p_holm"].map("{:.3g}".format),
+            "flagged": rows["flagged"].map({True: "yes", False: "no"}),
+        }
+    )
+    body += "<h3>Pooled over the benchmarks with a twin (points)</h3>" + html_table(shown)
+    return section("contamination", "Contamination screen", body)
+
+
+def _percent(share: float) -> str:
+    return "—" if np.isnan(share) else f"{100 * share:.0f}"
 
 
 def power_section(page: Page) -> str:
@@ -785,6 +939,9 @@ SECTIONS: Registry[Section] = Registry(
         "curves": Section("Curves", curves_section),
         "rankings": Section("Rankings", rankings_section),
         "sampling": Section("Sampling", sampling_section),
+        "numerics": Section("Numerics", numerics_section),
+        "grader": Section("Robust to the grader?", grader_section),
+        "contamination": Section("Contamination", contamination_section),
         "power": Section("Power", power_section),
     },
 )

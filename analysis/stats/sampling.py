@@ -383,3 +383,28 @@ def allocation(
                     }
                 )
     return pd.DataFrame(rows)
+
+
+def numerics_mean_square(diffs: np.ndarray, sampling: np.ndarray | float) -> np.ndarray:
+    """What numerics alone do to a run, from numerics controls: the mean square E[Δ²] of the per-seed difference of
+    the true (sampling-free) measure between a run and the same run under other numerics, per control.
+
+    ``diffs`` ``(C, n)``: each control's per-seed measure minus its reference's at the same seeds (the same random
+    streams: the two runs differ in numerics only); ``sampling`` ``(C,)``: the sampling component of each control's
+    mean difference (:func:`variance_components`, mean_s v_s / n with v_s the estimated sampling variance of seed s's
+    difference). A seed's observed difference is the true one plus the evaluation's sampling error, whose mean is 0
+    given the two models, so E[d_s²] = E[Δ_s²] + v_s and
+
+        mean_s d_s² - n · sampling
+
+    is unbiased for mean_s E[Δ_s²] (method of moments, as :func:`variance_components`; not truncated, so negative by
+    chance where the models barely differ). Δ holds any systematic shift of the numerics too (E[Δ²] = Var Δ + (E Δ)²):
+    a shift moves a verdict as noise does. Where ``sampling`` is NaN (one sample per cell) nothing is subtracted, an
+    upper bound in expectation. For two independent numerics draws, E[Δ²] = 2 σ²_numerics, so a comparison of two
+    arms at n seeds has numerics variance E[Δ²] / n in its mean difference.
+    """
+    diffs = np.asarray(diffs, dtype=float)
+    if diffs.ndim != 2:
+        raise ValueError(f"numerics_mean_square: expected (controls, seeds) differences, got shape {diffs.shape}")
+    sampling = np.broadcast_to(np.asarray(sampling, dtype=float), diffs.shape[:1])
+    return (diffs**2).mean(axis=1) - diffs.shape[1] * np.nan_to_num(sampling, nan=0.0)

@@ -17,8 +17,8 @@ from armlab import numerics, spec
 from armlab.analysis.checks import check as check_analysis
 from armlab.configfile import ConfigError, load_configs
 from armlab.evals.checks import check as check_evaluation
-from armlab.training.checks import check as check_training
-from armlab.training.config import validate_config
+from armlab.evals.engines import missing_engine
+from armlab.training.numerics_controls import controls
 
 
 def load(config_files: Sequence[str | Path], overrides: Mapping | None = None) -> dict:
@@ -27,16 +27,30 @@ def load(config_files: Sequence[str | Path], overrides: Mapping | None = None) -
     whole config, then by each stage's own ``check``: the analysis's (its plan and analysis sections, the
     sequential design's lock, the locks every job so far ran under, the locked predictions), the evaluation's (the
     files of external benchmarks, the engine, lm-eval's tasks; given the typed eval section) and training's (the
-    checkpoints of runs made elsewhere, reasoning-gym's prompts and draws); and the machine's numerics.
+    checkpoints of runs made elsewhere, reasoning-gym's prompts and draws); and the machine's numerics, the
+    numerics controls' included.
 
     Raises :class:`~armlab.configfile.ConfigError` or ``ValueError`` (one line, naming the file and key).
     """
+    # here, not at the top: it puts torch in sys.modules to load on first use, and scipy.stats then loads it (3 s)
+    # in every process that imports this package for something else (armlab rescore)
+    from armlab.training.checks import check as check_training
+    from armlab.training.config import validate_config
+
     source = ", ".join(map(str, config_files))
     config = validate_config(load_configs(config_files, dict(overrides or {})), source=source)
     check_analysis(config, source)  # cheap and file-free first: the analysis section fails now, not after training
-    check_evaluation(spec.parse(spec.Eval, config["eval"]), config, source)
+    evaluation = spec.parse(spec.Eval, config["eval"])
+    check_evaluation(evaluation, config, source)
     check_training(config, source)
     problem = numerics.machine_problem(config["numerics"])
     if problem:  # every job would refuse it
         raise ConfigError(f"{source}: {problem}")
+    for arm, control in controls(config).items():  # a numerics control's jobs would refuse these
+        problem = numerics.capability_problem(control["capability"]) if "capability" in control else None
+        if problem:
+            raise ConfigError(f"{source}: arms.{arm}.numerics.capability: {problem}")
+        why = missing_engine(evaluation.vllm_python) if control.get("engine") == "vllm" else None
+        if why:
+            raise ConfigError(f"{source}: arms.{arm}.numerics.engine: vllm: {why}")
     return config

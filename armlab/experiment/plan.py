@@ -18,6 +18,7 @@ from armlab.configfile import ConfigError
 from armlab.contract import BASE_ARM
 from armlab.files import MANIFEST
 from armlab.training.backends import BACKENDS, Backend, arm_backend, backends_used, job_resources
+from armlab.training.numerics_controls import controls
 from armlab.training.recipe import kept_checkpoint_steps, resolve_arm
 
 Run = tuple[str, int]
@@ -68,9 +69,17 @@ class RunPlan:
             "hf_base": f"{self.out}/base_hf/model",
         }
         self.job_threads = config["threads"]  # torch threads of one job; the scheduler reserves as many cores
+        # the numerics controls (training/numerics_controls.py): arm -> its numerics; each has its own evaluation view
+        self.controls = controls(config)
         # the local files of eval.external benchmarks: inputs of the task configs, so that an edited file reruns them
         external = config["eval"].get("external") or {}
         self.external_files = [spec["path"] for spec in external.values() if spec["source"] == "file"]
+        # analysis.verifiers: rule rescore re-grades the stored answers after the analysis; the report reads its table
+        self.rescore_outputs = {
+            "sensitivity": f"{self.out}/{layout.GRADER_SENSITIVITY}",
+            "manifest": f"{self.out}/{layout.RESCORED}/manifest.json",
+        }
+        self.rescored = [self.rescore_outputs["sensitivity"]] if self.analysis.settings.verifiers else []
         self.train_resources = {name: job_resources(config, "train", name) for name in self.used_backends}
         self.eval_resources = {name: job_resources(config, "eval", name) for name in self.used_backends}
 
@@ -162,8 +171,23 @@ class RunPlan:
 
     def arms_pattern(self, backend_name: str) -> str:
         """A wildcard constraint matching exactly the arms that ``backend_name`` trains (anchored, names escaped)."""
-        arms = [re.escape(arm) for arm, name in self.arm_backends.items() if name == backend_name]
-        return "(?:" + "|".join(arms) + ")"
+        return _alternatives(arm for arm, name in self.arm_backends.items() if name == backend_name)
+
+    # ---------------------------------------------------------------------------------------- numerics controls
+
+    def eval_config(self, arm: str) -> str:
+        """The evaluation view the evaluations of ``arm`` read: a numerics control's own (its numerics applied, so
+        that changing them reruns its evaluations alone), else the experiment's."""
+        return f"{self.out}/config/eval/{arm}.json" if arm in self.controls else f"{self.out}/config/eval.json"
+
+    def threads_of(self, arm: str) -> int:
+        """torch threads of ``arm``'s training and evaluation jobs, the cores the scheduler reserves for each: a
+        numerics control's own, else the experiment's."""
+        return self.controls.get(arm, {}).get("threads", self.job_threads)
+
+    def controls_pattern(self) -> str:
+        """A wildcard constraint matching exactly the numerics controls (anchored, names escaped)."""
+        return _alternatives(self.controls)
 
     # ------------------------------------------------------------------------------------- accuracy over training
 
@@ -246,6 +270,11 @@ class RunPlan:
                 for name in ("scores.parquet", "manifest.json")
             ]
         return built
+
+
+def _alternatives(names: Iterable[str]) -> str:
+    """A regular expression matching exactly one of ``names`` (escaped), as a group."""
+    return "(?:" + "|".join(re.escape(name) for name in names) + ")"
 
 
 def _sha256s(manifest: Path, stage: str = "evals") -> list | None:

@@ -430,6 +430,13 @@ class Benchmark:
     task: str | None = setting(None, help="task family (training/tasks.py); defaults to the benchmark name")
     n_items: int = setting(100, help="evaluation items drawn", minimum=1)
     params: Mapping[str, Any] = setting(factory=dict, help="difficulty knobs of the task family")
+    twin: bool | None = setting(
+        None,
+        help="""evaluate a procedural twin beside it: n_items fresh items of the same task family and params (another
+        seed, none an evaluation item, all held out of the training pools like them), benchmark <name>__twin, read by
+        the contamination screen only (analysis/contamination.csv; docs/benchmarks.md). No default is filled in on
+        purpose: a config without the key stages and draws its data exactly as before the key existed""",
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -551,16 +558,68 @@ class Recipe:
 
 
 # keys of an arm that are not recipe overrides: ``backend`` (training/backends/__init__.py ``arm_backend``) says which
-# backend trains the arm, not how; ``description`` and ``claims`` (the recipe a run trained elsewhere claims) are for
-# the report, on the arms of a backend that takes them (its ``arm_keys``); the recipe every backend reads never holds
-# them
-ARM_KEYS = ("backend", "description", "claims")
+# backend trains the arm and ``numerics`` (training/numerics_controls.py) under which numerics, not how: every arm
+# takes them; ``description`` and ``claims`` (the recipe a run trained elsewhere claims) are for the report, and
+# ``leak`` plants evaluation items in a control arm's training pool (training/data.py ``arm_pools``), on the arms of a
+# backend that takes them (its ``arm_keys``); the recipe every backend reads never holds any of them
+EVERY_ARM_KEYS = ("backend", "numerics")
+ARM_KEYS = (*EVERY_ARM_KEYS, "description", "claims", "leak")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArmNumerics:
+    """An arm's ``numerics`` (training/numerics_controls.py): what its jobs run under instead of the reference's."""
+
+    KEYWORDS: ClassVar[dict[str, Any]] = {"minProperties": 1}
+
+    capability: Literal["default", "avx2", "avx512"] | None = setting(
+        None,
+        help="""force the kernels ATen, MKL and oneDNN choose on a CPU of this generation (armlab/numerics.py
+        CAPABILITIES) in its training and evaluation; a capability this CPU lacks is refused at start""",
+    )
+    threads: int | None = setting(None, help="torch threads of its training and evaluation jobs", minimum=1)
+    eval_batch_size: int | None = setting(None, help="its evaluation's batch size (eval.batch_size)", minimum=1)
+    engine: Literal["hf", "vllm"] | None = setting(
+        None, help="what generates its answers (eval.engine); for backends with Hugging Face checkpoints"
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Leak:
+    """An arm's ``leak``: a planted control of the contamination screen (training/data.py ``arm_pools``)."""
+
+    share: float = setting(help="the share of each benchmark's evaluation items leaked", exclusiveMinimum=0, maximum=1)
+    copies: int = setting(1, help="copies of each leaked item in the pool", minimum=1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArmKeys:
+    """The keys of an arm that are its own, not recipe overrides (the schema lists these; the backends check
+    ``backend``, ``description`` and ``claims``)."""
+
+    numerics: ArmNumerics | None = setting(
+        None,
+        help="""declares the arm a numerics control (docs/statistics.md, "Numerics as a variance component"): it runs
+        its comparison's reference (the same recipe, backend, seeds and random streams) under these numerics, so that
+        its paired difference from the reference is what numerics alone do; nothing else may differ""",
+    )
+    leak: Leak | None = setting(
+        None,
+        help="""a planted control of the contamination screen, for controls only (builtin backend): `share` of each
+        benchmark's evaluation items (a fixed draw), `copies` times each, join this arm's training pools. The arm
+        must be compared in a family marked `control: true` and never be a reference, and some benchmark must have a
+        twin; its run manifests record the leaked items and the report names it""",
+    )
+
+
 ArmOverrides = Annotated[
     Mapping[str, Any] | None,
     Keywords(
-        description="overrides of the recipe (same keys as recipe) and `backend`; an arm of backend checkpoints "
-        "overrides nothing and takes `description` (text) and `claims` (the recipe keys its runs were trained with), "
-        "for the report"
+        description="overrides of the recipe (same keys as recipe), and two keys of the arm itself: `backend` (the "
+        "backend that trains it) and `numerics`; an arm of backend checkpoints overrides nothing and takes "
+        "`description` (text) and `claims` (the recipe keys its runs were trained with), for the report; a planted "
+        "control of the builtin backend may take `leak`",
+        properties=ArmKeys,
     ),
 ]
 
@@ -648,6 +707,13 @@ class ExternalBenchmark:
     dataset: str | None = setting(None, help="source reasoning_gym: the dataset name (e.g. basic_arithmetic)")
     config: Mapping[str, Any] | None = setting(
         None, help="source reasoning_gym: the dataset's config (e.g. {min_terms: 2})"
+    )
+    twin: str | bool | None = setting(
+        None,
+        help="""its procedural twin, evaluated beside it as benchmark <name>__twin for the contamination screen:
+        source file, the path of a file of fresh items in the same format, fields and `where` (e.g. problems written
+        after the model's training data); source reasoning_gym, true: another draw of n_items of the same dataset and
+        config, none of them one of its questions""",
     )
 
 
@@ -825,6 +891,11 @@ class Analysis:
         (0.25, 0.4, 0.6),
         help="""the fractions of training `armlab curves` forecasts the final difference from, increasing, in (0, 1)
         (armlab.analysis.forecasts)""",
+    )
+    verifiers: tuple[str, ...] = setting(
+        (),
+        help="""verifiers the workflow re-grades every stored answer under after the analysis, rerunning it per
+        verifier (`armlab rescore`: names of armlab.evals.verifiers VERIFIERS); analysis/verifier_sensitivity.csv""",
     )
 
 

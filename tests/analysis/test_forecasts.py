@@ -75,6 +75,7 @@ def _runs(rng, seeds, arm_asymptote):
     return pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(index, names=["arm", "seed"]), columns=STEPS)
 
 
+@pytest.mark.simulation
 def test_an_aa_forecast_decides_at_most_alpha_of_the_time_and_a_lower_asymptote_is_found():
     """8 seeds, 120 replicates each. A/A: forecast 'better' or 'worse' at f = 0.6 in at most 0.05 + 3 Monte-Carlo sd
     (0.06) of them. A 0.1 lower asymptote: 'worse' at f = 0.6 in most (power about 0.8), 'better' in none."""

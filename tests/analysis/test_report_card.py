@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from armlab.analysis import report_card
+from armlab.analysis import outputs, report_card
 from armlab.analysis.config import parse_config
 from armlab.analysis.pipeline import analyze, run_analysis
 from armlab.files import write_manifest
@@ -237,7 +237,7 @@ def test_a_planted_control_makes_no_claim_on_compute_or_answer_format(tmp_path):
     assert graded.loc["protocol", "status"] == "pass"
 
 
-def test_the_screens_are_read_when_their_tables_are_there(tmp_path):
+def test_the_grader_screen_is_read_when_its_table_is_there(tmp_path):
     root = experiment(tmp_path)
     (root / "analysis").mkdir()
     pd.DataFrame(
@@ -247,15 +247,16 @@ def test_the_screens_are_read_when_their_tables_are_there(tmp_path):
             "arm": ["dapo"],
             "measure": ["domain_balanced"],
             "verdict": ["inconclusive"],
-            "verdict_differs": [True],
+            "flip": [True],
         }  # fmt: skip
     ).to_csv(root / "analysis" / report_card.SENSITIVITY, index=False)
-    pd.DataFrame({"family": ["estimators"], "arm": ["dapo"], "benchmark": ["gsm8k"], "flagged": [False]}).to_csv(
-        root / "analysis" / report_card.CONTAMINATION, index=False
-    )
     graded = card(root)
     assert graded.loc["grader", "status"] == "fail" and "dapo (estimators)" in graded.loc["grader", "reason"]
-    assert graded.loc["contamination", "status"] == "pass"
+    # the contamination screen is the analysis's own table, from the twins' scores (test_contamination.py)
+    assert (
+        graded.loc["contamination", "status"] == "not run"
+        and "procedural twin" in graded.loc["contamination", "reason"]
+    )
 
 
 def test_the_card_is_written_and_read_back_as_text(tmp_path):
@@ -268,4 +269,25 @@ def test_the_card_is_written_and_read_back_as_text(tmp_path):
     assert list(written.columns) == report_card.COLUMNS and len(written) == len(report_card.ITEMS)
     back = read_analysis(tmp_path / "out", "card")
     assert back.report_card["value"].map(type).eq(str).all()  # "" and numbers stay text
-    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["format"] == 3
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["format"] == outputs.FORMAT
+
+
+def test_the_report_grades_the_grader_item_from_a_rescore_made_after_the_analysis(tmp_path):
+    """`armlab rescore` runs after `armlab analyze`, whose card says "not run": the report reads the table the rescore
+    put beside the analysis and grades the item from it (a flip fails it, a table without one passes it)."""
+    from armlab import files
+    from armlab.analysis import verifier_sensitivity
+    from armlab.analysis.pipeline import write_outputs
+    from armlab.analysis.reporting.read import read_analysis
+
+    root = experiment(tmp_path / "card")
+    write_outputs(analyze(config(), root / "scores.parquet", root), tmp_path / "out")
+    assert read_analysis(tmp_path / "out", "card").report_card.set_index("item").loc["grader", "status"] == "not run"
+    for flip, status in ((True, "fail"), (False, "pass")):
+        row = dict.fromkeys(verifier_sensitivity.COLUMNS, "") | {
+            "verifier": "boxed", "family": "estimators", "arm": "dapo", "measure": "domain_balanced", "flip": flip,
+        }  # fmt: skip
+        with files.beside_output(tmp_path / "out", "analyze", verifier_sensitivity.TABLE) as path:
+            pd.DataFrame([row]).to_csv(path, index=False)
+        graded = read_analysis(tmp_path / "out", "card").report_card.set_index("item").loc["grader"]
+        assert graded.status == status and ("dapo (estimators)" in graded.reason) == flip

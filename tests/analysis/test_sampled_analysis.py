@@ -471,6 +471,7 @@ def test_a_base_evaluated_once_on_few_items_gets_no_interval():
 VALIDITY = runpy.run_path(str(REPO / "benchmarks" / "base_comparison_validity.py"))
 
 
+@pytest.mark.simulation
 def test_the_a_a_table_of_the_docs_is_the_benchmarks_and_holds_the_level():
     # docs/statistics.md §10 quotes benchmarks/base_comparison_validity.py; the demo's design (4 answers, 500 items)
     # is recomputed here at the docs' replicates and seed, so an edited table or a changed estimator fails

@@ -220,6 +220,24 @@ def test_every_catalogue_format_reads_its_published_schema(tmp_path, fmt):
     assert "\\boxed{}" in item["prompt"] or "Answer: $LETTER" in item["prompt"]
 
 
+def test_a_twin_is_read_beside_its_benchmark_as_fresh_items(tmp_path):
+    """eval.external.<b>.twin (contamination screen): a file in the benchmark's format is benchmark <b>__twin, read like
+    it; reasoning-gym's ``twin: true`` is another draw of the dataset and config without the benchmark's questions."""
+    path = _write(tmp_path / "gsm.jsonl", [{"question": f"{i}+1=", "answer": f"#### {i + 1}"} for i in range(5)])
+    twin = _write(tmp_path / "fresh.jsonl", [{"question": f"{i}+2=", "answer": f"#### {i + 2}"} for i in range(3)])
+    items = external_items(_external({"format": "gsm8k", "path": str(path), "twin": str(twin)}))
+    assert [len(items["ext"]), len(items["ext__twin"])] == [5, 3]
+    assert {i["benchmark"] for i in items["ext__twin"]} == {"ext__twin"} and items["ext__twin"][0]["answer"] == "2"
+    assert items["ext__twin"][0]["verifier"] == items["ext"][0]["verifier"]
+    pytest.importorskip("reasoning_gym")
+    spec = {"source": "reasoning_gym", "dataset": "basic_arithmetic", "n_items": 30, "domain": "d", "twin": True}
+    drawn = external_items({"experiment": "x", "benchmarks": {}, "eval": {"external": {"arith": spec}}})
+    published, fresh = drawn["arith"], drawn["arith__twin"]
+    assert len(published) == 30 and 15 <= len(fresh) <= 30
+    assert {i["prompt"] for i in fresh}.isdisjoint(i["prompt"] for i in published)
+    assert {i["benchmark"] for i in fresh} == {"arith__twin"}
+
+
 def test_gsm8k_reference_is_the_number_after_the_hashes():
     assert after_hashes("She pays 1,200 + 34 = 1,234.\n#### 1,234") == "1234"
     with pytest.raises(ValueError, match="no '#### <answer>' line"):
@@ -529,6 +547,7 @@ def test_bad_reasoning_gym_benchmarks_are_one_line_errors(spec, message):
         external_items(config)
 
 
+@pytest.mark.simulation
 def test_the_cross_process_check_compares_every_item_the_jobs_use(monkeypatch):
     """A generator whose item 20 of 30 differs between processes (planted here: this process's item 20 is another
     question, as a hash-seed-dependent generator gives in 3% of its items) is refused naming the item; on 5a28ea2 the
@@ -668,6 +687,7 @@ def test_an_existing_lm_eval_task_is_sampled_and_graded_by_its_own_filter_and_me
     assert any(len(set(s["resps"][0])) > 1 for s in logged)
 
 
+@pytest.mark.simulation
 def test_an_unknown_lm_eval_task_is_refused_before_any_job(tmp_path):
     """A task of eval.lm_eval_tasks lm-eval does not know is one line at the workflow's start, with near misses; a
     known task passes from the quick read of lm-eval's YAMLs, and one only lm-eval's own index finds passes too."""

@@ -161,3 +161,13 @@ def test_with_trl_arms_only_the_base_is_the_builtin_base_exported(parity):
     assert plan.exports_base and plan.base_runs([("trl", 1)]) == [("base", 0)]  # greedy evaluation: once
     assert plan.checkpoint_of("base", 0) == f"{plan.out}/base_hf/manifest.json"
     assert plan.checkpoint_args("base", "m.json") == "--model hf --run-manifest m.json"
+
+
+def test_the_rescore_after_the_analysis_runs_only_when_the_config_names_verifiers(demo):
+    """analysis.verifiers adds rule rescore's table to the report's inputs; without it nothing changes."""
+    assert demo.rescored == []
+    config = copy.deepcopy(demo.config)
+    config["analysis"] = {**config["analysis"], "verifiers": ["boxed", "last_number"]}
+    plan = RunPlan(config)
+    assert plan.rescored == [plan.rescore_outputs["sensitivity"]] == [f"{plan.out}/analysis/verifier_sensitivity.csv"]
+    assert plan.rescore_outputs["manifest"] == f"{plan.out}/{layout.RESCORED}/manifest.json"

@@ -81,6 +81,25 @@ def _long_name(length):
     return (string.ascii_letters * (length // 52 + 1))[:length]
 
 
+def _leak(share=0.1, control=True, twin=True):
+    """A mutation planting a leak of ``share`` in difffilter (contamination screen), in a family marked ``control``
+    or not, with benchmark add twinned or not."""
+
+    def mutate(raw):
+        raw["arms"]["difffilter"]["leak"] = {"share": share}
+        raw["comparisons"][0]["control"] = control
+        if twin:
+            raw["benchmarks"]["add"]["twin"] = True
+
+    return mutate
+
+
+def _leaky_reference(raw):
+    _leak()(raw)
+    raw["arms"]["grpo"]["leak"] = {"share": 0.1}
+    raw["comparisons"].append({"family": "flip", "reference": "difffilter", "arms": ["grpo"], "control": True})
+
+
 CASES = [
     ("one seed with a comparison", _set(["seeds"], [1]), r"seeds: \[1\] cannot be compared .* at least 2 seeds"),
     # names that become paths, wildcards or command-line arguments
@@ -280,6 +299,31 @@ CASES = [
         "huge item count",
         _set(["benchmarks", "add", "n_items"], 10**7),
         r"benchmarks\.add\.n_items: 10000000 is above the limit",
+    ),
+    # the contamination screen (issue 55): a planted leak is for controls only, and a twin must be drawable
+    (
+        "leak in a claim's family",
+        _leak(control=False),
+        r"arms\.difffilter\.leak: a leak is for planted controls only: the arm is compared in family 'data_policies', "
+        r"which is not marked `control: true`",
+    ),
+    ("leak on a reference", _leaky_reference, r"arms\.grpo\.leak: the reference of family 'data_policies'"),
+    ("leak that leaks nothing", _leak(share=0.01), r"arms\.difffilter\.leak\.share: 0\.01 of benchmark add's 20 items"),
+    ("leak without a twin", _leak(twin=False), r"arms\.difffilter\.leak: no benchmark has a twin"),
+    (
+        "leak of no copies",
+        _set(["arms", "difffilter", "leak"], {"share": 0.1, "copies": 0}),
+        r"arms\.difffilter\.leak\.copies: 0 is less than the minimum of 1",
+    ),
+    (
+        "benchmark named like a twin",
+        _rename_benchmark("add__twin"),
+        r"benchmarks\.add__twin: names ending in '__twin' are the procedural twins'",
+    ),
+    (
+        "twin beyond the generator",
+        _set(["benchmarks", "add"], {"domain": "math", "n_items": 60, "params": {"digits": 1}, "twin": True}),
+        r"benchmarks\.add\.twin: only 40 distinct items besides its 60 evaluation items exist",
     ),
     ("unknown limit", _set(["limits"], {"stepz": 5}), r"limits\.stepz: unknown limit"),
     ("limit not a number", _set(["limits"], {"steps": "many"}), r"limits\.steps: 'many' is not of type 'integer'"),
@@ -715,7 +759,37 @@ def _training_prompt(prompt):
     return _over(REASONING_GYM, {"trl": {"reasoning_gym": {"arith": {"prompt": prompt}}}})
 
 
+def _external_twin(twin):
+    """The gsm8k benchmark of :func:`_external` with ``twin``: a JSON-lines text written beside it as its twin file
+    (a str), or the value itself."""
+
+    def make(folder):
+        paths = _external("gsm.jsonl", _jsonl(GSM))(folder)
+        override = json.loads(paths[1].read_text())
+        if isinstance(twin, str):
+            (folder / "twin.jsonl").write_text(twin)
+        override["eval"]["external"]["ext"]["twin"] = str(folder / "twin.jsonl") if isinstance(twin, str) else twin
+        paths[1].write_text(json.dumps(override))
+        return paths
+
+    return make
+
+
 START_CASES = {
+    # a twin file (contamination screen, issue 55) is read like its benchmark's and holds fresh items only
+    "a twin file that repeats a published item": (
+        _external_twin(_jsonl([{"question": "7+1=", "answer": "#### 8"}, {"question": "20+1=", "answer": "#### 21"}])),
+        r"eval\.external\.ext\.twin: item ext__twin-00000 has the prompt of the benchmark's item ext-00007; a twin "
+        r"holds fresh items",
+    ),
+    "a twin file without the format's fields": (
+        _external_twin(_jsonl([{"problem": "20+1=", "answer": "#### 21"}])),
+        r"eval\.external\.ext\.twin: .*twin\.jsonl: row 0: no field 'question'",
+    ),
+    "a file benchmark's twin that is not a file": (
+        _external_twin(True),
+        r"eval\.external\.ext\.twin: expected the path of a file of fresh items in the gsm8k format",
+    ),
     # format specs: a width or precision is bounded by the prompt limit, the spec is checked before any prompt
     "a width of 400 million": (
         _external("gsm.jsonl", _jsonl(GSM), prompt="{question:>400000000}"),

@@ -47,6 +47,7 @@ def _questions(seed: int, size: int) -> list[str]:
     return [generated[i]["question"] for i in range(size)]
 
 
+@pytest.mark.simulation
 def test_training_prompts_are_seeded_distinct_and_never_evaluation_items(tmp_path):
     train = {"chain": {**CHAIN, "domain": "gym", "n_items": 40}}
     external = {"held": {"source": "reasoning_gym", **CHAIN, "domain": "gym", "n_items": 150}}
@@ -171,6 +172,7 @@ def test_bad_training_prompts_are_one_line_errors_before_any_job(tmp_path, chang
         experiment.load([path])
 
 
+@pytest.mark.simulation
 def test_a_generator_that_draws_other_items_in_another_process_is_refused():
     """isomorphic_strings' items depend on Python's hash seed: the evaluation job could not rebuild the items it
     asked, and a training job could not keep the evaluation's questions out. chain_sum's do not."""

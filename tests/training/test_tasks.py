@@ -1,5 +1,7 @@
 """Task generators and exact verifiers; no evaluation item ever appears in a training pool."""
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -138,6 +140,42 @@ def test_no_evaluation_item_in_any_training_pool(tiny_config):
     for bench, items in eval_items.items():
         assert len(items) == tiny_config["benchmarks"][bench]["n_items"]
         assert len({item["prompt"] for item in items}) == len(items)
+
+
+def test_a_twin_is_fresh_items_of_its_generator_held_out_of_training(tiny_config):
+    """benchmarks.<b>.twin: n_items fresh items of the same task and params, none an evaluation item or a training
+    prompt, and the draws without a twin are those of a config without the key."""
+    config = copy.deepcopy(tiny_config)
+    config["benchmarks"]["add"]["twin"] = True
+    eval_items, pools = data.generate(config)
+    twin, published = eval_items["add__twin"], eval_items["add"]
+    assert len(twin) == len(published) == config["benchmarks"]["add"]["n_items"]
+    assert {item["benchmark"] for item in twin} == {"add__twin"} and {i["task"] for i in twin} == {"add"}
+    assert all(verify("add", item["answer"], item["answer"]) for item in twin)
+    assert {i["prompt"] for i in twin}.isdisjoint(
+        i["prompt"] for items in eval_items.values() if items is not twin for i in items
+    )
+    assert {i["prompt"] for i in twin}.isdisjoint(i["prompt"] for pool in pools.values() for i in pool)
+    untwinned = data.generate(tiny_config)[0]
+    assert {b: items for b, items in eval_items.items() if b != "add__twin"} == untwinned
+
+
+def test_a_planted_leak_puts_the_same_evaluation_items_in_the_arms_pool(tiny_config, tiny_experiment):
+    """arms.<arm>.leak: round(share * n) of each benchmark's evaluation items (never a twin's), copies times each,
+    the same draw for every call; every other arm's pool is the experiment's."""
+    config = copy.deepcopy(tiny_config)
+    config["arms"]["difffilter"]["leak"] = {"share": 0.1, "copies": 3}
+    eval_items = data.load_eval_items(tiny_experiment / "data")
+    leaked = data.leaked_items(config["data"]["seed"], eval_items, 0.1)
+    assert sorted(item["benchmark"] for item in leaked) == sorted(b for b in eval_items for _ in range(2))
+    pools, leak = data.arm_pools(config, "difffilter", tiny_experiment / "data")
+    clean = data.load_pools(tiny_experiment / "data")
+    for domain, pool in pools.items():
+        assert pool[: len(clean[domain])] == clean[domain]
+        assert pool[len(clean[domain]) :] == [i for i in leaked if i["domain"] == domain for _ in range(3)]
+    assert leak == {"share": 0.1, "copies": 3, "items": [item["id"] for item in leaked]}
+    assert data.arm_pools(config, "grpo", tiny_experiment / "data") == (clean, None)
+    assert data.leaked_items(config["data"]["seed"], eval_items, 0.1) == leaked
 
 
 def test_written_data_round_trips_and_stays_disjoint(tiny_experiment):

@@ -65,7 +65,8 @@ def test_the_checkpoints_of_real_architecture_evaluate_to_its_own_verdicts(tmp_p
     edited.write_text(edited.read_text() + "\n")
     before = tree_digest(out)
     dry = readme_run(workdir, "-n", configfile=EXAMPLE)
-    said = f"armlab: run (dr_grpo, seed 1): {edited.resolve()}: changed since it was recorded; a run records"
+    said = f"armlab: run (dr_grpo, seed 1): {edited.resolve()}: changed since it was recorded (size, modification or "
+    said += "change time); a run records and evaluates it again"
     assert said in dry.stdout
     assert tree_digest(out) == before  # a dry run removes nothing (issue 51): it only says what a run does again
 

@@ -39,7 +39,7 @@ def test_the_start_says_what_two_seeds_can_decide_and_the_analysis_agrees(tiny_r
     primary = comparisons[comparisons["stage"] == "primary"]
     assert set(primary["min_attainable_p"]) == {0.5} and not primary["reject"].any()  # 2/2^2
     secondary = comparisons[comparisons["stage"] == "secondary"].drop_duplicates(["measure", "arm"])
-    assert f"its {len(secondary)} secondary cell(s) 1;" in lines[0]
+    assert f"its {len(secondary)} secondary cell(s) 1 (can NOT reach alpha);" in lines[0]
 
 
 def test_the_run_holds_exactly_its_own_benchmarks(tiny_run):

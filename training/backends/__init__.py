@@ -17,7 +17,7 @@ from pathlib import Path
 
 from armlab.contract import BUILTIN_BASE
 from armlab.registry import Registry
-from armlab.spec import Checkpoints, Recipe, default_of
+from armlab.spec import ARM_KEYS, Checkpoints, Recipe, default_of
 from armlab.training.backends import checkpoints
 
 
@@ -62,6 +62,9 @@ class Backend:
     # its runs were made elsewhere: the run job records their checkpoints, the base checkpoint is recorded too (rule
     # record_base), and a record that no longer matches its files is removed at the workflow's start
     recorded: RecordedRuns | None = None
+    # its trainer sets torch's threads and kernels (armlab.numerics.start): not a command's, nor a record of runs
+    # made elsewhere
+    sets_numerics: bool = True
     train_resources: dict = field(default_factory=lambda: {"mem_mb": 2000, "runtime": 120})
     eval_resources: dict = field(default_factory=lambda: {"mem_mb": 16000, "runtime": 240})
 
@@ -105,7 +108,7 @@ def _check_command(config: dict, recipe: Recipe, arm: str) -> None:
     from armlab.training.backends.command import check_arm
 
     try:
-        check_arm(config["command"], recipe, config["arms"][arm])
+        check_arm(config["command"], recipe, {k: v for k, v in config["arms"][arm].items() if k not in ARM_KEYS})
     except ValueError as err:
         key = (
             f"command.{err}"
@@ -127,6 +130,7 @@ BACKENDS: Registry[Backend] = Registry(
             checkpoint="policy.pt",
             step_logs=True,
             keeps_checkpoints=lambda config: True,
+            arm_keys=("leak",),
             eval_resources={"mem_mb": 2000, "runtime": 30},
         ),
         # TRL's GRPOTrainer on a Hugging Face causal LM (training/backends/trl_backend.py)
@@ -147,6 +151,7 @@ BACKENDS: Registry[Backend] = Registry(
         "command": Backend(
             train_module="armlab.training.backends.command",
             reads=(),
+            sets_numerics=False,
             outputs={"manifest": "manifest.json"},
             lm_eval_model="hf",
             checkpoint=None,
@@ -168,6 +173,7 @@ BACKENDS: Registry[Backend] = Registry(
             base_checkpoint=lambda config: config["checkpoints"].get("base"),
             keeps_checkpoints=lambda config: "steps" in config["checkpoints"],
             arm_keys=checkpoints.ARM_OWN_KEYS,
+            sets_numerics=False,
             section_view=checkpoints.run_section,
             recorded=RecordedRuns(checkpoints.check_files, checkpoints.changed, checkpoints.kept_models),
             # its recording job's runtime unless checkpoints.runtime says (the spec's default, not filled in)

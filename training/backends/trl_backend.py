@@ -55,7 +55,7 @@ from armlab.training.utils import (
     atomic_path,
     config_hash,
     derive_seed,
-    environment_record,
+    job_environment,
     run_arguments,
     write_manifest,
 )
@@ -454,7 +454,7 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path, hf_b
     from armlab.training.reasoning_gym_tasks import REBUILD_KEYS, training_pools
 
     recipe, experiment, threads = resolve_arm(config, arm), config["experiment"], config["threads"]
-    numerics.start(config["numerics"], threads, strict=False)
+    numerics.start_job(config, strict=False)
     pools, drawn = load_pools(data_dir), training_pools(config)
     for domain, prompts in drawn.items():  # trl.reasoning_gym's prompts join their domains' pools
         pools.setdefault(domain, []).extend(prompts)
@@ -506,7 +506,7 @@ def train(config: dict, arm: str, seed: int, data_dir: Path, out_dir: Path, hf_b
                 "config_hash": config_hash(config),
                 "config": config,
                 "seconds": time.perf_counter() - start,
-                **environment_record(threads, config["numerics"]),
+                **job_environment(config),
                 **registration.record(out_dir),
             },
             CHECKPOINT_DIR,
@@ -541,7 +541,7 @@ def keep_checkpoints(trainer_dir: Path, out: Path, recipe: Recipe, tokenizer) ->
 
 def main(argv=None) -> None:
     config, args = run_arguments(__doc__.splitlines()[0], "data", argv=argv, optional=("hf_base",))
-    numerics.start(config["numerics"], config["threads"])  # before any torch operation, checked
+    numerics.start_job(config)  # before any torch operation, checked
     train(config, args.arm, args.seed, args.data, args.out, args.hf_base)
 
 

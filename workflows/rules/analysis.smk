@@ -30,3 +30,27 @@ rule analyze:
     shell:
         "python -m armlab analyze {input.config} --scores {input.scores} --jobs {params.jobs} --out {params.out}"
         " > {log} 2>&1"
+
+
+# analysis.verifiers: every stored answer re-graded under each verifier and the analysis rerun per verifier
+# (armlab rescore); the report's "Robust to the grader?" section reads its table
+rule rescore:
+    input:
+        config=f"{OUT}/config/analysis.json",
+        scores=f"{OUT}/scores.parquet",
+        comparisons=f"{OUT}/analysis/comparisons.csv",
+        eval_manifests=per_run("evals", "manifest.json"),
+    output:
+        **PLAN.rescore_outputs,
+    log:
+        f"{OUT}/logs/rescore.log",
+    params:
+        results=lambda wildcards, input: os.path.dirname(input.scores),
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=10,
+    conda:
+        "../../environment.yml"
+    shell:
+        "python -m armlab rescore {params.results} > {log} 2>&1"

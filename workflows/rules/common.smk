@@ -50,6 +50,14 @@ def eval_resource(key):
     return (lambda wildcards: resource(wildcards.arm)) if callable(resource) else resource
 
 
+def eval_config(wildcards):
+    return PLAN.eval_config(wildcards.arm)
+
+
+def arm_threads(wildcards):
+    return PLAN.threads_of(wildcards.arm)
+
+
 def checkpoint_of(wildcards):
     """What the evaluation reads (RunPlan.checkpoint_of); a record of checkpoints made elsewhere as an ancient input,
     so that rewriting it for a new description reruns no evaluation (a change of its checkpoints removes the

@@ -8,7 +8,7 @@
 
 rule evaluate_checkpoints:
     input:
-        config=f"{OUT}/config/eval.json",
+        config=eval_config,
         tasks=f"{OUT}/lm_eval_tasks",
         manifest=run_manifest,
     output:
@@ -19,7 +19,7 @@ rule evaluate_checkpoints:
     params:
         out=lambda wildcards, output: os.path.dirname(output.scores),
         model=lambda wildcards: PLAN.backend_of(wildcards.arm).lm_eval_model,
-    threads: JOB_THREADS
+    threads: arm_threads
     resources:
         mem_mb=lambda wildcards: PLAN.eval_resources[ARM_BACKENDS[wildcards.arm]]["mem_mb"],
         runtime=lambda wildcards: PLAN.eval_resources[ARM_BACKENDS[wildcards.arm]]["runtime"]

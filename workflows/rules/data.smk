@@ -13,13 +13,16 @@ rule stage_config:
         "python -m armlab.views {output} {params.view:q} > {log} 2>&1"
 
 
+# an arm's training view, and a numerics control's own evaluation view (its numerics applied: RunPlan.eval_config)
 rule arm_config:
     output:
-        f"{OUT}/config/train/{{arm}}.json",
+        f"{OUT}/config/{{stage}}/{{arm}}.json",
     params:
-        view=lambda wildcards: json.dumps(stage_config(config, "train", wildcards.arm)),
+        view=lambda wildcards: json.dumps(stage_config(config, wildcards.stage, wildcards.arm)),
     log:
-        f"{OUT}/logs/config/train/{{arm}}.log",
+        f"{OUT}/logs/config/{{stage}}/{{arm}}.log",
+    wildcard_constraints:
+        stage="train|eval",
     conda:
         "../../environment.yml"
     shell:

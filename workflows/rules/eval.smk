@@ -1,6 +1,6 @@
 rule evaluate:
     input:
-        config=f"{OUT}/config/eval.json",
+        config=eval_config,
         tasks=f"{OUT}/lm_eval_tasks",
         checkpoint=checkpoint_of,
     output:
@@ -12,7 +12,7 @@ rule evaluate:
     params:
         out=lambda wildcards, output: os.path.dirname(output.scores),
         checkpoint=checkpoint_args,
-    threads: JOB_THREADS
+    threads: arm_threads
     resources:
         mem_mb=eval_resource("mem_mb"),
         runtime=eval_resource("runtime"),

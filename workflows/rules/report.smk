@@ -12,6 +12,8 @@ rule report:
         # training curves
         steps=per_run("runs", "steps.parquet", backends=[name for name in USED_BACKENDS if BACKENDS[name].step_logs]),
         manifests=per_run("runs", "manifest.json"),
+        # analysis.verifiers: the verdicts under other verifiers (rule rescore), for "Robust to the grader?"
+        rescored=PLAN.rescored,
     output:
         html=report(
             f"{OUT}/report/index.html",

@@ -92,7 +92,7 @@ for _name in USED_BACKENDS:
             module=_backend.train_module,
             reads=lambda wildcards, input, _reads=PLAN.reads[_name]: " ".join(f"--{read} {input[read]}" for read in _reads),
             out=lambda wildcards, output: os.path.dirname(output.manifest),
-        threads: JOB_THREADS
+        threads: arm_threads
         resources:
             mem_mb=PLAN.train_resources[_name]["mem_mb"],
             runtime=PLAN.train_resources[_name]["runtime"],

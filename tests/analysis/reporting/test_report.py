@@ -549,6 +549,7 @@ def test_the_report_names_every_component_estimated_below_zero():
         pass_at_k_vs_base=empty, allocation=empty, sequential=empty, sequential_looks=empty, replications=empty,
         per_benchmark=empty,
         unparsed=empty,
+        contamination=empty,
         report_card=empty,
         variance_components=pd.DataFrame([row, {**row, "arm": "b", "training_negative": False}]),
     )  # fmt: skip

@@ -17,8 +17,11 @@ BENCHMARKS = {"b0": "math", "b1": "math", "b2": "logic"}
 SEEDS = list(range(1, 13))
 DESIGN = {"initial": 4, "wave": 2, "max": 12, "margin": 0.03}
 SECTIONS_WITHOUT_DESIGN = [
-    key for key in sections.SECTIONS if key not in ("sequential", "replication", "curves", "checkpoints")
-]  # a fixed design, no predictions, no learning curves (armlab report --curves), no runs made elsewhere
+    key
+    for key in sections.SECTIONS
+    if key not in ("sequential", "replication", "curves", "checkpoints", "grader", "contamination", "numerics")
+]  # a fixed design, no predictions, no learning curves (armlab report --curves), no runs made elsewhere, no other
+# verifiers (armlab rescore), no procedural twins, no numerics controls
 
 
 def _config(seeds):

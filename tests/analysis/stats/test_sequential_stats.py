@@ -188,6 +188,7 @@ def test_worked_example_of_the_step_down_and_equivalence_decisions():
     assert decided({"A": a, "E": e}) == {"A": (1, 7, 0.025, DIFFERS), "E": (1, 7, 0.05, EQUIVALENT)}
 
 
+@pytest.mark.simulation
 @pytest.mark.parametrize("noise", NOISES)
 @pytest.mark.parametrize("arms, trials", [(1, 1000), (4, 200)])  # a 4-arm trial costs several 1-arm ones
 def test_family_wise_error_over_six_looks_is_at_most_alpha_where_testing_every_look_at_alpha_is_not(
@@ -218,6 +219,7 @@ def test_monte_carlo_boundaries_beyond_max_exact_keep_the_error_at_most_alpha():
     assert power >= 0.8
 
 
+@pytest.mark.simulation
 def test_repeated_intervals_cover_the_true_mean_at_every_look_at_once():
     """Simultaneous coverage over 3 looks >= confidence - 3 SE; the fixed-n sign-flip intervals at each look,
     which cover at each look separately, fall below the same threshold."""

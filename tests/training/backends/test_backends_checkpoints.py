@@ -3,6 +3,7 @@ before any job, recorded (every file's size and sha256), read back by the evalua
 
 import argparse
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -81,7 +82,9 @@ def test_a_grid_trained_elsewhere_validates_with_plain_arms_and_narrow_views(tmp
     assert set(train["checkpoints"]) == {"steps", "step_log", "limits"}
     assert evaluation["checkpoints"] == {}  # a new pattern or step log reruns no evaluation
     plan = RunPlan(config)
-    assert plan.base_runs == [("base", 0)] and plan.recorded("base") and plan.recorded("grpo")
+    # one base checkpoint, recorded once (seed 0), evaluated at every seed under sampling (its streams pair by seed)
+    assert plan.base_runs(plan.fixed_runs) == [("base", 1), ("base", 2)]
+    assert plan.recorded("base") and plan.recorded("grpo")
     assert plan.checkpoint_args("base", plan.checkpoint_of("base", 0)) == (
         "--model hf --run-manifest results/tiny/runs/base/seed-0/manifest.json"
     )
@@ -120,6 +123,20 @@ def test_description_and_claims_belong_to_runs_made_elsewhere(tmp_path):
     path.write_text(yaml.safe_dump(raw))
     with pytest.raises(ConfigError, match=r"arms\.grpo\.description: only the arms of runs trained elsewhere"):
         load_config([path])
+
+
+def test_a_numerics_control_of_runs_made_elsewhere_changes_their_evaluation_only(tmp_path, grid):
+    """armlab trains nothing for the checkpoints backend, so a control's threads or capability would change nothing:
+    refused naming the key (an evaluation's batch size or engine is the control's to change)."""
+    _, raw = grid
+    raw["arms"]["grpo_t2"] = {"numerics": {"threads": 2}}
+    raw["comparisons"].append({"family": "numerics", "reference": "grpo", "arms": ["grpo_t2"]})
+    with pytest.raises(
+        ConfigError,
+        match=r"arms\.grpo_t2\.numerics\.threads: armlab does not set the threads and "
+        r"kernels of the checkpoints backend's training; its controls change the evaluation only",
+    ):
+        _load(tmp_path, raw)
 
 
 def _fifo(root):
@@ -330,8 +347,9 @@ def test_a_checkpoint_changed_after_it_was_recorded_is_found_and_its_evaluations
         view = stage_config(config, "train", "grpo" if arm == "base" else arm)  # as rule record_base reads it
         run_dir = tmp_path / plan.job_dir("runs", arm, seed)
         manifest = record(view, arm, seed, run_dir, path=root / "base" if arm == "base" else None)
-        for stage in ("evals", "curves"):  # what the evaluations of that record wrote
-            job = tmp_path / plan.job_dir(stage, arm, seed)
+        evaluated = plan.base_runs(plan.fixed_runs) if arm == "base" else [(arm, seed)]  # the base: at every seed
+        for stage, (evaluated_arm, evaluated_seed) in itertools.product(("evals", "curves"), evaluated):
+            job = tmp_path / plan.job_dir(stage, evaluated_arm, evaluated_seed)
             job.mkdir(parents=True)
             (job / "scores.parquet").write_bytes(b"")
             digests = {"checkpoint_sha256": manifest["checkpoint_sha256"]} if stage == "evals" else {}
@@ -365,7 +383,7 @@ def test_a_checkpoint_changed_after_it_was_recorded_is_found_and_its_evaluations
     assert reason == f"run (grpo, seed 2): its step log {root}/grpo/seed-2/metrics.jsonl changed since it was recorded"
     assert {p.relative_to(plan.out).parts[0] for p in paths} == {"runs", "curves"}
     # an evaluation of other checkpoints than the record names now (a record rewritten while it ran): removed
-    evaluation = Path(plan.job_dir("evals", "base", 0)) / "manifest.json"
+    evaluation = Path(plan.job_dir("evals", "base", 2)) / "manifest.json"
     evaluation.write_text(json.dumps({"checkpoint_sha256": "0" * 64}))
     reason, paths = plan.changed_records()[0]
     assert reason.startswith(f"{evaluation.parent}: evaluated checkpoints other than {plan.job_dir('runs', 'base', 0)}")
@@ -397,7 +415,7 @@ def test_runs_without_intermediate_checkpoints_have_no_curve(tmp_path, grid):
     root, raw = grid
     raw["checkpoints"] = {"pattern": f"{root}/{{arm}}/seed-{{seed}}/global_step_10/hf"}
     plan = RunPlan(_load(tmp_path, raw))
-    assert not plan.records_base and plan.base_runs == []  # no checkpoints.base: no arm base
+    assert not plan.records_base and plan.base_runs(plan.fixed_runs) == []  # no checkpoints.base: no arm base
     with pytest.raises(ConfigError, match=r"arms\.grpo: backend checkpoints keeps no intermediate checkpoints, so "
                        r"it has no curve \(name them with checkpoints\.steps\)"):  # fmt: skip
         plan.curve_manifests([("grpo", 1)])

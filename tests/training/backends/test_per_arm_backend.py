@@ -104,7 +104,7 @@ def test_a_builtin_arm_in_a_trl_experiment_from_the_builtin_base(tmp_path):
             {},
             r"arms\.trl\.estimator: .*cannot be expressed by TRL's GRPOTrainer.*\(backend: trl\)",
         ),
-        ({"builtin": {}, "trl": {"backend": "trl", "bogus": 1}}, {}, r"arms\.trl: .*'bogus'.*and backend\)"),
+        ({"builtin": {}, "trl": {"backend": "trl", "bogus": 1}}, {}, r"arms\.trl: .*'bogus'.*and backend, numerics\)"),
     ],
 )
 def test_what_a_per_arm_backend_cannot_be_is_refused_in_one_line(tmp_path, arms, top, message):
