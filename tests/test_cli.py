@@ -1,4 +1,4 @@
-"""The command line (armlab/cli.py): what a shell user sees when armlab's output is cut short."""
+"""The command line (armlab/cli/): what a shell user sees when armlab's output is cut short."""
 
 import subprocess
 import sys
