@@ -5,7 +5,7 @@ A subcommand is one function ``register(subparsers)`` that adds its parser and s
 arguments -> an exit status), listed in its module's ``SUBCOMMANDS`` (:mod:`armlab.cli.analysis`: analyze, report,
 curves, plan, summary, steps; :mod:`armlab.cli.training`: arms; :mod:`armlab.cli.evals`: probe, benchmarks;
 :mod:`armlab.cli.rescore`: rescore) or added with :func:`subcommand`. A subcommand imports the library it runs
-when it runs (``armlab --help`` loads neither torch nor scipy). A refused input — an
+when it runs (``armlab --help`` loads no torch, lm-eval nor matplotlib). A refused input — an
 :class:`~armlab.analysis.errors.AnalysisInputError`, a :class:`~armlab.files.BadFile` (a refused ``--out``, a
 corrupt file) or a :class:`~armlab.configfile.ConfigError` — is printed as one line without a traceback, status 2
 (:data:`BAD_INPUT`, as argparse's usage errors), and so is a package that an extra installs and this install lacks
