@@ -106,6 +106,6 @@ onsuccess:
         print(accuracy_table(pd.read_parquet(scores_path)).to_string())
         print(f"Paired comparisons: {OUT}/analysis/comparisons.md; report: {OUT}/report/index.html")
     if Path(f"{OUT}/analysis/comparisons.csv").exists():  # the last lines: a verdict per compared arm
-        from armlab.analysis.commands import print_verdicts
+        from armlab.cli.analysis import print_verdicts
 
         print_verdicts(f"{OUT}/analysis")

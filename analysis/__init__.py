@@ -26,8 +26,9 @@ In the order data flows through it:
   (Markdown and LaTeX tables, verdict lines);
 - the report, :mod:`armlab.analysis.reporting`: ``figures`` and ``report`` (the HTML report and its sections),
   above everything it reads;
-- the entry points: :mod:`~armlab.analysis.commands` (``armlab analyze``, ``report``, ``curves``, ``plan``; see
-  :mod:`armlab.cli`) and :mod:`~armlab.analysis.api` (``compare`` on a DataFrame, ``from_score_arrays``).
+- the entry point for Python, :mod:`~armlab.analysis.api` (``compare`` on a DataFrame, ``from_score_arrays``); the
+  command line's (``armlab analyze``, ``report``, ``curves``, ``plan``, ``summary``, ``steps``) is
+  :mod:`armlab.cli.analysis`.
 
 The package namespace stays light (the CLI imports it before knowing the subcommand); import the modules above
 directly.

@@ -140,8 +140,9 @@ def apply_overrides(raw: dict, overrides: Iterable[str], source: str = "<config>
     return raw
 
 
-def parse_config(raw: dict, source: str = "<config>") -> Config:
-    """Validate a config already loaded as plain data; return a :class:`Config`."""
+def parse_config(raw: dict, source: str = "<config>", settings: Settings | None = None) -> Config:
+    """Validate a config already loaded as plain data; return a :class:`Config`. With ``settings`` (those an
+    analysis recorded), they stand for the config's ``analysis:`` section, in the design's test too."""
     if not isinstance(raw, dict):
         raise AnalysisInputError(f"{source}: expected a mapping at the top level")
     experiment = raw.get("experiment")
@@ -155,7 +156,7 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
     for key in ("pass_k", "maj_k"):  # the workflow's eval section says which k
         if isinstance(section, dict) and section.get(key) is None and isinstance(raw.get("eval"), dict):
             section = {**section, key: raw["eval"].get(key)}
-    settings = _parse_settings(section, source)
+    settings = settings or _parse_settings(section, source)
     benchmarks = _parse_benchmarks(raw.get("benchmarks"), raw.get("eval"), settings, source)
     try:
         check_text(source, raw)  # the loader checked the file; not the --set values nor a config given as data

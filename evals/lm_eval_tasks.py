@@ -312,7 +312,7 @@ def main(argv=None) -> None:
     import argparse
     import json
 
-    from armlab.training.utils import atomic_path
+    from armlab.files import atomic_path
 
     parser = argparse.ArgumentParser(description="Write lm-eval task configs for an experiment's benchmarks.")
     parser.add_argument("--config", required=True)

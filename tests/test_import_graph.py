@@ -18,24 +18,23 @@ LAYERS = {
     "armlab": [
         p
         for p in (REPO / "armlab").rglob("*.py")
-        if p.name not in ("cli.py", "__main__.py") and "experiment" not in p.relative_to(REPO).parts
+        if p.name != "__main__.py" and not {"experiment", "cli"} & set(p.relative_to(REPO).parts)
     ],
     "armlab.training": list((REPO / "training").rglob("*.py")),
     "armlab.evals": list((REPO / "evals").rglob("*.py")),
-    # the analysis's rooms: its errors, the statistics, the inputs, the rest above them, the report above all that,
-    # and the subcommands on top
+    # the analysis's rooms: its errors, the statistics, the inputs, the rest above them, the report above all that
     "armlab.analysis.errors": [REPO / "analysis" / "errors.py"],
     "armlab.analysis.stats": list((REPO / "analysis" / "stats").rglob("*.py")),
     "armlab.analysis.inputs": list((REPO / "analysis" / "inputs").rglob("*.py")),
     "armlab.analysis": [
         p
         for p in (REPO / "analysis").rglob("*.py")
-        if p.parent.name not in ("stats", "inputs", "reporting") and p.stem not in ("errors", "commands")
+        if p.parent.name not in ("stats", "inputs", "reporting") and p.stem != "errors"
     ],
     "armlab.analysis.reporting": list((REPO / "analysis" / "reporting").rglob("*.py")),
-    "armlab.analysis.commands": [REPO / "analysis" / "commands.py"],
     "armlab.experiment": list((REPO / "armlab" / "experiment").rglob("*.py")),
-    "armlab.cli": [REPO / "armlab" / "cli.py", REPO / "armlab" / "__main__.py"],  # python -m armlab
+    # every subcommand's arguments and printing, and python -m armlab
+    "armlab.cli": [*(REPO / "armlab" / "cli").rglob("*.py"), REPO / "armlab" / "__main__.py"],
 }
 FOLDERS = {"armlab.training": "training", "armlab.evals": "evals", "armlab.analysis": "analysis"}
 # what each layer may import of the others: earlier stages only; the command line sits on top of all
@@ -62,13 +61,6 @@ ALLOWED = {
         "armlab.analysis.inputs",
         "armlab.analysis",
     },
-    "armlab.analysis.commands": {
-        "armlab",
-        "armlab.analysis.errors",
-        "armlab.analysis.inputs",  # armlab steps: step logs from elsewhere into run folders
-        "armlab.analysis",
-        "armlab.analysis.reporting",
-    },
     # the whole experiment: its config checked by every stage's rules, its runs, its locks; and the run job of runs
     # made elsewhere, which reads their step logs with the inputs' readers (armlab steps)
     "armlab.experiment": {"armlab", "armlab.training", "armlab.evals", "armlab.analysis", "armlab.analysis.inputs"},
@@ -76,8 +68,10 @@ ALLOWED = {
         "armlab",
         "armlab.training",
         "armlab.evals",
-        "armlab.analysis.commands",
         "armlab.analysis.errors",
+        "armlab.analysis.inputs",  # armlab steps: step logs from elsewhere into run folders
+        "armlab.analysis",
+        "armlab.analysis.reporting",
         "armlab.experiment",  # armlab rescore: the evaluations' answers through the analysis again, when it runs
     },
 }

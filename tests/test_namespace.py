@@ -77,7 +77,7 @@ def test_the_wheel_installs_only_the_armlab_package(wheel):
         top = {name.split("/")[0] for name in archive.namelist()}
         stages = {name.split("/")[1] for name in archive.namelist() if name.startswith("armlab/")}
     assert {name for name in top if not name.endswith(".dist-info")} == {"armlab"}
-    assert {"analysis", "training", "evals", "experiment", "layout.py", "cli.py", "__main__.py"} <= stages
+    assert {"analysis", "training", "evals", "experiment", "layout.py", "cli", "__main__.py"} <= stages
     assert "backends" in {name.split("/")[2] for name in archive.namelist() if name.startswith("armlab/training/")}
     with zipfile.ZipFile(wheel) as archive:
         licence = [name for name in archive.namelist() if name.endswith(".dist-info/licenses/LICENSE")]

@@ -17,11 +17,11 @@ import numpy as np
 import torch
 
 from armlab import numerics
-from armlab.files import one_line_errors, read_json
+from armlab.files import atomic_path, job_environment, one_line_errors, read_json, write_manifest
 from armlab.training.data import load_pools
 from armlab.training.policy import CharTransformer, PolicyConfig, completion_logprobs, encode, left_pad, save_model
 from armlab.training.tasks import EOS
-from armlab.training.utils import atomic_path, derive_seed, job_environment, write_manifest
+from armlab.training.utils import derive_seed
 
 
 def corrupt_answer(answer: str) -> str:

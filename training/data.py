@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 
 from armlab.contract import is_twin, twin_name
+from armlab.files import atomic_path
 from armlab.training.tasks import TASKS
-from armlab.training.utils import atomic_path, derive_seed
+from armlab.training.utils import derive_seed
 
 MAX_TRIES_PER_ITEM = 50
 

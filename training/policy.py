@@ -257,7 +257,7 @@ def _token_logprobs(logits: torch.Tensor, tokens: torch.Tensor):
 
 def save_model(model: CharTransformer, path: str | Path) -> None:
     """Write the model's config and weights to ``path`` atomically."""
-    from armlab.training.utils import atomic_path
+    from armlab.files import atomic_path
 
     with atomic_path(path) as tmp:
         torch.save({"config": vars(model.cfg), "state_dict": model.state_dict()}, tmp)

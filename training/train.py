@@ -28,7 +28,7 @@ import pandas as pd
 import torch
 
 from armlab import numerics, registration
-from armlab.files import one_line_errors, verify_file
+from armlab.files import atomic_path, job_environment, one_line_errors, verify_file, write_manifest
 from armlab.spec import Recipe
 from armlab.training.data import arm_pools
 from armlab.training.data_policies import Uniform, make_data_policy
@@ -38,14 +38,7 @@ from armlab.training.losses import POLICY_LOSSES, loss_spec
 from armlab.training.policy import CharTransformer, decode, group_logprobs, left_pad, load_model, save_model
 from armlab.training.recipe import kept_checkpoint_steps, resolve_arm
 from armlab.training.rollouts import draw_prompts, score, step_seed, stream_key
-from armlab.training.utils import (
-    atomic_path,
-    config_hash,
-    derive_seed,
-    job_environment,
-    run_arguments,
-    write_manifest,
-)
+from armlab.training.utils import config_hash, derive_seed, run_arguments
 
 
 class AdamW:

@@ -1,7 +1,7 @@
 """Small training helpers: derived seeds, config hashes, the backends' command line.
 
 Atomic writes, JSON files, sha256 manifests and the environment a manifest records live in
-:mod:`armlab.files` (one implementation for training, evals and analysis), re-exported here.
+:mod:`armlab.files` (one implementation for training, evals and analysis).
 """
 
 from __future__ import annotations
@@ -11,15 +11,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from armlab.files import (  # noqa: F401 (re-exported for the training modules)
-    atomic_path,
-    environment_record,
-    file_sha256,
-    job_environment,
-    read_json,
-    write_json,
-    write_manifest,
-)
+from armlab.files import read_json
 
 
 def derive_seed(*parts) -> int:

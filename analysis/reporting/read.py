@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from armlab import files, layout
-from armlab.analysis import outputs, predictions, report_card, verifier_sensitivity
+from armlab.analysis import outputs, predictions, report_card, tables, verifier_sensitivity
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.inputs import reading, tidy
 from armlab.analysis.settings import Settings
@@ -63,6 +63,23 @@ def _text_columns(table: str) -> tuple[str, ...]:
     if table.startswith("sequential"):
         return SEQUENTIAL_TEXT_COLUMNS
     return predictions.TEXT_COLUMNS if table == "replications" else TEXT_COLUMNS
+
+
+def verdict_lines(directory: Path | str) -> tuple[Path, list[str]]:
+    """``(comparisons.csv's path, one verdict line per compared arm)`` of an analysis output folder, or of an
+    experiment's results folder (its ``analysis/``); its format checked first."""
+    directory = Path(directory)
+    if not (directory / "comparisons.csv").is_file() and (directory / "analysis" / "comparisons.csv").is_file():
+        directory = directory / "analysis"  # an experiment's results folder
+    path = directory / "comparisons.csv"
+    if not path.is_file():
+        raise AnalysisInputError(
+            f"{path}: not found; expected the output folder of `armlab analyze` or an experiment's results folder"
+        )
+    outputs.check_format(files.read_json(directory / "manifest.json", "manifest"), directory / "manifest.json")
+    sequential_path = directory / "sequential.csv"
+    sequential = read_csv(sequential_path, SEQUENTIAL_TEXT_COLUMNS) if sequential_path.is_file() else None
+    return path, tables.verdict_lines(read_csv(path), sequential)
 
 
 @dataclass(frozen=True)

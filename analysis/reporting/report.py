@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from armlab import files
 from armlab.analysis import tables
-from armlab.analysis.config import load_config
+from armlab.analysis.config import load_raw, parse_config
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.reporting import figures, sections
 from armlab.analysis.reporting.html import STYLE, esc, html_figure
@@ -201,8 +201,10 @@ def write_report(
     if figures_dir is not None:
         _separate(out_dir, figures_dir)
         files.check_output_directory(figures_dir, "report --figures")
-    cfg = load_config(config_path)
-    analysis = read_analysis(analysis_dir, cfg.experiment)
+    raw = load_raw(config_path)
+    analysis = read_analysis(analysis_dir, parse_config(raw, str(config_path)).experiment)
+    # every setting as the analysis recorded it (its manifest), not as the config may say since: one α on the page
+    cfg = parse_config(raw, str(config_path), settings=analysis.settings)
     runs = read_runs(runs_dir) if runs_dir is not None else None
     checkpoints = read_checkpoints(runs_dir) if runs_dir is not None else None
     curves = read_curves(curves_dir) if curves_dir is not None else None

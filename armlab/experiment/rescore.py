@@ -120,26 +120,3 @@ def _needed(path: Path, what: str) -> Path:
     if not path.is_file():
         raise files.BadFile(f"{path}: not found; `armlab rescore` reads {what} of a finished workflow run")
     return path
-
-
-def run_command(results_dir: Path | str, names: list[str] | None) -> int:
-    """``armlab rescore``: rescore, then say what was written, what it cost and every flip."""
-    found = rescore(results_dir, names)
-    results = Path(results_dir)
-    share = f", {100 * found.seconds / found.evaluation_seconds:.1f}% of" if found.evaluation_seconds else " beside"
-    print(
-        f"armlab rescore: wrote {results / layout.RESCORED} and {results / 'analysis' / verifier_sensitivity.TABLE} "
-        f"({len(found.table)} cells under {found.table['verifier'].nunique()} verifier(s)); {found.seconds:.1f} s"
-        f"{share} the evaluation jobs' {found.evaluation_seconds:.0f} s"
-    )
-    for listed, said in (
-        (found.idle, "no stored answer has a reference it reads, nothing re-graded"),
-        (found.unchanged, "every answer judged as the evaluation did: the configured analysis"),
-    ):
-        if listed:
-            print(f"armlab rescore: {', '.join(listed)}: {said}")
-    flips = verifier_sensitivity.flip_lines(found.table)
-    print(f"Flips ({len(flips)}):" if flips else "Flips: none; every verdict is the same under every verifier")
-    for line in flips:
-        print(f"  {line}")
-    return 0

@@ -12,7 +12,6 @@ import pytest
 import yaml
 
 from armlab import cli
-from armlab.analysis.commands import print_curve_verdicts
 from armlab.analysis.config import load_config, parse_config
 from armlab.analysis.curves import (
     _compare_fit_parameters,
@@ -24,6 +23,7 @@ from armlab.analysis.curves import (
 )
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.forecasts import FIT_COLUMNS
+from armlab.cli.analysis import print_curve_verdicts
 from armlab.contract import LEDGER
 from armlab.files import write_manifest
 

@@ -16,6 +16,7 @@ from conftest import REPO, TINY
 
 import armlab.training.train as trainer
 from armlab.configfile import load_mapping
+from armlab.files import file_sha256
 from armlab.training.config import ConfigError, validate_config
 from armlab.training.data_policies import DATA_POLICIES
 from armlab.training.policy import (
@@ -33,7 +34,7 @@ from armlab.training.policy import (
 )
 from armlab.training.rollouts import noisy_verdict, step_seed
 from armlab.training.train import AdamW, aggregate, train
-from armlab.training.utils import derive_seed, file_sha256
+from armlab.training.utils import derive_seed
 
 
 def _run(config, root, out, arm="grpo", seed=1):

@@ -52,10 +52,10 @@ from pathlib import Path, PurePosixPath
 
 from armlab import registration
 from armlab.configfile import NAME_PATTERN, NAME_RULE
-from armlab.files import one_line_errors
+from armlab.files import one_line_errors, write_manifest
 from armlab.spec import Recipe
 from armlab.training.recipe import resolve_arm
-from armlab.training.utils import config_hash, run_arguments, write_manifest
+from armlab.training.utils import config_hash, run_arguments
 
 RUN_FIELDS = ("arm", "seed", "estimator", "data_policy", "output_dir")
 TRAINER_DIR = "trainer"

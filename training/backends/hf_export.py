@@ -117,9 +117,8 @@ def export_policy(
     """Write ``out_dir`` atomically: the HF checkpoint of the builtin policy ``policy_path`` in ``model/`` (the
     ``armlab_char`` model and the character tokenizer) and a ``manifest.json`` with their sha256 and the source's."""
 
-    from armlab.files import file_sha256
+    from armlab.files import atomic_path, environment_record, file_sha256, write_manifest
     from armlab.training.policy import load_model
-    from armlab.training.utils import atomic_path, environment_record, write_manifest
 
     numerics.start(numerics_mode, threads, strict=False)
     start, out_dir = time.perf_counter(), Path(out_dir)

@@ -48,17 +48,11 @@ from typing import TYPE_CHECKING
 
 from armlab import numerics, registration
 from armlab.contract import TRL_STEP_NAMES
+from armlab.files import atomic_path, job_environment, write_manifest
 from armlab.spec import Method, Recipe
 from armlab.training.ledger import STEP_COUNTS, write_ledger
 from armlab.training.recipe import kept_checkpoint_steps, resolve_arm
-from armlab.training.utils import (
-    atomic_path,
-    config_hash,
-    derive_seed,
-    job_environment,
-    run_arguments,
-    write_manifest,
-)
+from armlab.training.utils import config_hash, derive_seed, run_arguments
 
 if TYPE_CHECKING:
     import pandas

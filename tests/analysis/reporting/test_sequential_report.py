@@ -210,3 +210,18 @@ def test_the_headline_verdicts_are_the_designs_decisions_not_the_fixed_n_tests(s
         f"with {big['n_seeds']} seeds)." in headline
     )
     assert "Holm p =" not in headline  # no fixed-n p-value in the headline
+
+
+def test_a_config_edited_after_the_analysis_changes_no_setting_the_report_shows(sequential, tmp_path):
+    """The report took α and the interval's confidence of the design from the config re-parsed at report time, and
+    every other α from the analysis's manifest: a config edited after the analysis gave one page with two α. It now
+    reads every setting as the analysis recorded it (manifest.json's settings)."""
+    analysis, html = sequential
+    edited = _config(DESIGN)
+    edited["analysis"] = {**edited["analysis"], "alpha": 0.1, "confidence": 0.9}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(edited))
+    shown = _report(tmp_path, analysis)
+    assert shown.count("α = 0.05") == html.count("α = 0.05") > 0 and "α = 0.1" not in shown
+    assert _sequential_section(shown) == _sequential_section(html)
+    assert "95% repeated confidence intervals" in _sequential_section(shown)
+    assert "alpha: 0.1" in shown and "confidence: 0.9" in shown  # the page shows the edited config, as it is

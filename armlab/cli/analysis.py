@@ -1,5 +1,5 @@
 """The analysis's subcommands of the ``armlab`` command line: ``armlab analyze``, ``report``, ``curves``, ``plan``,
-``summary`` and ``steps``.
+``summary`` and ``steps``: their arguments and what they print; the work is :mod:`armlab.analysis`'s.
 
 Each is one function ``register(subparsers)`` that adds its parser and sets ``run`` (parsed arguments ->
 exit status); :data:`SUBCOMMANDS` lists them for :mod:`armlab.cli`.
@@ -250,24 +250,13 @@ def plan(subparsers: argparse._SubParsersAction) -> None:
 
 
 def print_verdicts(directory: Path | str) -> None:
-    """Print one verdict line per compared arm from an analysis output folder (``armlab summary``)."""
-    from armlab import files
-    from armlab.analysis import outputs, tables
+    """Print one verdict line per compared arm from an analysis output folder (``armlab summary``; the workflow's
+    last lines)."""
     from armlab.analysis.reporting import read
 
-    directory = Path(directory)
-    if not (directory / "comparisons.csv").is_file() and (directory / "analysis" / "comparisons.csv").is_file():
-        directory = directory / "analysis"  # an experiment's results folder
-    path = directory / "comparisons.csv"
-    if not path.is_file():
-        raise AnalysisInputError(
-            f"{path}: not found; expected the output folder of `armlab analyze` or an experiment's results folder"
-        )
-    outputs.check_format(files.read_json(directory / "manifest.json", "manifest"), directory / "manifest.json")
-    sequential_path = directory / "sequential.csv"
-    sequential = read.read_csv(sequential_path, read.SEQUENTIAL_TEXT_COLUMNS) if sequential_path.is_file() else None
+    path, lines = read.verdict_lines(directory)
     print(f"Verdicts ({path}):")
-    for line in tables.verdict_lines(read.read_csv(path), sequential):
+    for line in lines:
         print(f"  {line}")
 
 

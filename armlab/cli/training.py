@@ -1,4 +1,5 @@
-"""The training registries' subcommand of the ``armlab`` command line: ``armlab arms``."""
+"""The training registries' subcommand of the ``armlab`` command line: ``armlab arms`` (what it lists is
+:mod:`armlab.training`'s registries and :mod:`armlab.spec`'s recipe keys, imported when it runs)."""
 
 import textwrap
 

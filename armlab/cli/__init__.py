@@ -1,14 +1,16 @@
-"""The ``armlab`` command line, at the top of the import graph: each package brings its own subcommands.
+"""The ``armlab`` command line, at the top of the import graph: the parsing of arguments and the printing of every
+subcommand, one module per group of them, over the stages' library code.
 
 A subcommand is one function ``register(subparsers)`` that adds its parser and sets ``run`` (the parsed
-arguments -> an exit status), listed in its package's ``commands.SUBCOMMANDS`` (``armlab.analysis.commands``:
-analyze, report, curves, plan; ``armlab.training.commands``: arms) or added with :func:`subcommand`. A refused
-input — an :class:`~armlab.analysis.errors.AnalysisInputError`, a :class:`~armlab.files.BadFile` (a refused
-``--out``, a corrupt file) or a :class:`~armlab.configfile.ConfigError` — is printed as one line without a
-traceback, status 2 (:data:`BAD_INPUT`, as argparse's usage errors), and so is a package that an extra installs
-and this install lacks (the analysis-only ``pip install .`` has no torch: ``armlab arms`` names
-``pip install 'armlab[train]'``); any other exception is a failure of armlab itself: its traceback and status 3
-(:data:`INTERNAL_FAILURE`).
+arguments -> an exit status), listed in its module's ``SUBCOMMANDS`` (:mod:`armlab.cli.analysis`: analyze, report,
+curves, plan, summary, steps; :mod:`armlab.cli.training`: arms; :mod:`armlab.cli.evals`: probe, benchmarks;
+:mod:`armlab.cli.rescore`: rescore) or added with :func:`subcommand`. A subcommand imports the library it runs
+when it runs (``armlab --help`` loads no torch, lm-eval nor matplotlib). A refused input — an
+:class:`~armlab.analysis.errors.AnalysisInputError`, a :class:`~armlab.files.BadFile` (a refused ``--out``, a
+corrupt file) or a :class:`~armlab.configfile.ConfigError` — is printed as one line without a traceback, status 2
+(:data:`BAD_INPUT`, as argparse's usage errors), and so is a package that an extra installs and this install lacks
+(the analysis-only ``pip install .`` has no torch: ``armlab arms`` names ``pip install 'armlab[train]'``); any other
+exception is a failure of armlab itself: its traceback and status 3 (:data:`INTERNAL_FAILURE`).
 
     armlab analyze CONFIG --out DIR        (or: python -m armlab analyze ...)
 """
@@ -20,12 +22,10 @@ import sys
 import traceback
 from importlib import metadata
 
-from armlab.analysis import commands as analysis_commands
 from armlab.analysis.errors import AnalysisInputError
+from armlab.cli import analysis, evals, rescore, training
 from armlab.configfile import ConfigError
-from armlab.evals import commands as evals_commands
 from armlab.files import BadFile
-from armlab.training import commands as training_commands
 
 BAD_INPUT = 2  # the input was refused: fix the config, the file or the argument named in the message
 INTERNAL_FAILURE = 3  # armlab itself failed: a bug to report, with the traceback printed above
@@ -36,42 +36,7 @@ EPILOG = (
 )
 
 
-def rescore(subparsers) -> None:
-    """``armlab rescore RESULTS_DIR [--verifier NAME ...]``: the stored answers re-graded and the analysis rerun per
-    verifier (armlab/experiment/rescore.py, above the stages: imported only when it runs)."""
-    from armlab.evals.verifiers import VERIFIERS
-
-    parser = subparsers.add_parser(
-        "rescore",
-        help="re-grade the stored answers under other verifiers and say which verdicts change",
-        description="Re-grade every answer the evaluations stored under each verifier (nothing is generated), "
-        "rerun the paired analysis per verifier and write RESULTS_DIR/analysis/verifier_sensitivity.csv (each "
-        "verdict beside the configured one) and RESULTS_DIR/verifiers/; the configured results are left as they are.",
-    )
-    parser.add_argument("results", help="an experiment's results folder, results/<experiment>, after its analysis")
-    parser.add_argument(
-        "--verifier",
-        action="append",
-        dest="verifiers",
-        metavar="NAME",
-        help=f"a verifier to re-grade under (repeatable): {', '.join(VERIFIERS)}; default the config's "
-        "analysis.verifiers, else every one",
-    )
-
-    def run(args) -> int:
-        from armlab.experiment.rescore import run_command
-
-        return run_command(args.results, args.verifiers)
-
-    parser.set_defaults(run=run)
-
-
-_SUBCOMMANDS = [
-    *analysis_commands.SUBCOMMANDS,
-    *training_commands.SUBCOMMANDS,
-    *evals_commands.SUBCOMMANDS,
-    rescore,
-]
+_SUBCOMMANDS = [*analysis.SUBCOMMANDS, *training.SUBCOMMANDS, *evals.SUBCOMMANDS, *rescore.SUBCOMMANDS]
 
 
 def subcommand(register):

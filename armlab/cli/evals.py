@@ -1,4 +1,5 @@
-"""The evaluation stage's subcommands of the ``armlab`` command line: ``armlab probe`` and ``armlab benchmarks``."""
+"""The evaluation stage's subcommands of the ``armlab`` command line: ``armlab probe`` and ``armlab benchmarks``
+(the work is :mod:`armlab.evals.probe`'s and :mod:`armlab.evals.catalogue`'s, imported when it runs)."""
 
 
 def probe(subparsers):
