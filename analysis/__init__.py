@@ -13,14 +13,15 @@ In the order data flows through it:
 - the inputs, :mod:`armlab.analysis.inputs`: one module per format (``tidy``, ``wide_csv``, ``lmeval``, ``verl``)
   behind the registry ``FORMATS``, reading within limits (``reading``), locating runs (``runs``) and
   ``validation``;
-- the computation: :mod:`~armlab.analysis.summaries` (benchmark accuracy and the summaries),
-  :mod:`~armlab.analysis.paired` (every comparison as one table), :mod:`~armlab.analysis.improvement`,
-  :mod:`~armlab.analysis.profiles`, :mod:`~armlab.analysis.sensitivity`, :mod:`~armlab.analysis.sampled` (k
-  answers per item), :mod:`~armlab.analysis.waves` (the sequential design's looks and ledger),
-  :mod:`~armlab.analysis.predictions` (preregistered predictions and their lock), :mod:`~armlab.analysis.curves`
-  (learning curves), :mod:`~armlab.analysis.validity` with :mod:`~armlab.analysis.validity_measured` (the measured
-  validity the wording reads), :mod:`~armlab.analysis.planning` (``armlab plan``),
-  :mod:`~armlab.analysis.synthetic` (simulations with known truth);
+- the computation: :mod:`~armlab.analysis.comparisons.summaries` (benchmark accuracy and the summaries),
+  :mod:`~armlab.analysis.comparisons.paired` (every comparison as one table),
+  :mod:`~armlab.analysis.comparisons.improvement`, :mod:`~armlab.analysis.comparisons.profiles`,
+  :mod:`~armlab.analysis.screens.sensitivity`, :mod:`~armlab.analysis.samples.sampled` (k answers per item),
+  :mod:`~armlab.analysis.waves` (the sequential design's looks and ledger), :mod:`~armlab.analysis.predictions`
+  (preregistered predictions and their lock), :mod:`~armlab.analysis.learning_curves.curves` (learning curves),
+  :mod:`~armlab.analysis.design.validity` with :mod:`~armlab.analysis.design.validity_measured` (the measured validity
+  the wording reads), :mod:`~armlab.analysis.design.planning` (``armlab plan``),
+  :mod:`~armlab.analysis.design.synthetic` (simulations with known truth);
 - the outputs: :mod:`~armlab.analysis.outputs` (the catalogue of analysis tables, for the writer and the reader),
   :mod:`~armlab.analysis.pipeline` (``run_analysis`` / ``write_outputs``), :mod:`~armlab.analysis.tables`
   (Markdown and LaTeX tables, verdict lines);
