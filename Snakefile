@@ -4,7 +4,8 @@ from pathlib import Path
 from snakemake.utils import min_version
 
 from armlab import experiment
-from armlab.analysis import planning, predictions, waves
+from armlab.analysis import predictions, waves
+from armlab.analysis.design import planning
 from armlab.configfile import ConfigError
 
 min_version("9.0")
@@ -98,7 +99,7 @@ onsuccess:
 
     import pandas as pd
 
-    from armlab.analysis.summaries import accuracy_table
+    from armlab.analysis.comparisons.summaries import accuracy_table
 
     scores_path = Path(f"{OUT}/scores.parquet")
     if scores_path.exists():

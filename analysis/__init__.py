@@ -13,14 +13,15 @@ In the order data flows through it:
 - the inputs, :mod:`armlab.analysis.inputs`: one module per format (``tidy``, ``wide_csv``, ``lmeval``, ``verl``)
   behind the registry ``FORMATS``, reading within limits (``reading``), locating runs (``runs``) and
   ``validation``;
-- the computation: :mod:`~armlab.analysis.summaries` (benchmark accuracy and the summaries),
-  :mod:`~armlab.analysis.paired` (every comparison as one table), :mod:`~armlab.analysis.improvement`,
-  :mod:`~armlab.analysis.profiles`, :mod:`~armlab.analysis.sensitivity`, :mod:`~armlab.analysis.sampled` (k
-  answers per item), :mod:`~armlab.analysis.waves` (the sequential design's looks and ledger),
-  :mod:`~armlab.analysis.predictions` (preregistered predictions and their lock), :mod:`~armlab.analysis.curves`
-  (learning curves), :mod:`~armlab.analysis.validity` with :mod:`~armlab.analysis.validity_measured` (the measured
-  validity the wording reads), :mod:`~armlab.analysis.planning` (``armlab plan``),
-  :mod:`~armlab.analysis.synthetic` (simulations with known truth);
+- the computation, grouped by the question each part answers (each folder's docstring lists its modules):
+  :mod:`armlab.analysis.comparisons` (which arm beats its reference, seed by seed: the summaries, every paired
+  comparison as one table, probability of improvement, performance profiles), :mod:`armlab.analysis.samples` (what
+  the k answers per item say: avg@k, pass@k and maj@k, unparsed answers), :mod:`armlab.analysis.learning_curves`
+  (the comparison over training and forecasts of its end), :mod:`armlab.analysis.design` (what the seeds can decide:
+  ``armlab plan``, the measured validity the wording reads, simulations with known truth),
+  :mod:`armlab.analysis.screens` (what else could explain a result: contamination, numerics, the grader, the
+  summary chosen; the report card); beside them at the root, :mod:`~armlab.analysis.waves` (the sequential design's
+  looks and ledger) and :mod:`~armlab.analysis.predictions` (preregistered predictions and their lock);
 - the outputs: :mod:`~armlab.analysis.outputs` (the catalogue of analysis tables, for the writer and the reader),
   :mod:`~armlab.analysis.pipeline` (``run_analysis`` / ``write_outputs``), :mod:`~armlab.analysis.tables`
   (Markdown and LaTeX tables, verdict lines);

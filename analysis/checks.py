@@ -6,8 +6,9 @@ the config."""
 from __future__ import annotations
 
 from armlab import layout, registration
-from armlab.analysis import planning, predictions, waves
+from armlab.analysis import predictions, waves
 from armlab.analysis.config import Config, parse_config
+from armlab.analysis.design import planning
 
 
 def check(config: dict, source: str) -> Config:

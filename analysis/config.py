@@ -17,7 +17,7 @@ the rest (``recipe``, ``arms``, ``seeds``, ...):
 ``arms`` (optional)
     the workflow's arms; where given, rankings name only these arms (or
     ``base``), and the arms with a ``numerics`` key are numerics controls
-    (:mod:`armlab.analysis.numerics_noise`), each compared with the one
+    (:mod:`armlab.analysis.screens.numerics_noise`), each compared with the one
     reference it repeats.
 ``input`` (optional)
     where the scores come from; see :mod:`armlab.analysis.inputs` for the kinds.
@@ -205,10 +205,10 @@ def compared_measures(settings: Settings, benchmarks: dict[str, str]) -> list[st
     each benchmark's pass@k (k > 1) and maj@k.
 
     A summary or benchmark that weighs the benchmarks exactly as an earlier one does is left out, as the
-    analysis leaves it out (:func:`armlab.analysis.summaries.twin_measures`).
+    analysis leaves it out (:func:`armlab.analysis.comparisons.summaries.twin_measures`).
     """
-    from armlab.analysis.sampled import majority_name, measure_name, per_benchmark_measures
-    from armlab.analysis.summaries import BUILT_IN
+    from armlab.analysis.comparisons.summaries import BUILT_IN
+    from armlab.analysis.samples.sampled import majority_name, measure_name, per_benchmark_measures
 
     measures = [*BUILT_IN, *settings.subsets, *settings.statistics]
     measures += [measure_name(k) for k in settings.pass_k if k > 1]  # pass@1 is the primary summary itself
@@ -224,7 +224,7 @@ def measure_twins(settings: Settings, benchmarks: dict[str, str]) -> dict[str, s
     import numpy as np
     import pandas as pd
 
-    from armlab.analysis.summaries import summary_weights, twin_measures
+    from armlab.analysis.comparisons.summaries import summary_weights, twin_measures
 
     weights = summary_weights(pd.Series(benchmarks, dtype=object), settings.subsets)
     if settings.per_benchmark:
@@ -322,8 +322,8 @@ def _parse_benchmarks(
 
     No benchmark or domain is named like a built-in summary or a statistic, nor a benchmark like a subset: its
     column would merge with that measure's."""
+    from armlab.analysis.comparisons.summaries import BUILT_IN
     from armlab.analysis.stats.statistics import STATISTICS
-    from armlab.analysis.summaries import BUILT_IN
 
     built_in = {**dict.fromkeys(BUILT_IN, "a built-in summary"), **dict.fromkeys(STATISTICS, "a statistic")}
     measures = {**built_in, **dict.fromkeys(settings.subsets, "a subset of analysis.subsets")}
@@ -485,10 +485,9 @@ def _parse_ks(value: list[int] | None, key: str, source: str) -> tuple[int, ...]
 
 
 def _parse_subsets(value: dict, source: str) -> dict[str, dict[str, float]]:
-    from armlab.analysis.stats.statistics import STATISTICS
-
     # lazily: summaries imports armlab.analysis.inputs, which imports this module
-    from armlab.analysis.summaries import BUILT_IN
+    from armlab.analysis.comparisons.summaries import BUILT_IN
+    from armlab.analysis.stats.statistics import STATISTICS
 
     if not isinstance(value, dict):
         raise AnalysisInputError(f"{source}: analysis.subsets: expected a mapping name -> benchmarks")

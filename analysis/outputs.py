@@ -72,15 +72,23 @@ class AnalysisResult:
     correlations: pd.DataFrame
     dropped: pd.DataFrame
     notes: list
-    improvement: pd.DataFrame  # paired probability of improvement (armlab.analysis.improvement)
-    profiles: pd.DataFrame  # performance profiles (armlab.analysis.profiles)
-    pass_at_k_vs_base: pd.DataFrame  # each arm's pass@k minus the base policy's (armlab.analysis.sampled)
-    per_benchmark: pd.DataFrame  # avg@k, pass@k, maj@k per (family, arm, benchmark) (armlab.analysis.per_benchmark)
+    improvement: pd.DataFrame  # paired probability of improvement (armlab.analysis.comparisons.improvement)
+    profiles: pd.DataFrame  # performance profiles (armlab.analysis.comparisons.profiles)
+    pass_at_k_vs_base: pd.DataFrame  # each arm's pass@k minus the base policy's (armlab.analysis.samples.sampled)
+    per_benchmark: (
+        pd.DataFrame
+    )  # avg@k, pass@k, maj@k per (family, arm, benchmark) (armlab.analysis.samples.per_benchmark)
     variance_components: pd.DataFrame  # training / items / sampling in each primary difference
     allocation: pd.DataFrame  # one more seed or twice the samples, per job-minute
     sequential: pd.DataFrame  # a sequential design's decision per arm (armlab.analysis.waves.final_tables); else empty
     sequential_looks: pd.DataFrame  # every look of every arm
     replications: pd.DataFrame  # each preregistered prediction's verdict (predictions.replication_table)
-    unparsed: pd.DataFrame  # each arm's share of unparsed answers against its reference's (armlab.analysis.unparsed)
-    contamination: pd.DataFrame  # gains on a benchmark against gains on its twin (armlab.analysis.contamination)
-    report_card: pd.DataFrame  # the experiment graded against the minimum standard (armlab.analysis.report_card)
+    unparsed: (
+        pd.DataFrame
+    )  # each arm's share of unparsed answers against its reference's (armlab.analysis.samples.unparsed)
+    contamination: (
+        pd.DataFrame
+    )  # gains on a benchmark against gains on its twin (armlab.analysis.screens.contamination)
+    report_card: (
+        pd.DataFrame
+    )  # the experiment graded against the minimum standard (armlab.analysis.screens.report_card)

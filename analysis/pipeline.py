@@ -15,27 +15,13 @@ import numpy as np
 import pandas as pd
 
 from armlab import files
-from armlab.analysis import (
-    contamination,
-    improvement,
-    inputs,
-    numerics_noise,
-    outputs,
-    paired,
-    per_benchmark,
-    predictions,
-    profiles,
-    report_card,
-    sampled,
-    sensitivity,
-    summaries,
-    tables,
-    unparsed,
-    waves,
-)
+from armlab.analysis import inputs, outputs, predictions, tables, waves
+from armlab.analysis.comparisons import improvement, paired, profiles, summaries
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.inputs import validation
 from armlab.analysis.outputs import AnalysisResult
+from armlab.analysis.samples import per_benchmark, sampled, unparsed
+from armlab.analysis.screens import contamination, numerics_noise, report_card, sensitivity
 from armlab.analysis.stats import statistics
 from armlab.contract import PER_BENCHMARK_ITEM, is_twin, split_twins
 
@@ -49,9 +35,9 @@ def analyze(
     """Load the scores a config points at (or ``scores_path``), validate and analyze them.
 
     ``jobs_dir`` is the experiment's results folder: its run and evaluation manifests give the job times
-    of the allocation advice (:func:`armlab.analysis.sampled.job_minutes`), its evaluations' ``answers.parquet``
-    the per-sample verdicts that pair the arms' sampling noise (:func:`armlab.analysis.sampled.read_answers`), its
-    ``predictions/lock.json`` the preregistered predictions (:mod:`armlab.analysis.predictions`).
+    of the allocation advice (:func:`armlab.analysis.samples.sampled.job_minutes`), its evaluations' ``answers.parquet``
+    the per-sample verdicts that pair the arms' sampling noise (:func:`armlab.analysis.samples.sampled.read_answers`),
+    its ``predictions/lock.json`` the preregistered predictions (:mod:`armlab.analysis.predictions`).
     """
     if jobs_dir is not None and not Path(jobs_dir).is_dir():  # given, not found: a typo, not "no jobs"
         raise AnalysisInputError(f"--jobs {jobs_dir}: not a folder; expected an experiment's results/<experiment>")
@@ -85,11 +71,11 @@ def run_analysis(
 ) -> AnalysisResult:
     """Validate a tidy frame; run summaries, paired comparisons, probability of improvement, profiles, rankings,
     pass@k and the variance components of sampled evaluation (``answers``: the per-sample verdicts of
-    :func:`armlab.analysis.sampled.read_answers`, which pair the arms' sampling noise) and, under a sequential design,
-    its decisions (``ledger``: the record of looks the replayed looks must agree with), and the verdicts of the
+    :func:`armlab.analysis.samples.sampled.read_answers`, which pair the arms' sampling noise) and, under a sequential
+    design, its decisions (``ledger``: the record of looks the replayed looks must agree with), and the verdicts of the
     preregistered predictions (``lock``: :func:`armlab.analysis.predictions.read_lock`; without one, every prediction
-    is exploratory); the unparsed answers' comparison (:mod:`armlab.analysis.unparsed`) and the report card
-    (:mod:`armlab.analysis.report_card`; ``jobs``: what the experiment's folder holds, None for results from
+    is exploratory); the unparsed answers' comparison (:mod:`armlab.analysis.samples.unparsed`) and the report card
+    (:mod:`armlab.analysis.screens.report_card`; ``jobs``: what the experiment's folder holds, None for results from
     elsewhere)."""
     settings = config.settings
     unpaired = settings.pairing == "unpaired"
@@ -312,15 +298,15 @@ def write_outputs(result: AnalysisResult, out_dir: Path | str) -> None:
     ``sensitivity.csv`` (rank correlations between summaries),
     ``probability_of_improvement.csv``, ``performance_profiles.csv``,
     ``dropped.csv``, ``pass_at_k_vs_base.csv``, ``per_benchmark.csv`` and ``.tex``
-    (:func:`armlab.analysis.per_benchmark.per_benchmark_table`; a header only without per-benchmark comparisons),
-    ``variance_components.csv`` and
-    ``allocation.csv`` (:mod:`armlab.analysis.sampled`; only a header where not computed),
+    (:func:`armlab.analysis.samples.per_benchmark.per_benchmark_table`; a header only without per-benchmark
+    comparisons), ``variance_components.csv`` and
+    ``allocation.csv`` (:mod:`armlab.analysis.samples.sampled`; only a header where not computed),
     ``sequential.csv`` and ``sequential_looks.csv`` (:func:`armlab.analysis.waves.final_tables`; a header only
     without a sequential design),
     ``replications.csv`` (:func:`armlab.analysis.predictions.replication_table`; a header only without predictions),
-    ``unparsed.csv`` (:func:`armlab.analysis.unparsed.compare`; a header only without the answers' statuses),
-    ``contamination.csv`` (:func:`armlab.analysis.contamination.screen`; a header only without procedural twins),
-    ``report_card.csv`` (:func:`armlab.analysis.report_card.grade`),
+    ``unparsed.csv`` (:func:`armlab.analysis.samples.unparsed.compare`; a header only without the answers' statuses),
+    ``contamination.csv`` (:func:`armlab.analysis.screens.contamination.screen`; a header only without procedural
+    twins), ``report_card.csv`` (:func:`armlab.analysis.screens.report_card.grade`),
     ``report.md`` and ``manifest.json`` (settings, input, and the
     sha256 of every other file).
     """

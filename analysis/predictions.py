@@ -46,9 +46,9 @@ from typing import Protocol, TypeGuard
 import pandas as pd
 
 from armlab import files, layout
+from armlab.analysis.comparisons.summaries import PRIMARY
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.settings import Settings
-from armlab.analysis.summaries import PRIMARY
 from armlab.contract import KEY, SAMPLE_COUNTS
 from armlab.registration import against_locks
 from armlab.spec import Prediction, PredictionsLock, settings_of
@@ -199,9 +199,9 @@ def _definition(measure: str, config: Analysis) -> dict | None:
     summary, a subset, one benchmark), a statistic over every benchmark, or pass@k / maj@k of the primary summary."""
     import pandas as pd
 
-    from armlab.analysis.sampled import majority_name, measure_name
+    from armlab.analysis.comparisons.summaries import summary_weights
+    from armlab.analysis.samples.sampled import majority_name, measure_name
     from armlab.analysis.stats.statistics import higher_is_better
-    from armlab.analysis.summaries import summary_weights
 
     settings, benchmarks = config.settings, dict(config.benchmarks or {})
     weights = summary_weights(pd.Series(benchmarks, dtype=object), settings.subsets)

@@ -181,8 +181,8 @@ NOT_ROBUST = "not robust to numerics"
 
 
 def not_robust(table: pd.DataFrame) -> np.ndarray:
-    """Whether each row's verdict lies within its measure's numerics spread (armlab.analysis.numerics_noise); False
-    for tables without the column."""
+    """Whether each row's verdict lies within its measure's numerics spread (armlab.analysis.screens.numerics_noise);
+    False for tables without the column."""
     if "not_robust_to_numerics" not in table:
         return np.zeros(len(table), dtype=bool)
     return np.asarray(table["not_robust_to_numerics"].fillna(False), dtype=bool)

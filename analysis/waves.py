@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from armlab import files, layout
-from armlab.analysis import summaries
+from armlab.analysis.comparisons import summaries
 from armlab.analysis.config import Config, parse_config
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.stats import sequential
@@ -202,7 +202,8 @@ def read_ledger(path: str | Path) -> list[dict]:
 
 
 def primary_values(scores: pd.DataFrame, config: Config) -> pd.Series:
-    """Each run's primary summary (the first of :func:`armlab.analysis.summaries.summary_weights`), by (arm, seed)."""
+    """Each run's primary summary (the first of :func:`armlab.analysis.comparisons.summaries.summary_weights`), by (arm,
+    seed)."""
     accuracy = summaries.benchmark_accuracy(scores)
     weights = summaries.summary_weights(summaries.benchmark_domains(scores), config.settings.subsets)
     return summaries.summarize(accuracy, weights)[weights.index[0]]

@@ -42,7 +42,8 @@ LEDGER = tuple(f.name for f in dataclasses.fields(LedgerRow) if f.name != "step"
 TASK_PREFIX = "armlab_"  # an armlab benchmark's lm-eval task is armlab_<benchmark> (evals/lm_eval_tasks.py)
 PROBE = "probe.json"  # armlab probe's job times in an experiment's results folder (evals/probe.py)
 # A benchmark's procedural twin (eval.twins, eval.external.<b>.twin): fresh items of the same kind, evaluated beside it
-# as benchmark <b>__twin and read by the contamination screen only (analysis/contamination.py), never by a summary
+# as benchmark <b>__twin and read by the contamination screen only (analysis/screens/contamination.py), never by a
+# summary
 TWIN_SUFFIX = "__twin"
 
 

@@ -3,7 +3,7 @@
 A/A: the arm *is* the base policy (the same per-item success probabilities), each of its seeds an independent
 evaluation with the same number of answers per item. The truth is "no difference" at every k, so every
 interval that excludes 0 is a false positive. Per design, k and seed count it reports how often the 95%
-interval of analysis/sampled.py ``versus_base`` excludes 0:
+interval of analysis/samples/sampled.py ``versus_base`` excludes 0:
 
 - before: the base evaluated once and its pass@k taken as fixed (armlab before this table);
 - counts: the base evaluated once, its sampling variance from its counts added (``pass_at_k_variance``,
@@ -32,7 +32,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from armlab.analysis.sampled import MIN_EFFECTIVE_ITEMS  # noqa: E402
+from armlab.analysis.samples.sampled import MIN_EFFECTIVE_ITEMS  # noqa: E402
 from armlab.analysis.stats import resampling, sampling  # noqa: E402
 
 ALPHA = 0.05
@@ -53,7 +53,7 @@ def excludes_zero(found: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def paired(diffs: np.ndarray) -> dict[str, np.ndarray]:
-    """The exact sign-flip interval of each row of per-seed differences (analysis/sampled.py's paired mode)."""
+    """The exact sign-flip interval of each row of per-seed differences (analysis/samples/sampled.py's paired mode)."""
     ci = resampling.sign_flip(diffs, confidence=1 - ALPHA)["ci"]
     return {"low": ci[:, 0], "high": ci[:, 1]}
 

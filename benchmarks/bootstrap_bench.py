@@ -39,9 +39,11 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
-from armlab.analysis import pipeline, summaries, synthetic  # noqa: E402
+from armlab.analysis import pipeline  # noqa: E402
+from armlab.analysis.comparisons import summaries  # noqa: E402
+from armlab.analysis.comparisons.paired import paired_differences  # noqa: E402
 from armlab.analysis.config import parse_config  # noqa: E402
-from armlab.analysis.paired import paired_differences  # noqa: E402
+from armlab.analysis.design import synthetic  # noqa: E402
 from armlab.analysis.stats import resampling  # noqa: E402
 
 ARMS = ["grpo"] + [f"arm{i:02d}" for i in range(1, 13)]

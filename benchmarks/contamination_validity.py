@@ -10,12 +10,12 @@ draw. A/A: the arm is the reference's recipe, so the truth is "no contamination"
 benchmark's items (never its twin's) solved ``lift`` more often by the arm (on the probability scale, at most 1),
 as training on them does; the truth is "contaminated".
 
-The screen is :func:`armlab.analysis.contamination.screen`'s procedure on these differences: per run m = accuracy on
-the benchmark − accuracy on its twin, d_s = m(arm, s) − m(reference, s), the exact two-sided sign-flip test, Holm
-within the family with the pooled row (equal weights: the testbed's domains are of equal size) first and the
+The screen is :func:`armlab.analysis.screens.contamination.screen`'s procedure on these differences: per run m =
+accuracy on the benchmark − accuracy on its twin, d_s = m(arm, s) − m(reference, s), the exact two-sided sign-flip test,
+Holm within the family with the pooled row (equal weights: the testbed's domains are of equal size) first and the
 benchmarks gatekept behind it; an arm is flagged when any of its rows rejects with d > 0. The test
-``tests/analysis/test_contamination.py`` checks that this script's flags are the screen's on simulated tables, and
-that docs/statistics.md quotes this table. ``--write`` puts the table into docs/statistics.md between its markers;
+``tests/analysis/screens/test_contamination.py`` checks that this script's flags are the screen's on simulated tables,
+and that docs/statistics.md quotes this table. ``--write`` puts the table into docs/statistics.md between its markers;
 ``--check`` exits 1 when the docs' table is not what this run prints.
 
     python benchmarks/contamination_validity.py [--replicates 2000] [--seed 0] [--write | --check]

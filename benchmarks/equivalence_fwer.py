@@ -1,6 +1,6 @@
 """Family-wise error of "equivalent" claims: the gatekept Holm over the TOSTs against each cell's TOST unadjusted.
 
-Simulations with known truth, run with the analysis' own code (:func:`armlab.analysis.synthetic.
+Simulations with known truth, run with the analysis' own code (:func:`armlab.analysis.design.synthetic.
 equivalence_family_validity`), at 3, 5, 8 and 12 matched seeds, normal and heavy-tailed (Student t, 3 df) run
 noise: a family of 4 arms x (2 summaries + 12 benchmarks), each benchmark's paired difference of sd δ (the
 equivalence margin), in three scenarios: every cell at the margin (every "equivalent" is false); the benchmarks at
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from armlab.analysis import synthetic
 from armlab.analysis.config import parse_config
+from armlab.analysis.design import synthetic
 
 REPO = Path(__file__).resolve().parents[1]
 DOC, ROWS = REPO / "docs" / "statistics.md", REPO / "benchmarks" / "equivalence_fwer.json"

@@ -1,4 +1,5 @@
-"""Error rates of the forecast verdicts of ``armlab curves`` (analysis/forecasts.py), by simulation with known truth.
+"""Error rates of the forecast verdicts of ``armlab curves`` (analysis/learning_curves/forecasts.py), by simulation with
+known truth.
 
 Each replicate draws ``seeds`` matched runs of a reference arm and of one compared arm, each a ScaleRL saturating
 curve (Khatri et al. 2025, eq. 1) evaluated every 10 of 100 steps from the base value 0.2, with a run effect shared
@@ -30,7 +31,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from armlab.analysis.config import parse_config  # noqa: E402
-from armlab.analysis.forecasts import forecasts, saturating  # noqa: E402
+from armlab.analysis.learning_curves.forecasts import forecasts, saturating  # noqa: E402
 from armlab.analysis.stats import resampling  # noqa: E402
 
 STEPS = np.arange(0, 101, 10)

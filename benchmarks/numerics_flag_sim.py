@@ -4,11 +4,11 @@ Each replicate is one comparison at n seeds and its numerics controls, as armlab
 difference from its reference is D_s = effect + t_s + v_B,s - v_A,s (t: the seed's training noise of the difference,
 sd 1; v: each run's numerics noise, sd ``numerics``), and control c's difference is v_c,s - v_A,s (the same reference
 runs). On another machine every run draws new numerics, D'_s = effect + t_s + v'_B,s - v'_A,s, and the verdict may
-change: a flip. The verdicts are the analysis's own (:func:`armlab.analysis.paired.seed_statistics`: the exact
-sign-flip test, its interval at 1 - alpha, the sign-flip TOST within ±margin; one arm per family, so Holm's level is
-alpha) and the flag is :func:`armlab.analysis.numerics_noise.flag_verdicts`' rule: a better/worse/equivalent verdict
-whose room (its interval's bound nearest 0; its equivalence interval's distance from ±margin) is within the largest
-absolute mean difference of the controls. Effects are drawn uniformly over [0, 3] standard errors of the mean
+change: a flip. The verdicts are the analysis's own (:func:`armlab.analysis.comparisons.paired.seed_statistics`: the
+exact sign-flip test, its interval at 1 - alpha, the sign-flip TOST within ±margin; one arm per family, so Holm's level
+is alpha) and the flag is :func:`armlab.analysis.screens.numerics_noise.flag_verdicts`' rule: a better/worse/equivalent
+verdict whose room (its interval's bound nearest 0; its equivalence interval's distance from ±margin) is within the
+largest absolute mean difference of the controls. Effects are drawn uniformly over [0, 3] standard errors of the mean
 difference so that every verdict occurs; the margin is one standard deviation of D.
 
     .venv/bin/python benchmarks/numerics_flag_sim.py --out results/numerics_flag_sim   # seeds 3, 5, 8, 12; numerics
@@ -28,9 +28,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from armlab.analysis import numerics_noise, tables
+from armlab.analysis import tables
+from armlab.analysis.comparisons.paired import seed_statistics
 from armlab.analysis.config import parse_config
-from armlab.analysis.paired import seed_statistics
+from armlab.analysis.screens import numerics_noise
 from armlab.analysis.stats.intervals import FIRST_METHOD
 from armlab.files import write_csv
 

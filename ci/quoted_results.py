@@ -76,9 +76,9 @@ def headroom(accuracy: pd.DataFrame, comparisons: pd.DataFrame) -> list[str]:
 def render_demo(results: Path) -> str:
     """The demo's accuracy per arm and domain, its verdict lines, the seeds' agreement and the numerics it holds on."""
     from armlab.analysis import outputs, tables
+    from armlab.analysis.comparisons.summaries import accuracy_table
     from armlab.analysis.errors import AnalysisInputError
     from armlab.analysis.reporting.read import read_csv
-    from armlab.analysis.summaries import accuracy_table
 
     analysis = _needs(results / "analysis" / "comparisons.csv", "make demo").parent
     try:  # an analysis an older armlab wrote: one line saying to rerun it
@@ -286,8 +286,9 @@ def leak_lifts(results: Path, table: pd.DataFrame) -> list[str]:
 
 def render_contamination(results: Path) -> str:
     """The contamination screen's pooled row per family and arm (analysis/contamination.csv) and its flagged rows."""
-    from armlab.analysis import contamination, tables
+    from armlab.analysis import tables
     from armlab.analysis.reporting.read import read_csv
+    from armlab.analysis.screens import contamination
 
     command = f"snakemake --configfile config/experiments/{results.name}.yaml --cores 2"
     table = read_csv(_needs(results / "analysis" / "contamination.csv", command))

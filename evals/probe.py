@@ -2,8 +2,8 @@
 
 Builds the experiment's data and base policy in a scratch folder, times ``probe_steps`` training steps of
 every arm (seed 1) and one evaluation, and returns the seconds per step and per evaluation. ``armlab probe``
-writes them to ``results/<experiment>/probe.json``, where :func:`armlab.analysis.planning.wall_time` reads them when
-no earlier runs of every arm have manifests. An estimate: the few timed steps include each job's start-up
+writes them to ``results/<experiment>/probe.json``, where :func:`armlab.analysis.design.planning.wall_time` reads them
+when no earlier runs of every arm have manifests. An estimate: the few timed steps include each job's start-up
 (more than a long run pays per step), and jobs that share the machine run somewhat slower than one alone.
 """
 

@@ -118,7 +118,7 @@ def answer_verdicts(samples: dict[str, list[dict]]) -> pd.DataFrame:
 
     Sample j of an item is the j-th of its answers (lm-eval's j-th repeat), drawn from the same stream in
     every arm of a seed; pairing the arms' verdicts by j gives the sampling variance of a difference under
-    those common random numbers (analysis/sampled.py). Tasks of ``eval.lm_eval_tasks`` have no rows.
+    those common random numbers (analysis/samples/sampled.py). Tasks of ``eval.lm_eval_tasks`` have no rows.
     """
     rows = []
     for task, task_samples in samples.items():

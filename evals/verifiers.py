@@ -356,7 +356,7 @@ def _first_line(thing: object) -> str:
 def vote_classes(verdicts: Sequence[Verdict], same) -> list[int]:
     """Each answer's vote for maj@k (self-consistency, Wang et al. 2023): answers that ``same`` calls one answer
     share a number (0, 1, ... in order of first appearance); an unparsed or timed-out answer is -1 and does not
-    vote. The analysis counts the votes of an item's first k answers (analysis/sampled.py ``majority_at_k``)."""
+    vote. The analysis counts the votes of an item's first k answers (analysis/samples/sampled.py ``majority_at_k``)."""
     representatives: list[str] = []
     votes = []
     for verdict in verdicts:

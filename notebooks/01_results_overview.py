@@ -34,7 +34,8 @@ from pathlib import Path
 
 from IPython.display import Markdown, display
 
-from armlab.analysis import api, config, inputs, pipeline, summaries, tables
+from armlab.analysis import api, config, inputs, pipeline, tables
+from armlab.analysis.comparisons import summaries
 from armlab.analysis.reporting import figures, read, sections
 
 ROOT = next(p for p in (Path.cwd(), *Path.cwd().parents) if (p / "pyproject.toml").exists())

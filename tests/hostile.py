@@ -56,7 +56,7 @@ def tripwire(monkeypatch, *targets):
 
 EXPENSIVE = {
     "armlab": (
-        "armlab.analysis.paired.compare",
+        "armlab.analysis.comparisons.paired.compare",
         "armlab.analysis.reporting.report.render_figures",
         "armlab.evals.probe.probe",
     ),

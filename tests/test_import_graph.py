@@ -22,7 +22,9 @@ LAYERS = {
     ],
     "armlab.training": list((REPO / "training").rglob("*.py")),
     "armlab.evals": list((REPO / "evals").rglob("*.py")),
-    # the analysis's rooms: its errors, the statistics, the inputs, the rest above them, the report above all that
+    # the analysis's rooms: its errors, the statistics, the inputs, the rest above them (its plumbing at the root and
+    # the questions' folders: comparisons/, samples/, ...; test_the_analysis_questions_sit_below_its_entries), the
+    # report above all that
     "armlab.analysis.errors": [REPO / "analysis" / "errors.py"],
     "armlab.analysis.stats": list((REPO / "analysis" / "stats").rglob("*.py")),
     "armlab.analysis.inputs": list((REPO / "analysis" / "inputs").rglob("*.py")),
@@ -209,7 +211,7 @@ def test_parsing_the_workflow_loads_neither_torch_nor_scipy_stats():
     code = (
         "import sys\n"
         "from armlab import experiment\n"
-        "from armlab.analysis import planning, predictions, waves\n"
+        "from armlab.analysis import predictions, waves\nfrom armlab.analysis.design import planning\n"
         "from armlab.experiment.plan import RunPlan\n"
         f"config = experiment.load([{str(REPO / 'tests' / 'fixtures' / 'tiny.yaml')!r}])\n"
         "plan = RunPlan(config)\n"
@@ -234,6 +236,32 @@ def test_a_lazy_module_loads_at_first_use_and_is_the_module_itself():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True).stdout
     assert out.split() == ["True", "True", "True", "True", "1.0"]
+
+
+# the analysis's folders by question (analysis/<question>/): every subpackage but these three rooms
+QUESTIONS = sorted(
+    p.parent for p in (REPO / "analysis").glob("*/__init__.py") if p.parent.name not in ("stats", "inputs", "reporting")
+)
+# the analysis's entries at its root: the whole analysis, the Python API, the workflow's start
+ENTRIES = {"pipeline", "api", "checks"}
+
+
+def test_the_analysis_questions_sit_below_its_entries_and_say_what_they_hold():
+    """Each question's folder is a part the entries assemble, never the other way round: none of its modules imports
+    ``pipeline``, ``api`` or ``checks``; and its docstring (one paragraph: the question, then what
+    answers it) names every module it holds."""
+    assert {p.name for p in QUESTIONS} >= {"comparisons", "samples", "learning_curves", "design", "screens"}
+    for folder in QUESTIONS:
+        modules = sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__")
+        doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text())) or ""
+        assert doc.split("?")[0] and "\n\n" not in doc, f"analysis/{folder.name}: no one-paragraph question"
+        unnamed = [m for m in modules if f"``{m}``" not in doc]
+        assert unnamed == [], f"analysis/{folder.name}/__init__.py's docstring does not name {unnamed}"
+        for path in folder.glob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                reached = {".".join(name.split(".")[:3]) for name in _imported_names(node)}
+                entries = sorted(reached & {f"armlab.analysis.{entry}" for entry in ENTRIES})
+                assert entries == [], f"{path.relative_to(REPO)} imports the analysis's entry {entries[0]}"
 
 
 # a folder of tests/ -> the folder of the code it tests (the experiment lives in armlab/experiment/)

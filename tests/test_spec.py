@@ -109,7 +109,7 @@ def test_the_statistics_restate_no_default_of_the_analysis():
     """A keyword of the statistics named like an analysis setting takes its default from armlab.spec (or has none):
     no number is written beside it (before: 34 keyword defaults restated 20, 100_000, 4000, 0.8, 0.95 and 0)."""
     restated = []
-    for path in [*(REPO / "analysis" / "stats").glob("*.py"), REPO / "analysis" / "sensitivity.py"]:
+    for path in [*(REPO / "analysis" / "stats").glob("*.py"), REPO / "analysis" / "screens" / "sensitivity.py"]:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.arguments):
                 pairs = [

@@ -5,7 +5,7 @@ keyed by the experiment and the seed, never by the arm: common random numbers), 
 another CPU generation (``capability``), other torch threads in training and evaluation (``threads``), another
 evaluation batch size (``eval_batch_size``), the other engine for a Hugging Face checkpoint's answers (``engine``).
 Its paired difference from the reference is then what numerics alone do to a result: an A/A control that the
-analysis reads as the numerics component of the variance (armlab.analysis.numerics_noise).
+analysis reads as the numerics component of the variance (armlab.analysis.screens.numerics_noise).
 
 The dtype is not among them. A lower precision (bfloat16) is not another rounding order of the same computation
 but another computation, 8 bits of mantissa against 24: its difference has a direction (a bias), so an arm run in it

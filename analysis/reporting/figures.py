@@ -39,7 +39,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from armlab.analysis.sampled import BENCHMARK_SEPARATOR
+from armlab.analysis.samples.sampled import BENCHMARK_SEPARATOR
 from armlab.analysis.stats import power, resampling
 from armlab.analysis.tables import NOT_TESTED, higher_is_better, is_unpaired, sizes_text, verdicts
 from armlab.contract import BASE_ARM
@@ -315,8 +315,9 @@ def training_curves(
 def accuracy_curves(summaries: pd.DataFrame, styles: Mapping[str, Mapping[str, str]] | None = None) -> Figure:
     """Accuracy over training per arm, one panel per summary: mean over seeds, band from lowest to highest seed.
 
-    ``summaries`` is long (arm, seed, step, summary, value in [0, 1]), as :func:`armlab.analysis.curves.curve_summaries`
-    gives it; panels follow the order of first appearance of the summaries.
+    ``summaries`` is long (arm, seed, step, summary, value in [0, 1]), as
+    :func:`armlab.analysis.learning_curves.curves.curve_summaries` gives it; panels follow the order of first appearance
+    of the summaries.
     """
     names = list(pd.unique(summaries["summary"]))
     styles = styles or arm_styles(pd.unique(summaries["arm"]))
@@ -351,8 +352,9 @@ def curve_differences(
     """Each compared arm's paired difference from its reference over training, one panel per (family, arm): the mean
     over seeds and its simultaneous band over the steps; filled markers where the step's adjusted p is <= alpha.
 
-    ``band`` has :data:`armlab.analysis.curves.BAND_COLUMNS`, as :func:`armlab.analysis.curves.simultaneous_band`
-    gives it; ``position="budget"``: at equal compute, against the budgets of its ``compute`` column.
+    ``band`` has :data:`armlab.analysis.learning_curves.curves.BAND_COLUMNS`, as
+    :func:`armlab.analysis.learning_curves.curves.simultaneous_band` gives it; ``position="budget"``: at equal compute,
+    against the budgets of its ``compute`` column.
     """
     fig, axes, panels = comparison_panels(band, styles, width=3.4)
     for ax, (family, arm, rows, colour) in zip(axes, panels):
@@ -381,8 +383,8 @@ def forecast_plot(
     """Each compared arm's forecast of its final paired difference from the first fraction of training, with its
     interval over seeds, one panel per (family, arm); the dashed line is the difference observed at the last step.
 
-    ``forecasts`` has :data:`armlab.analysis.forecasts.FORECAST_COLUMNS`; ``band`` is the curve band (its last step's
-    ``mean_diff`` is the observed final difference)."""
+    ``forecasts`` has :data:`armlab.analysis.learning_curves.forecasts.FORECAST_COLUMNS`; ``band`` is the curve band
+    (its last step's ``mean_diff`` is the observed final difference)."""
     fig, axes, panels = comparison_panels(forecasts, styles, width=3.0)
     for ax, (family, arm, rows, colour) in zip(axes, panels):
         shown = rows[rows["n_seeds"] >= 2]
@@ -530,7 +532,7 @@ def profile_plot(
     """Performance profiles of ``arms`` (rows of performance_profiles.csv): share of runs above each threshold.
 
     One line per arm, the share of its seed x benchmark accuracies above tau
-    (rliable's score distribution, :mod:`armlab.analysis.profiles`), with the band
+    (rliable's score distribution, :mod:`armlab.analysis.comparisons.profiles`), with the band
     of its percentile bootstrap over seeds.
     """
     styles = styles or arm_styles(arms)

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from armlab import files, layout
-from armlab.analysis import outputs, predictions, report_card, tables, verifier_sensitivity
+from armlab.analysis import outputs, predictions, tables
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.inputs import reading, tidy
+from armlab.analysis.screens import report_card, verifier_sensitivity
 from armlab.analysis.settings import Settings
 
 if TYPE_CHECKING:

@@ -11,10 +11,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from armlab.analysis import contamination, sampled, tables, validity, verifier_sensitivity
+from armlab.analysis import tables
+from armlab.analysis.design import validity
 from armlab.analysis.reporting import figures
 from armlab.analysis.reporting.html import details, esc, html_facts, html_list, html_table, muted, section
 from armlab.analysis.reporting.read import Analysis, Curves, Runs
+from armlab.analysis.samples import sampled
+from armlab.analysis.screens import contamination, verifier_sensitivity
 from armlab.analysis.settings import Settings
 from armlab.registry import Registry
 
@@ -744,7 +747,7 @@ def sampling_section(page: Page) -> str:
 
 def numerics_section(page: Page) -> str:
     """The numerics controls: what numerics alone did to a difference, beside the other components of the variance,
-    and the verdicts that lie within it (armlab.analysis.numerics_noise); "" without controls."""
+    and the verdicts that lie within it (armlab.analysis.screens.numerics_noise); "" without controls."""
     analysis = page.analysis
     comparisons = figures.first_method(analysis.comparisons)
     controls = comparisons[comparisons["numerics_control"].astype(bool)]

@@ -17,7 +17,7 @@ from armlab.files import check_output_directory
 if TYPE_CHECKING:
     import argparse
 
-    from armlab.analysis.curves import CurveInference
+    from armlab.analysis.learning_curves.curves import CurveInference
 
 
 def add_out_argument(parser: argparse.ArgumentParser, command: str, what: str = "output directory") -> None:
@@ -129,7 +129,7 @@ def curves(subparsers: argparse._SubParsersAction) -> None:
     add_out_argument(parser, "curves")
 
     def run(args: argparse.Namespace) -> int:
-        from armlab.analysis import curves as accuracy_curves
+        from armlab.analysis.learning_curves import curves as accuracy_curves
         from armlab.analysis.reporting import figures
         from armlab.files import output_directory, write_csv
 
@@ -209,7 +209,7 @@ def plan(subparsers: argparse._SubParsersAction) -> None:
         help="what the configured seeds can decide, the seeds an effect needs, the wall time: before spending",
         description="Per comparison family: the smallest Holm-adjusted p any data could give, whether equivalence "
         "is attainable, the detectable effect and the seeds needed at a paired sd, and the wall time from measured "
-        "job times (analysis/planning.py). The workflow prints the same lines at every start and dry run.",
+        "job times (analysis/design/planning.py). The workflow prints the same lines at every start and dry run.",
     )
     parser.add_argument("config", help="experiment config, YAML or JSON")
     parser.add_argument("--seeds", type=int, help="seeds per arm to plan for (default: the config's)")
@@ -225,8 +225,8 @@ def plan(subparsers: argparse._SubParsersAction) -> None:
     )
 
     def run(args: argparse.Namespace) -> int:
-        from armlab.analysis import planning
         from armlab.analysis.config import load_raw, parse_config
+        from armlab.analysis.design import planning
         from armlab.configfile import check_limit
 
         for name in ("seeds", "cores"):

@@ -38,7 +38,7 @@ def rescore(subparsers) -> None:
 
 def print_rescore(results_dir: Path | str, names: list[str] | None) -> int:
     """``armlab rescore``: rescore, then say what was written, what it cost and every flip."""
-    from armlab.analysis import verifier_sensitivity
+    from armlab.analysis.screens import verifier_sensitivity
     from armlab.experiment.rescore import rescore
 
     found = rescore(results_dir, names)

@@ -83,7 +83,7 @@ def record(config: dict, arm: str, seed: int, out_dir: Path, path: Path | None =
         "arm": arm,
         "seed": seed,
         "backend": "checkpoints",
-        "trained_elsewhere": True,  # its seconds are the recording's, not a training's (analysis/sampled.py)
+        "trained_elsewhere": True,  # its seconds are the recording's, not a training's (analysis/samples/sampled.py)
         "description": spec.get("description"),
         "recipe": spec.get("claims", {}),  # what the runs claim, for the report's recipe table
         "checkpoint": final["path"],

@@ -4,7 +4,7 @@ Every answer the evaluations stored is graded again under each named verifier (`
 is generated), the paired analysis runs again on each verifier's scores (``armlab.analysis.pipeline.run_analysis``,
 the configured settings; not where the verifier judged every answer and vote as the evaluation did, whose analysis
 is the configured one), and every verdict is set beside the configured analysis's
-(``armlab.analysis.verifier_sensitivity``). Writes ``RESULTS_DIR/verifiers/`` (one folder per verifier: its
+(``armlab.analysis.screens.verifier_sensitivity``). Writes ``RESULTS_DIR/verifiers/`` (one folder per verifier: its
 ``scores.parquet``, ``answers.parquet`` and ``comparisons.csv``; ``grading.csv``; ``manifest.json``) and
 ``RESULTS_DIR/analysis/verifier_sensitivity.csv``, and changes nothing the evaluations or the configured analysis
 wrote. The verifiers: ``--verifier`` (repeatable), else the config's ``analysis.verifiers``, else every one.
@@ -21,8 +21,10 @@ from pathlib import Path
 import pandas as pd
 
 from armlab import files, layout
-from armlab.analysis import pipeline, sampled, verifier_sensitivity
+from armlab.analysis import pipeline
 from armlab.analysis.config import load_config
+from armlab.analysis.samples import sampled
+from armlab.analysis.screens import verifier_sensitivity
 from armlab.contract import KEY, RUN
 from armlab.evals import rescore as regrading
 from armlab.evals.verifiers import VERIFIERS

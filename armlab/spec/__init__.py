@@ -871,7 +871,7 @@ class Analysis:
         None,
         nullable=True,
         help="""accuracy whose first crossing `armlab curves` times (steps_to_threshold); null: halfway from the
-        family's mean at its first evaluated step to its mean at the last (armlab.analysis.curves)""",
+        family's mean at its first evaluated step to its mean at the last (armlab.analysis.learning_curves.curves)""",
         exclusiveMinimum=0,
         exclusiveMaximum=1,
     )
@@ -890,7 +890,7 @@ class Analysis:
     curve_fractions: tuple[float, ...] = setting(
         (0.25, 0.4, 0.6),
         help="""the fractions of training `armlab curves` forecasts the final difference from, increasing, in (0, 1)
-        (armlab.analysis.forecasts)""",
+        (armlab.analysis.learning_curves.forecasts)""",
     )
     verifiers: tuple[str, ...] = setting(
         (),
@@ -904,7 +904,7 @@ DEFAULT_ANALYSIS = Analysis()  # the analysis every default stands for: the stat
 
 @dataclass(frozen=True, kw_only=True)
 class Plan:
-    """What `armlab plan` and every workflow start plan with (validated by armlab.analysis.planning)."""
+    """What `armlab plan` and every workflow start plan with (validated by armlab.analysis.design.planning)."""
 
     SCHEMA: ClassVar[str] = "documented"
 

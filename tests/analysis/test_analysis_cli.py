@@ -14,7 +14,7 @@ from statsmodels.stats.multitest import multipletests
 
 from armlab import cli
 from armlab.analysis import tables
-from armlab.analysis.synthetic import synthetic_scores
+from armlab.analysis.design.synthetic import synthetic_scores
 
 DATAFLEX_CONFIG = REPO / "config/experiments/dataflex_rl_released.yaml"
 MATH = ["math500", "aime24", "olympiadbench", "minerva_math", "gsm8k"]

@@ -6,11 +6,12 @@ import pytest
 from scipy import stats
 from statsmodels.stats.weightstats import ttost_paired
 
-from armlab.analysis import paired, pipeline, tables
+from armlab.analysis import pipeline, tables
+from armlab.analysis.comparisons import paired
 from armlab.analysis.config import parse_config
+from armlab.analysis.design.synthetic import synthetic_scores
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.stats import intervals, multiplicity
-from armlab.analysis.synthetic import synthetic_scores
 
 BENCHMARKS = {"a": "math", "b": "math", "c": "logic"}
 

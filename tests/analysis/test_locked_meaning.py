@@ -24,7 +24,7 @@ from hostile import tree
 from armlab import cli, files, layout, registration
 from armlab.analysis import predictions
 from armlab.analysis.config import parse_config
-from armlab.analysis.synthetic import synthetic_scores
+from armlab.analysis.design.synthetic import synthetic_scores
 
 EXPERIMENT = "locked"
 BENCHMARKS = {"b0": "math", "b1": "math", "b2": "logic"}

@@ -13,12 +13,13 @@ import pytest
 import yaml
 
 from armlab import files
-from armlab.analysis import paired, pipeline, predictions
+from armlab.analysis import pipeline, predictions
+from armlab.analysis.comparisons import paired
 from armlab.analysis.config import Comparison, parse_config
+from armlab.analysis.design.synthetic import mc_error, synthetic_scores
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.reporting import report
 from armlab.analysis.stats import resampling
-from armlab.analysis.synthetic import mc_error, synthetic_scores
 
 BENCHMARKS = {"b0": "math", "b1": "math", "b2": "logic"}
 ALPHA = 0.05

@@ -1,12 +1,13 @@
-"""Accuracy over training (evals/curves.py, analysis/curves.py, workflows/rules/curves.smk): which models a run
-kept, what is refused. The real workflow run of both backends is in tests/training/backends/test_per_arm_backend.py."""
+"""Accuracy over training (evals/curves.py, analysis/learning_curves/curves.py, workflows/rules/curves.smk): which
+models a run kept, what is refused. The real workflow run of both backends is in
+tests/training/backends/test_per_arm_backend.py."""
 
 import pandas as pd
 import pytest
 import yaml
 from conftest import REPO, TINY, snakemake_dry_run
 
-from armlab.analysis.curves import curve_summaries, read_curves
+from armlab.analysis.learning_curves.curves import curve_summaries, read_curves
 from armlab.evals.curves import run_models
 from armlab.files import BadFile, write_manifest
 

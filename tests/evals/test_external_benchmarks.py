@@ -389,7 +389,7 @@ def test_an_external_benchmark_is_sampled_and_every_answer_graded(tiny_config, t
     """The builtin policy answers GSM8K-format items (a template that fits its context) 4 times each: the scores hold
     n_correct / n_samples per item, answers.parquet a verdict, an extracted answer and a vote per answer, and every
     verdict equals an independent grading of the raw answer lm-eval logged (its last number as an exact fraction)."""
-    from armlab.analysis.sampled import majority_at_k
+    from armlab.analysis.samples.sampled import majority_at_k
     from armlab.evals.lm_eval_tasks import write_task_configs
     from armlab.evals.run import evaluate
 

@@ -17,9 +17,10 @@ import pytest
 import yaml
 
 from armlab import cli, experiment, files
-from armlab.analysis import pipeline, verifier_sensitivity
+from armlab.analysis import pipeline
 from armlab.analysis.config import load_config
 from armlab.analysis.reporting import read, sections
+from armlab.analysis.screens import verifier_sensitivity
 from armlab.configfile import ConfigError
 from armlab.evals.lm_eval_tasks import process_results
 from armlab.evals.merge import merge

@@ -650,7 +650,7 @@ def test_a_value_with_shell_syntax_stays_one_literal_word_when_run(tmp_path):
 
 
 def test_markdown_outputs_escape_html_and_keep_their_tables(tmp_path):
-    from armlab.analysis.synthetic import synthetic_scores
+    from armlab.analysis.design.synthetic import synthetic_scores
 
     script, piped = "<script>alert(1)</script>", "a|b<img src=x onerror=alert(1)>"
     benchmarks = {"<b>bold</b>|x": "m&th", "plain": "logic"}

@@ -29,7 +29,8 @@ def test_dry_run_lists_the_whole_dag(tiny_run):
 
 
 def test_the_start_says_what_two_seeds_can_decide_and_the_analysis_agrees(tiny_run):
-    """The plan (analysis/planning.py) is printed before any job, also in a dry run, and is what the analysis finds."""
+    """The plan (analysis/design/planning.py) is printed before any job, also in a dry run, and is what the analysis
+    finds."""
     workdir, dry = tiny_run
     lines = [line for line in dry["stdout"].splitlines() if line.startswith("armlab plan:")]
     assert lines[0].startswith("armlab plan: family data_policies: 1 arm(s) x 2 seeds: smallest Holm p 0.5 (can NOT")

@@ -1,7 +1,7 @@
 # Accuracy over training, not part of `all`: `snakemake --configfile <exp>.yaml --cores 2 learning_curves`
 # evaluates every model each run kept (recipe.checkpoint_every, and the final one) as the run's evaluation scores
 # its final model (evals/curves.py), then tabulates and plots each domain and the primary summary per step
-# (analysis/curves.py), the base policy at step 0, and compares the curves of each family seed by seed: the paired
+# (analysis/learning_curves/curves.py), the base policy at step 0, and compares the curves of each family seed by seed: the paired
 # difference per step with a band and a p simultaneous over the steps, and the curve measures under gatekept Holm,
 # and writes the report again with a learning-curves section (curves_report/).
 

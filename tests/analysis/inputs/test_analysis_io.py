@@ -8,9 +8,9 @@ import pytest
 
 from armlab.analysis import inputs
 from armlab.analysis.config import Comparison
+from armlab.analysis.design.synthetic import synthetic_scores
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.inputs import validation
-from armlab.analysis.synthetic import synthetic_scores
 from armlab.contract import COLUMNS
 
 BENCHMARKS = {"add": "math", "sub": "math", "boolexpr": "logic"}

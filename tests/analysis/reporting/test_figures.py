@@ -8,10 +8,10 @@ from matplotlib.colors import to_hex
 
 from armlab.analysis import pipeline, tables
 from armlab.analysis.config import parse_config
+from armlab.analysis.design.synthetic import synthetic_scores
 from armlab.analysis.reporting import figures
 from armlab.analysis.stats import power
 from armlab.analysis.stats.resampling import min_sign_flip_pvalue
-from armlab.analysis.synthetic import synthetic_scores
 
 BENCHMARKS = {"b0": "math", "b1": "math", "b2": "logic", "b3": "science"}
 
@@ -261,7 +261,7 @@ def test_ranking_plot_labels_do_not_overlap_where_arms_tie_or_summaries_have_lon
 def test_rankings_say_which_neighbours_the_seeds_separate():
     from itertools import product
 
-    from armlab.analysis import sensitivity
+    from armlab.analysis.screens import sensitivity
 
     rng = np.random.default_rng(3)
     seeds = range(8)

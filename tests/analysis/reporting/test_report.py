@@ -21,9 +21,9 @@ from conftest import REPO, REPORT_FIXTURE, report_build
 from armlab import cli
 from armlab.analysis import outputs, tables
 from armlab.analysis.config import Settings, load_config
+from armlab.analysis.design.synthetic import synthetic_scores
 from armlab.analysis.reporting import html as report_html
 from armlab.analysis.reporting import read, report, sections
-from armlab.analysis.synthetic import synthetic_scores
 from armlab.files import OUTPUT_MARKER, write_manifest
 from armlab.registry import Registry
 

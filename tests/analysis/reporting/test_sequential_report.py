@@ -10,8 +10,8 @@ from matplotlib.colors import to_hex
 
 from armlab.analysis import pipeline, tables, waves
 from armlab.analysis.config import parse_config
+from armlab.analysis.design.synthetic import synthetic_scores
 from armlab.analysis.reporting import figures, read, report, sections
-from armlab.analysis.synthetic import synthetic_scores
 
 BENCHMARKS = {"b0": "math", "b1": "math", "b2": "logic"}
 SEEDS = list(range(1, 13))

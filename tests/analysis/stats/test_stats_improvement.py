@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from armlab.analysis import improvement, profiles
+from armlab.analysis.comparisons import improvement, profiles
 from armlab.analysis.config import Comparison, parse_config
 
 

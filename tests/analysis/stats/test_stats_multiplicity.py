@@ -5,8 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from armlab.analysis import synthetic
 from armlab.analysis.config import parse_config
+from armlab.analysis.design import synthetic
 from armlab.analysis.stats import multiplicity
 
 SETTINGS = parse_config({"experiment": "x", "comparisons": [{"family": "f", "reference": "r", "arms": ["a"]}]}).settings

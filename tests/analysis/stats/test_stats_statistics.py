@@ -12,8 +12,8 @@ from scipy import stats
 
 from armlab.analysis import pipeline, tables
 from armlab.analysis.config import parse_config
+from armlab.analysis.design.synthetic import synthetic_scores
 from armlab.analysis.stats import statistics
-from armlab.analysis.synthetic import synthetic_scores
 
 # rliable's own test matrix (tests/rliable/metrics_test.py), runs x tasks, and an 8-benchmark run by hand
 RLIABLE_X = np.array([[1, 2], [2, 2], [1, 1], [2, 1]], dtype=float)

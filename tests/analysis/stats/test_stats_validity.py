@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import REPO
 
-from armlab.analysis import validity, validity_measured
+from armlab.analysis.design import validity, validity_measured
 from armlab.analysis.stats import resampling
 
 SIM = runpy.run_path(str(REPO / "benchmarks" / "coverage_sim.py"))
@@ -106,7 +106,7 @@ EQUIVALENCE = runpy.run_path(str(REPO / "benchmarks" / "equivalence_fwer.py"))
 def test_statistics_md_shows_the_measured_family_wise_error_of_equivalence_claims_and_it_holds():
     import json
 
-    from armlab.analysis.synthetic import mc_error
+    from armlab.analysis.design.synthetic import mc_error
 
     record = json.loads(EQUIVALENCE["ROWS"].read_text())
     doc = EQUIVALENCE["DOC"].read_text()
