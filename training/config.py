@@ -41,8 +41,6 @@ from armlab.training.recipe import resolve_arm
 from armlab.training.tasks import TASKS, character_prompt_problem
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflows" / "schemas" / "config.schema.yaml"
-# data policies that do not read rewards as 0/1 pass rates, so they run with a length bonus
-SHAPING_DATA_POLICIES = ("uniform", "static")
 # the recipe and config sizes a `limits:` key caps (see armlab.limits.DEFAULT_LIMITS)
 LIMITED_SIZES = {
     "recipe.steps": "steps",
@@ -240,12 +238,12 @@ def validate_config(config: dict, source: str = "config") -> dict:
                 f"{recipe.estimator['name']!r} is group-relative (its baseline comes from the other "
                 f"rollouts of the same prompt) and needs group_size >= 2"
             )
-        if recipe.length_bonus and recipe.data_policy["name"] not in SHAPING_DATA_POLICIES:
+        if recipe.length_bonus and not DATA_POLICIES[recipe.data_policy["name"]].shaped_rewards:
             key = f"arms.{arm}.length_bonus" if "length_bonus" in config["arms"][arm] else "recipe.length_bonus"
             raise ConfigError(
                 f"{source}: {key}: a length bonus makes rewards more than a 0/1 verdict, and data policy "
                 f"{recipe.data_policy['name']!r} reads them as pass rates; it runs with "
-                f"{list(SHAPING_DATA_POLICIES)}"
+                f"{[name for name, policy in DATA_POLICIES.items() if policy.shaped_rewards]}"
             )
         for field, (registry, skip) in METHODS.items():
             spec = loss_spec(recipe) if field == "policy_loss" else getattr(recipe, field)
