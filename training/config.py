@@ -31,7 +31,7 @@ from armlab.configfile import (
 from armlab.contract import BASE_ARM, BUILTIN_BASE, TWIN_SUFFIX, is_twin
 from armlab.registry import Registry
 from armlab.spec import ARM_KEYS, EVERY_ARM_KEYS, INT64_MAX, Recipe, method_spec
-from armlab.training.backends import BACKENDS, PER_ARM_BACKENDS, arm_backend, backends_used
+from armlab.training.backends import BACKENDS, arm_backend, backends_used
 from armlab.training.data_policies import DATA_POLICIES
 from armlab.training.estimators import ESTIMATORS
 from armlab.training.losses import POLICY_LOSSES, SKIP, check_policy_loss, loss_spec
@@ -480,9 +480,10 @@ def _check_arm_backends(source: str, config: dict) -> None:
     own = {arm: spec["backend"] for arm, spec in config["arms"].items() if "backend" in spec}
     for arm, name in own.items():
         BACKENDS.entry(name, f"{source}: arms.{arm}.backend", ConfigError)
-        if name not in PER_ARM_BACKENDS or config["backend"] not in PER_ARM_BACKENDS:
+        if not BACKENDS[name].per_arm or not BACKENDS[config["backend"]].per_arm:
             raise ConfigError(
-                f"{source}: arms.{arm}.backend: an arm's own backend is one of {list(PER_ARM_BACKENDS)} in an "
+                f"{source}: arms.{arm}.backend: an arm's own backend is one of "
+                f"{[other for other, backend in BACKENDS.items() if backend.per_arm]} in an "
                 f"experiment whose backend is one of them (got {name!r} in a {config['backend']!r} experiment); the "
                 f"command backend runs whole experiments: set the top-level backend instead"
             )
