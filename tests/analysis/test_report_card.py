@@ -259,6 +259,25 @@ def test_the_grader_screen_is_read_when_its_table_is_there(tmp_path):
     )
 
 
+def test_a_screen_item_is_graded_again_from_its_table_by_its_entrys_screen():
+    flips = pd.DataFrame(
+        {
+            "verifier": ["strict_boxed"],
+            "family": ["estimators"],
+            "arm": ["dapo"],
+            "measure": ["domain_balanced"],
+            "verdict": ["inconclusive"],
+            "flip": [True],
+        }  # fmt: skip
+    )
+    before = pd.DataFrame([{"item": "grader", "check": "c", "status": "not run", "value": "", "reason": "r"}])
+    after = report_card.with_screens(before, grader=flips)
+    assert after.loc[0, "status"] == "fail" and "dapo (estimators)" in after.loc[0, "reason"]
+    assert report_card.ITEMS["grader"].screen is report_card.grader_screen
+    with pytest.raises(KeyError, match="'seeds' has no screen"):
+        report_card.with_screens(before.assign(item="seeds"), seeds=flips)
+
+
 def test_the_card_is_written_and_read_back_as_text(tmp_path):
     from armlab.analysis.pipeline import write_outputs
     from armlab.analysis.reporting.read import read_analysis
