@@ -18,8 +18,10 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -213,33 +215,50 @@ def _vllm_model_args(config: dict, checkpoint: Path, stream: str) -> dict:
     }
 
 
-# lm-eval model name (the backends' `lm_eval_model`) -> the module that registers it with lm-eval, and its
-# constructor arguments for a checkpoint; only that module is imported (lm-eval's hf model imports transformers)
+class LmEvalModel(NamedTuple):
+    """An lm-eval model armlab evaluates checkpoints with."""
+
+    module: str  # the module that registers it with lm-eval; only it is imported (lm-eval's hf imports transformers)
+    model_args: Callable[[dict, Path, str], dict]  # its constructor arguments for (config, checkpoint, stream)
+    sampling: str  # how it draws sampled answers, for the manifest
+    engine: str | None = None  # the eval.engine that serves Hugging Face checkpoints with it
+
+
+# lm-eval model name (the backends' `lm_eval_model`) -> its entry
 MODELS = Registry(
     "lm-eval model",
     {
-        "armlab-builtin": ("armlab.evals.lm_eval_adapter", _builtin_model_args),
-        "hf": ("lm_eval.models.huggingface", _hf_model_args),
-        "armlab-vllm": ("armlab.evals.vllm_engine", _vllm_model_args),
+        "armlab-builtin": LmEvalModel(
+            "armlab.evals.lm_eval_adapter",
+            _builtin_model_args,
+            "one Philox stream per (experiment, seed, benchmark, item, sample), independent of the arm",
+        ),
+        "hf": LmEvalModel(
+            "lm_eval.models.huggingface",
+            _hf_model_args,
+            "torch's generator seeded once per (experiment, seed), independent of the arm: the same checkpoint "
+            "gives the same answers, but arms do not share per-answer draws (their answers' lengths shift the stream)",
+            engine="hf",
+        ),
+        "armlab-vllm": LmEvalModel(
+            "armlab.evals.vllm_engine",
+            _vllm_model_args,
+            "vLLM with one seed per (experiment, seed, benchmark, item, sample), independent of the arm and of the "
+            "batch",
+            engine="vllm",
+        ),
     },
 )
-ENGINES = {"hf": "hf", "vllm": "armlab-vllm"}  # eval.engine -> the lm-eval model that serves Hugging Face checkpoints
 
 
 def engine_model(config: dict, model: str) -> str:
     """The lm-eval model that serves a checkpoint the backend scores with ``model``: a Hugging Face checkpoint
-    (``hf``) goes to the engine ``eval.engine`` names; the builtin policy is always ``armlab-builtin``."""
-    return ENGINES[parse_section(Eval, config["eval"]).engine] if model == "hf" else model
-
-
-# how each model draws sampled answers, for the manifest
-SAMPLING_STREAMS = {
-    "armlab-builtin": "one Philox stream per (experiment, seed, benchmark, item, sample), independent of the arm",
-    "hf": "torch's generator seeded once per (experiment, seed), independent of the arm: the same checkpoint "
-    "gives the same answers, but arms do not share per-answer draws (their answers' lengths shift the stream)",
-    "armlab-vllm": "vLLM with one seed per (experiment, seed, benchmark, item, sample), independent of the arm and "
-    "of the batch",
-}
+    (``hf``) goes to the model whose ``engine`` ``eval.engine`` names; the builtin policy is always
+    ``armlab-builtin``."""
+    if model != "hf":
+        return model
+    engine = parse_section(Eval, config["eval"]).engine
+    return next(name for name, entry in MODELS.items() if entry.engine == engine)
 
 
 def load_model(config: dict, checkpoint: Path, model: str, stream: str = ""):
@@ -248,9 +267,9 @@ def load_model(config: dict, checkpoint: Path, model: str, stream: str = ""):
 
     from lm_eval.api.registry import get_model
 
-    module, model_args = MODELS[model]
-    importlib.import_module(module)
-    return get_model(model)(**model_args(config, checkpoint, stream))
+    entry = MODELS[model]
+    importlib.import_module(entry.module)
+    return get_model(model)(**entry.model_args(config, checkpoint, stream))
 
 
 @contextmanager
@@ -353,7 +372,7 @@ def evaluate(
                 "lm_eval_model": model,
                 "batch_size": config["eval"]["batch_size"],  # numerics: how the answers were batched
                 "sampling": {key: config["eval"][key] for key in ("samples", "temperature", "top_p", "max_gen_toks")}
-                | {"stream": stream, "torch_seed": torch_seed(stream), "how": SAMPLING_STREAMS[model]},
+                | {"stream": stream, "torch_seed": torch_seed(stream), "how": MODELS[model].sampling},
                 # per benchmark, how many answers were graded, unparsed or timed out (the last two counted wrong)
                 "outcomes": outcomes,
                 # per benchmark, what decides its scores besides the model (the report card compares arms on it)

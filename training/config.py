@@ -31,7 +31,7 @@ from armlab.configfile import (
 from armlab.contract import BASE_ARM, BUILTIN_BASE, TWIN_SUFFIX, is_twin
 from armlab.registry import Registry
 from armlab.spec import ARM_KEYS, EVERY_ARM_KEYS, INT64_MAX, Recipe, method_spec
-from armlab.training.backends import BACKENDS, PER_ARM_BACKENDS, arm_backend, backends_used
+from armlab.training.backends import BACKENDS, arm_backend, backends_used
 from armlab.training.data_policies import DATA_POLICIES
 from armlab.training.estimators import ESTIMATORS
 from armlab.training.losses import POLICY_LOSSES, SKIP, check_policy_loss, loss_spec
@@ -41,8 +41,6 @@ from armlab.training.recipe import resolve_arm
 from armlab.training.tasks import TASKS, character_prompt_problem
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "workflows" / "schemas" / "config.schema.yaml"
-# data policies that do not read rewards as 0/1 pass rates, so they run with a length bonus
-SHAPING_DATA_POLICIES = ("uniform", "static")
 # the recipe and config sizes a `limits:` key caps (see armlab.limits.DEFAULT_LIMITS)
 LIMITED_SIZES = {
     "recipe.steps": "steps",
@@ -240,12 +238,12 @@ def validate_config(config: dict, source: str = "config") -> dict:
                 f"{recipe.estimator['name']!r} is group-relative (its baseline comes from the other "
                 f"rollouts of the same prompt) and needs group_size >= 2"
             )
-        if recipe.length_bonus and recipe.data_policy["name"] not in SHAPING_DATA_POLICIES:
+        if recipe.length_bonus and not DATA_POLICIES[recipe.data_policy["name"]].shaped_rewards:
             key = f"arms.{arm}.length_bonus" if "length_bonus" in config["arms"][arm] else "recipe.length_bonus"
             raise ConfigError(
                 f"{source}: {key}: a length bonus makes rewards more than a 0/1 verdict, and data policy "
                 f"{recipe.data_policy['name']!r} reads them as pass rates; it runs with "
-                f"{list(SHAPING_DATA_POLICIES)}"
+                f"{[name for name, policy in DATA_POLICIES.items() if policy.shaped_rewards]}"
             )
         for field, (registry, skip) in METHODS.items():
             spec = loss_spec(recipe) if field == "policy_loss" else getattr(recipe, field)
@@ -482,9 +480,10 @@ def _check_arm_backends(source: str, config: dict) -> None:
     own = {arm: spec["backend"] for arm, spec in config["arms"].items() if "backend" in spec}
     for arm, name in own.items():
         BACKENDS.entry(name, f"{source}: arms.{arm}.backend", ConfigError)
-        if name not in PER_ARM_BACKENDS or config["backend"] not in PER_ARM_BACKENDS:
+        if not BACKENDS[name].per_arm or not BACKENDS[config["backend"]].per_arm:
             raise ConfigError(
-                f"{source}: arms.{arm}.backend: an arm's own backend is one of {list(PER_ARM_BACKENDS)} in an "
+                f"{source}: arms.{arm}.backend: an arm's own backend is one of "
+                f"{[other for other, backend in BACKENDS.items() if backend.per_arm]} in an "
                 f"experiment whose backend is one of them (got {name!r} in a {config['backend']!r} experiment); the "
                 f"command backend runs whole experiments: set the top-level backend instead"
             )

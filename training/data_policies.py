@@ -20,15 +20,16 @@ defaults, which change nothing, so a policy overrides only the hooks its rule ne
 
 ``DATA_POLICIES`` maps a name to the class, and that key is the policy's ``name``
 (its messages use it); the first docstring line names the source, the parameters
-are keyword arguments with the published defaults (see :func:`list_policies`).
-Adding a policy is one class and one entry. Rules and sources: ``docs/methods.md``
+are keyword arguments with the published defaults (see :func:`list_policies`); the class
+attributes ``shaped_rewards`` and ``trl`` say whether it runs with a length bonus and how the
+TRL backend runs it. Adding a policy is one class and one entry. Rules and sources: ``docs/methods.md``
 (Data policies).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -64,6 +65,11 @@ class Uniform:
 
     max_tries = 1  # prompt batches a step may roll out; > 1 refills the batch with kept groups (DAPO)
     oversample = 1  # candidate prompts drawn per batch slot for choose_prompts
+    # what validation and the backends read; every policy declares both (tests/training/test_data_policies.py):
+    # reads no pass rates, so it runs with rewards that are more than a 0/1 verdict (recipe.length_bonus)
+    shaped_rewards: bool = True
+    # how the TRL backend runs it: "fixed" domain shares, "adaptive" shares fed back TRL's rewards, None: it cannot
+    trl: Literal["fixed", "adaptive"] | None = "fixed"
 
     def __init__(self, domains: list[str]):
         self.domains = list(domains)
@@ -105,6 +111,9 @@ class Uniform:
 class DiffFilter(Uniform):
     """Keep a group iff low < pass rate < high (strict), as a 0/1 rollout weight — DataFlex-RL `difffilter`."""
 
+    shaped_rewards = False
+    trl = None
+
     def __init__(self, domains, low: float = 0.2, high: float = 0.8):
         super().__init__(domains)
         _number(self.name, "low", low), _number(self.name, "high", high)
@@ -127,6 +136,9 @@ class MaxVar(Uniform):
     equally good a the smallest wins (most rollouts from the top). Advantages are not
     recomputed on the subset (DataFlex-RL's select semantics: a 0/1 mask).
     """
+
+    shaped_rewards = False
+    trl = None
 
     def __init__(self, domains, fraction: float = 0.5):
         super().__init__(domains)
@@ -157,6 +169,9 @@ class GFPO(Uniform):
     Ties keep the lower index; a group with G <= k keeps every rollout.
     """
 
+    shaped_rewards = False
+    trl = None
+
     def __init__(self, domains, k: int = 3):
         super().__init__(domains)
         self.k = _number(self.name, "k", k, 1, integer=True)
@@ -172,6 +187,9 @@ class TopK(Uniform):
 
     Counted over the whole batch: k = max(1, round(fraction·N)) (Python's round), ties keep the lower index.
     """
+
+    shaped_rewards = False
+    trl = None
 
     def __init__(self, domains, fraction: float = 0.5):
         super().__init__(domains)
@@ -195,6 +213,9 @@ class AdvantageReweight(Uniform):
     batch (all rollouts weigh 1), so low-probability tokens count less.
     """
 
+    shaped_rewards = False
+    trl = None
+
     def __init__(self, domains, alpha: float = 0.5):
         super().__init__(domains)
         self.alpha = _number(self.name, "alpha", alpha, 0.0, 1.0)
@@ -213,6 +234,9 @@ class PER(Uniform):
     Outcome advantages are constant over a response, so mean_t |A_t| = |A|.
     """
 
+    shaped_rewards = False
+    trl = None
+
     def __init__(self, domains, alpha: float = 0.5, eps: float = 1e-8):
         super().__init__(domains)
         self.alpha = _number(self.name, "alpha", alpha, 0.0)
@@ -224,6 +248,9 @@ class PER(Uniform):
 
 class SoftmaxReweight(Uniform):
     """w = softmax(|A| / T) over the batch's rollouts, T = 1, rescaled to mean 1 — DataFlex-RL `softmax`."""
+
+    shaped_rewards = False
+    trl = None
 
     def __init__(self, domains, temperature: float = 1.0):
         super().__init__(domains)
@@ -239,6 +266,9 @@ class DiffBand(Uniform):
 
     The band is closed (both ends inclusive); quantiles interpolate linearly (numpy's default).
     """
+
+    shaped_rewards = False
+    trl = None
 
     def __init__(self, domains, low_q: float = 0.25, high_q: float = 0.75, focus_weight: float = 2.0):
         super().__init__(domains)
@@ -263,6 +293,9 @@ class DiffBand(Uniform):
 class StaticMixture(Uniform):
     """A fixed, equal share of each step's prompts per domain — DataFlex-RL `static`."""
 
+    shaped_rewards = True
+    trl = "fixed"
+
     def domain_shares(self, step):
         return np.full(len(self.domains), 1.0 / len(self.domains))
 
@@ -275,6 +308,9 @@ class _AdaptiveMixture(Uniform):
     mean |advantage| of each domain's rollouts; a domain absent from a step has no entry).
     The window counts steps — DataFlex-RL's code keeps the last 50 per-rollout values.
     """
+
+    shaped_rewards = False
+    trl = "adaptive"
 
     def __init__(
         self,
@@ -399,6 +435,9 @@ class EXP3Mixture(Uniform):
     are kept as logarithms; p_d is the share used to sample the step.
     """
 
+    shaped_rewards = False
+    trl = "adaptive"
+
     def __init__(self, domains, gamma: float = 0.1):
         super().__init__(domains)
         self.gamma = _number(self.name, "gamma", gamma, 0.0, 1.0, low_open=True)
@@ -433,6 +472,9 @@ class DynamicSampling(Uniform):
     cap is hit, here the step trains on the kept groups, topped up to the batch size by
     dropped ones at weight 0 (kept_frac < 1 in the log).
     """
+
+    shaped_rewards = False
+    trl = None
 
     def __init__(self, domains, max_tries: int = 10):
         super().__init__(domains)
@@ -568,6 +610,9 @@ class ThompsonDifficulty(Uniform):
     θ ~ Beta(α, β) per candidate from the trainer's generator; the n with the smallest
     |θ − target| are rolled out (ties: lower index). Rollout weights stay 1.
     """
+
+    shaped_rewards = False
+    trl = None
 
     def __init__(
         self,

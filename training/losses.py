@@ -3,7 +3,7 @@
 Every loss has the signature ``fn(log_ratio, logp, advantages, mask, clip, **params) -> (per_token, clipped)``:
 
 * ``log_ratio`` (B, N): log π_θ − log π_old per token, or GSPO's sequence mean broadcast over the tokens
-  (``ratio_level: sequence``, only for the losses not in :data:`TOKEN_LEVEL_ONLY`); it carries the gradient;
+  (``ratio_level: sequence``, only for the losses declared ``sequence_ratio``); it carries the gradient;
 * ``logp`` (B, N): log π_θ of the sampled tokens (CISPO, GPG and the covariance rules use it directly);
 * ``advantages`` (B, 1): one advantage per rollout;
 * ``mask`` (B, N) bool: the tokens that count (generated, and of weight > 0) — batch statistics (GMPO's
@@ -13,11 +13,16 @@ Every loss has the signature ``fn(log_ratio, logp, advantages, mask, clip, **par
 and returns the per-token loss and the boolean mask of the tokens the loss clipped (``clip_frac`` in the step log
 counts it over the generated tokens). ``train.policy_loss`` adds the KL term and aggregates (``loss_agg``). A
 parameter out of range raises ``ValueError`` (config validation calls each configured loss once on a dummy batch).
-Adding a loss is one function and one ``POLICY_LOSSES`` entry. Formulas, sources and test vectors:
+The :func:`loss_facts` decorator declares what validation reads of a loss's definition: whether it is defined on
+GSPO's sequence ratio, and the aggregation it fixes. Adding a loss is one decorated function and one
+``POLICY_LOSSES`` entry. Formulas, sources and test vectors:
 ``docs/methods.md`` (The loss).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from armlab.lazy import lazy_module
 from armlab.registry import Registry
@@ -29,11 +34,31 @@ torch = lazy_module("torch")
 DEFAULT_POLICY_LOSS = "ppo_clip"
 
 
+class PolicyLoss(Protocol):
+    """A policy loss (the signature above) and the facts :func:`loss_facts` declares about its definition."""
+
+    sequence_ratio: bool  # defined on GSPO's sequence ratio too (ratio_level: sequence), not only on token ratios
+    aggregation: str | None  # the loss_agg its definition fixes (GMPO's mean over sequences), or None: any
+
+    def __call__(self, log_ratio, logp, advantages, mask, clip, **params) -> tuple: ...
+
+
+def loss_facts(*, sequence_ratio: bool, aggregation: str | None = None) -> Callable[[Any], PolicyLoss]:
+    """Declare a loss's facts on its function: ``@loss_facts(sequence_ratio=..., aggregation=...)``."""
+
+    def declare(rule: Any) -> PolicyLoss:
+        rule.sequence_ratio, rule.aggregation = sequence_ratio, aggregation
+        return rule
+
+    return declare
+
+
 def _require(ok: bool, message: str) -> None:
     if not ok:
         raise ValueError(message)
 
 
+@loss_facts(sequence_ratio=True)
 def ppo_clip(log_ratio, logp, advantages, mask, clip):
     """PPO clip: −min(ρA, clip(ρ, 1 − ε, 1 + ε)A), ε = recipe.clip — arXiv 1707.06347; verl vanilla policy loss."""
     ratio = torch.exp(log_ratio)
@@ -41,6 +66,7 @@ def ppo_clip(log_ratio, logp, advantages, mask, clip):
     return pg, (ratio - 1).abs() > clip
 
 
+@loss_facts(sequence_ratio=True)
 def clip_higher(log_ratio, logp, advantages, mask, clip, clip_high: float = 0.28):
     """Clip-higher: −min(ρA, clip(ρ, 1 − ε, 1 + ε_high)A), ε = recipe.clip — DAPO arXiv 2503.14476; TRL epsilon_high."""
     _require(clip_high > 0, f"clip_high must be > 0, got {clip_high}")
@@ -49,6 +75,7 @@ def clip_higher(log_ratio, logp, advantages, mask, clip, clip_high: float = 0.28
     return pg, (ratio < 1 - clip) | (ratio > 1 + clip_high)
 
 
+@loss_facts(sequence_ratio=True)
 def dual_clip(log_ratio, logp, advantages, mask, clip, clip_c: float = 3.0):
     """Dual-clip PPO: PPO clip, and for A < 0 at most −c·A — Ye et al. arXiv 1912.09729; verl clip_ratio_c."""
     _require(clip_c > 1, f"clip_c must be > 1 (the lower bound of the ratio for A < 0), got {clip_c}")
@@ -58,6 +85,7 @@ def dual_clip(log_ratio, logp, advantages, mask, clip, clip_c: float = 3.0):
     return pg, (ratio - 1).abs() > clip
 
 
+@loss_facts(sequence_ratio=True)
 def cispo(log_ratio, logp, advantages, mask, clip, clip_high: float = 4.0, clip_low: float = 1.0):
     """CISPO: −sg(clip(ρ, 1 − ε_low, 1 + ε_high))·A·log π — MiniMax-M1 arXiv 2506.13585; TRL loss_type cispo."""
     # clip_low 1.0 (the default): no lower bound, as in the paper and TRL (whose epsilon_high is 1 + clip_high)
@@ -68,6 +96,7 @@ def cispo(log_ratio, logp, advantages, mask, clip, clip_high: float = 4.0, clip_
     return -weight * advantages * logp, (ratio > 1 + clip_high) | (ratio < 1 - clip_low)
 
 
+@loss_facts(sequence_ratio=False, aggregation="seq-mean-token-mean")
 def gmpo(log_ratio, logp, advantages, mask, clip, clip_low: float = 0.4, clip_high: float = 0.4):
     """GMPO: −A·exp(mean_t sgn(A)·min(sgn(A)q, sgn(A)clip(q, −ε_low, ε_high))) — arXiv 2507.20673; verl geo_mean."""
     # sequence-level by definition: every token of rollout b carries the rollout's loss, so the aggregation
@@ -81,6 +110,7 @@ def gmpo(log_ratio, logp, advantages, mask, clip, clip_low: float = 0.4, clip_hi
     return (-advantages * ratio).expand_as(log_ratio), (log_ratio < -clip_low) | (log_ratio > clip_high)
 
 
+@loss_facts(sequence_ratio=True)
 def sapo(log_ratio, logp, advantages, mask, clip, tau_pos: float = 1.0, tau_neg: float = 1.05):
     """SAPO: −(4/τ)·σ(τ(ρ − 1))·A, τ = τ_pos if A > 0 else τ_neg — arXiv 2511.20347; TRL loss_type sapo."""
     _require(tau_pos > 0 and tau_neg > 0, f"tau_pos and tau_neg must be > 0, got {tau_pos}, {tau_neg}")
@@ -98,6 +128,7 @@ def _covariance(advantages, logp, mask):
     return (adv - adv[mask].sum() / n) * (logp - logp[mask].sum() / n)
 
 
+@loss_facts(sequence_ratio=False)
 def clip_cov(
     log_ratio, logp, advantages, mask, clip, fraction: float = 0.0002, cov_low: float = 1.0, cov_high: float = 5.0
 ):
@@ -116,6 +147,7 @@ def clip_cov(
     return torch.max(pg1, pg2) * (~chosen).to(pg1.dtype), chosen | ((ratio - 1).abs() > clip)
 
 
+@loss_facts(sequence_ratio=False)
 def kl_cov(log_ratio, logp, advantages, mask, clip, fraction: float = 0.0002, coef: float = 1.0):
     """KL-Cov: −ρA, plus coef·|log ρ| on the top fraction of tokens by covariance — arXiv 2505.22617; verl kl_cov."""
     _require(0 < fraction <= 1, f"fraction must be in (0, 1], got {fraction}")
@@ -129,12 +161,13 @@ def kl_cov(log_ratio, logp, advantages, mask, clip, fraction: float = 0.0002, co
     return pg + coef * log_ratio.abs() * chosen.to(pg.dtype), chosen
 
 
+@loss_facts(sequence_ratio=False)
 def gpg(log_ratio, logp, advantages, mask, clip):
     """GPG: −A·log π, no ratio and no clip — arXiv 2504.02546; verl compute_policy_loss_gpg."""
     return -advantages * logp, torch.zeros_like(mask)
 
 
-POLICY_LOSSES = Registry(
+POLICY_LOSSES: Registry[PolicyLoss] = Registry(
     "policy loss",
     {
         "ppo_clip": ppo_clip,
@@ -148,10 +181,6 @@ POLICY_LOSSES = Registry(
         "gpg": gpg,
     },
 )
-# the losses defined on token ratios (or on no ratio): GSPO's sequence ratio (ratio_level: sequence) is refused
-TOKEN_LEVEL_ONLY = ("gmpo", "clip_cov", "kl_cov", "gpg")
-# the losses whose definition fixes the aggregation: GMPO's objective is a mean over sequences
-REQUIRED_AGGREGATION = {"gmpo": "seq-mean-token-mean"}
 SKIP = 5  # the inputs before the parameters: log_ratio, logp, advantages, mask, clip
 
 
@@ -176,17 +205,18 @@ def check_policy_loss(recipe: Recipe) -> None:
     does not define (names and types are checked by the config's parameter check)."""
     spec = loss_spec(recipe)
     name, params = spec["name"], {k: v for k, v in spec.items() if k != "name"}
-    if recipe.ratio_level == "sequence" and name in TOKEN_LEVEL_ONLY:
+    loss = POLICY_LOSSES[name]
+    if recipe.ratio_level == "sequence" and not loss.sequence_ratio:
         raise ValueError(
             f"{name} is a token-level loss; ratio_level: sequence (GSPO's sequence ratio) applies only to "
-            f"{[n for n in POLICY_LOSSES if n not in TOKEN_LEVEL_ONLY]}"
+            f"{[n for n, other in POLICY_LOSSES.items() if other.sequence_ratio]}"
         )
-    if name in REQUIRED_AGGREGATION and recipe.loss_agg != REQUIRED_AGGREGATION[name]:
+    if loss.aggregation is not None and recipe.loss_agg != loss.aggregation:
         raise ValueError(
             f"{name} is a sequence-level objective (a mean over sequences); set loss_agg: "
-            f"{REQUIRED_AGGREGATION[name]} (got {recipe.loss_agg})"
+            f"{loss.aggregation} (got {recipe.loss_agg})"
         )
     if not params:  # the published defaults are in range (tests/training/test_losses.py); running a loss loads torch
         return
     dummy = torch.zeros(1, 2)
-    POLICY_LOSSES[name](dummy, dummy, torch.ones(1, 1), torch.ones(1, 2, dtype=torch.bool), recipe.clip, **params)
+    loss(dummy, dummy, torch.ones(1, 1), torch.ones(1, 2, dtype=torch.bool), recipe.clip, **params)

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from armlab.analysis.design import validity_measured
+from armlab.analysis.stats import resampling
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
     from armlab.analysis.settings import Settings
 
 TOLERANCE = 0.015  # coverage this far below nominal is "too narrow"
-MEASURED_METHODS = ("percentile", "bca")  # methods whose coverage depends on n and is looked up
 
 
 def measured(quantity: str, what: str, n: int, noise: str = "normal") -> tuple[float, float | None] | None:
@@ -41,7 +41,8 @@ def measured(quantity: str, what: str, n: int, noise: str = "normal") -> tuple[f
 
 def coverage(method: str, n: int, confidence: float) -> float | None:
     """Measured coverage of a nominal ``confidence`` bootstrap interval at n seeds, normal differences, or None."""
-    if method not in MEASURED_METHODS or not math.isclose(confidence, validity_measured.SETTINGS["confidence"]):
+    # the bootstrap intervals' coverage depends on n and is looked up; the exact ones (sign_flip, t) are nominal
+    if method not in resampling.BOOTSTRAP or not math.isclose(confidence, validity_measured.SETTINGS["confidence"]):
         return None
     found = measured("coverage", method, n)
     return None if found is None else found[0]

@@ -19,6 +19,7 @@ from armlab.analysis.reporting.read import Analysis, Curves, Runs
 from armlab.analysis.samples import sampled
 from armlab.analysis.screens import contamination, verifier_sensitivity
 from armlab.analysis.settings import Settings
+from armlab.analysis.stats.sequential import SPENDING
 from armlab.registry import Registry
 
 if TYPE_CHECKING:
@@ -29,7 +30,6 @@ NO_TRAINING_LOGS = (
     "No training logs: these results were converted from elsewhere (a released table, lm-eval "
     "logs), so there are no training curves, recipe or run provenance beyond the scores file."
 )
-SPENDING_RULES = {"obrien_fleming": "O'Brien–Fleming-type", "pocock": "Pocock-type"}
 
 
 # ----------------------------------------------------------------------------- words
@@ -546,7 +546,7 @@ def sequential_section(page: Page) -> str:
             {
                 "Looks": f"{len(design.looks)}, after {_join([str(n) for n in design.looks])} seeds "
                 f"(seeds {design.start} to {design.start + design.max - 1}, in that order)",
-                "Error spending": f"{SPENDING_RULES.get(design.spending, design.spending)} spending of "
+                "Error spending": f"{SPENDING[design.spending].label} spending of "
                 f"α = {design.alpha:g} over the looks; Holm's step-down over the arms of each family",
                 "Equivalence": f"within ±{100 * design.margin:g} point(s): two one-sided sequential tests at α",
                 "Intervals": f"{100 * design.confidence:g}% repeated confidence intervals: they cover the true "

@@ -458,6 +458,9 @@ class Item:
 
     check: str
     grade: Callable[[Inputs], Grade]
+    # a screen that runs after the analysis (armlab rescore): its grade from the screen's table, which the report
+    # reads again (:func:`with_screens`)
+    screen: Callable[[pd.DataFrame | None], Grade] | None = None
 
 
 # the card's items in their order: a new item is one function of the Inputs and one entry here
@@ -469,21 +472,20 @@ ITEMS: Registry[Item] = Registry(
         "compute": Item("Compute matched, or compared at equal compute", compute),
         "answer_format": Item("Unparsed answers compared between arms (attempt inflation)", answer_format),
         "selection": Item("No checkpoint, seed or temperature chosen on the test items", selection),
-        "grader": Item("Robust to the grader", grader),
+        "grader": Item("Robust to the grader", grader, screen=grader_screen),
         "contamination": Item("Contamination screen", contamination),
     },
 )
 
 
-# the screens that run after the analysis (armlab rescore): graded again from their tables by the report
-SCREENS: dict[str, Callable[[pd.DataFrame | None], Grade]] = {"grader": grader_screen}
-
-
 def with_screens(card: pd.DataFrame, **tables: pd.DataFrame | None) -> pd.DataFrame:
-    """``card`` with each screen item named in ``tables`` graded again from its table (:data:`SCREENS`)."""
+    """``card`` with each screen item named in ``tables`` graded again from its table (the item's ``screen``)."""
     card = card.copy()
     for item, table in tables.items():
-        found = SCREENS[item](table)
+        screen = ITEMS[item].screen
+        if screen is None:
+            raise KeyError(f"report card item {item!r} has no screen")
+        found = screen(table)
         card.loc[card["item"] == item, ["status", "value", "reason"]] = [found.status, found.value, found.reason]
     return card
 

@@ -62,11 +62,19 @@ def pocock(t: np.ndarray | float, alpha: float) -> np.ndarray:
     return alpha * np.log1p((math.e - 1) * np.asarray(t, dtype=float))
 
 
-SPENDING: Registry[Callable[[np.ndarray | float, float], np.ndarray]] = Registry(
+@dataclass(frozen=True)
+class SpendingRule:
+    """A Lan-DeMets error-spending function and the name the report gives it."""
+
+    spent: Callable[[np.ndarray | float, float], np.ndarray]  # cumulative error allowed by information fraction t
+    label: str  # the report's name of the rule ("Error spending: <label> spending of α = ...")
+
+
+SPENDING: Registry[SpendingRule] = Registry(
     "spending rule",
     {
-        "obrien_fleming": obrien_fleming,
-        "pocock": pocock,
+        "obrien_fleming": SpendingRule(obrien_fleming, "O'Brien–Fleming-type"),
+        "pocock": SpendingRule(pocock, "Pocock-type"),
     },
 )
 
@@ -108,7 +116,7 @@ class Design:
     def spent(self, n: Sequence[int], level: float) -> np.ndarray: ...
     def spent(self, n: int | Sequence[int], level: float) -> float | np.ndarray:
         """Cumulative error the rule allows by a look with n seeds (or by each of several looks), at ``level``."""
-        allowed = SPENDING[self.spending](np.asarray(n) / self.max, level)
+        allowed = SPENDING[self.spending].spent(np.asarray(n) / self.max, level)
         return float(allowed) if np.ndim(n) == 0 else allowed
 
 

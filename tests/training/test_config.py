@@ -199,7 +199,7 @@ def test_armlab_arms_lists_exactly_what_configs_accept(capsys, raw):
     from armlab.cli import main
     from armlab.training.data_policies import DATA_POLICIES
     from armlab.training.estimators import ESTIMATORS
-    from armlab.training.losses import POLICY_LOSSES, REQUIRED_AGGREGATION
+    from armlab.training.losses import POLICY_LOSSES
 
     assert main(["arms"]) == 0
     methods, recipe = capsys.readouterr().out.split("recipe keys (")
@@ -214,8 +214,8 @@ def test_armlab_arms_lists_exactly_what_configs_accept(capsys, raw):
     for name in listed:  # every listed name validates as an arm; an unlisted one does not
         field = "estimator" if name in ESTIMATORS else "policy_loss" if name in POLICY_LOSSES else "data_policy"
         probe = {field: name}
-        if name in REQUIRED_AGGREGATION:  # gmpo is a mean over sequences
-            probe["loss_agg"] = REQUIRED_AGGREGATION[name]
+        if name in POLICY_LOSSES and POLICY_LOSSES[name].aggregation:  # gmpo is a mean over sequences
+            probe["loss_agg"] = POLICY_LOSSES[name].aggregation
         validate_config({**raw, "arms": {**raw["arms"], "probe": probe}}, source="probe")
     _rejects({**raw, "arms": {"probe": {"data_policy": "not_listed"}}}, "unknown data policy")
     _rejects({**raw, "arms": {"probe": {"policy_loss": "not_listed"}}}, "unknown policy loss")

@@ -13,7 +13,14 @@ import numpy as np
 import pytest
 import torch
 
-from armlab.training.data_policies import DATA_POLICIES, _in_turn, domain_counts, list_policies, make_data_policy
+from armlab.training.data_policies import (
+    DATA_POLICIES,
+    Uniform,
+    _in_turn,
+    domain_counts,
+    list_policies,
+    make_data_policy,
+)
 
 DOMAINS = ["logic", "math", "science"]
 DATAFLEX_ARMS = {
@@ -82,6 +89,27 @@ def test_every_policy_lists_keyword_parameters_with_defaults_and_rejects_unknown
         "window": 50,
     }
     assert listing["dapo"]["params"] == {"max_tries": 10}
+
+
+def _overrides(cls, hook: str) -> bool:
+    return getattr(cls, hook) is not getattr(Uniform, hook)
+
+
+@pytest.mark.parametrize("name", sorted(DATA_POLICIES))
+def test_every_policy_declares_whether_it_takes_shaped_rewards_and_how_trl_runs_it_as_its_hooks_do(name):
+    """``shaped_rewards`` and ``trl`` are declared by the policy's class (or a base below Uniform: inheriting
+    Uniform's would say that a new policy reads no rewards), and they agree with the hooks it overrides."""
+    cls, policy = DATA_POLICIES[name], make_data_policy({"name": name}, DOMAINS)
+    for fact in ("shaped_rewards", "trl"):
+        declared_by = next(base for base in cls.__mro__ if fact in vars(base))
+        assert declared_by is not Uniform or cls is Uniform, f"{name} does not declare {fact}"
+    assert isinstance(cls.shaped_rewards, bool) and cls.trl in ("fixed", "adaptive", None)
+    if cls.shaped_rewards:  # reads no rewards: neither per rollout nor as feedback
+        assert not any(_overrides(cls, h) for h in ("choose_prompts", "rollout_weights", "loss_weights", "observe"))
+    if cls.trl is not None:  # TRL's sampler asks only for domain shares, and feeds rewards back to "adaptive" ones
+        assert not any(_overrides(cls, h) for h in ("choose_prompts", "rollout_weights", "loss_weights"))
+        assert policy.max_tries == 1 and policy.oversample == 1
+        assert (cls.trl == "adaptive") == _overrides(cls, "observe")
 
 
 @pytest.mark.parametrize(

@@ -301,6 +301,28 @@ def test_every_new_loss_trains_on_the_builtin_trainer(arm, tiny_config, tiny_exp
 
 
 @pytest.mark.parametrize("name", sorted(POLICY_LOSSES))
+def test_every_loss_declares_the_ratio_and_aggregation_its_definition_takes_and_validation_follows(name, tiny_config):
+    from armlab.spec import Recipe, settings_of
+    from armlab.training.losses import check_policy_loss
+
+    loss = POLICY_LOSSES[name]
+    aggregations = next(s.keywords["enum"] for s in settings_of(Recipe) if s.name == "loss_agg")
+    assert isinstance(loss.sequence_ratio, bool) and loss.aggregation in (None, *aggregations)
+    recipe = resolve_arm(tiny_config, "grpo").replace(
+        policy_loss={"name": name}, loss_agg=loss.aggregation or "token-mean"
+    )
+    check_policy_loss(recipe)
+    if loss.sequence_ratio:
+        check_policy_loss(recipe.replace(ratio_level="sequence"))
+    else:
+        with pytest.raises(ValueError, match=f"{name} is a token-level loss"):
+            check_policy_loss(recipe.replace(ratio_level="sequence"))
+    for other in set(aggregations) - {loss.aggregation} if loss.aggregation else ():
+        with pytest.raises(ValueError, match=f"set loss_agg: {loss.aggregation}"):
+            check_policy_loss(recipe.replace(loss_agg=other))
+
+
+@pytest.mark.parametrize("name", sorted(POLICY_LOSSES))
 def test_every_losss_defaults_pass_its_own_checks(name, tiny_config):
     """Validation runs a loss on dummy tensors only for parameters the config gives: the defaults, spelt out,
     must pass the loss's own checks (a default out of its range would otherwise be accepted unchecked)."""

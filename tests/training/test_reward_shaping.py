@@ -59,6 +59,22 @@ def test_a_length_bonus_with_a_data_policy_that_reads_pass_rates_is_refused_nami
     validate_config(config, source="x.yaml")
 
 
+def test_a_length_bonus_runs_with_the_data_policies_whose_entries_take_shaped_rewards(tiny_config, monkeypatch):
+    from armlab.training.data_policies import DATA_POLICIES
+
+    config = copy.deepcopy(tiny_config)
+    config["arms"] = {"grpo": {}, "shaped": {"length_bonus": 0.1, "data_policy": "difffilter"}}
+    config["comparisons"] = [{"family": "f", "reference": "grpo", "arms": ["shaped"]}]
+    monkeypatch.setattr(DATA_POLICIES["difffilter"], "shaped_rewards", True)  # a planted entry: validation follows it
+    validate_config(copy.deepcopy(config), source="x.yaml")
+    monkeypatch.setattr(DATA_POLICIES["static"], "shaped_rewards", False)
+    config["arms"]["shaped"]["data_policy"] = "static"
+    with pytest.raises(
+        ConfigError, match=r"'static' reads them as pass rates; it runs with \['uniform', 'difffilter'\]"
+    ):
+        validate_config(config, source="x.yaml")
+
+
 def test_the_trainer_learns_to_earn_the_bonus(tiny_config, tiny_experiment, tmp_path):
     """A planted effect: with a large bonus the responses grow to the length cap; without it they shrink."""
     config = copy.deepcopy(tiny_config)

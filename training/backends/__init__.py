@@ -65,6 +65,8 @@ class Backend:
     # its trainer sets torch's threads and kernels (armlab.numerics.start): not a command's, nor a record of runs
     # made elsewhere
     sets_numerics: bool = True
+    # an arm may name it in its own `backend:` key (arm_backend), in an experiment whose backend is one such too
+    per_arm: bool = False
     train_resources: dict = field(default_factory=lambda: {"mem_mb": 2000, "runtime": 120})
     eval_resources: dict = field(default_factory=lambda: {"mem_mb": 16000, "runtime": 240})
 
@@ -126,6 +128,7 @@ BACKENDS: Registry[Backend] = Registry(
             train_module="armlab.training.train",
             reads=("data", "base"),
             outputs={"policy": "policy.pt", "steps": "steps.parquet", "manifest": "manifest.json"},
+            per_arm=True,
             lm_eval_model="armlab-builtin",
             checkpoint="policy.pt",
             step_logs=True,
@@ -139,6 +142,7 @@ BACKENDS: Registry[Backend] = Registry(
             reads=("data",),
             outputs={"model": "model", "steps": "steps.parquet", "manifest": "manifest.json"},
             directories=("model",),
+            per_arm=True,
             lm_eval_model="hf",
             checkpoint=None,
             check=_check_trl,
@@ -181,10 +185,6 @@ BACKENDS: Registry[Backend] = Registry(
         ),
     },
 )
-
-
-# the backends an arm may name in its own ``backend:`` key (arm_backend), beside the experiment's
-PER_ARM_BACKENDS = ("builtin", "trl")
 
 
 def arm_backend(config: dict, arm: str) -> str:

@@ -60,8 +60,6 @@ if TYPE_CHECKING:
 # loss_agg → the loss_type of TRL's ratio-clip losses (bnpo is dapo here: one optimizer step per generation batch)
 LOSS_TYPES = {"token-mean": "dapo", "seq-mean-token-mean": "grpo", "seq-mean-token-sum-norm": "dr_grpo"}
 FIXED_AGGREGATION = {"cispo": "token-mean", "sapo": "seq-mean-token-mean"}  # TRL fixes their aggregation
-ADAPTIVE_DATA_POLICIES = ("reward_gap", "dump_ucb", "tscl", "exp3")  # domain mixtures fed back TRL's rewards
-SUPPORTED_DATA_POLICIES = ("uniform", "static", *ADAPTIVE_DATA_POLICIES)
 TRL_STD_EPS = 1e-4  # GRPOTrainer: advantages = (r - group mean) / (group std + 1e-4) with scale_rewards="group"
 CHECKPOINT_DIR = "model"
 CHECKPOINTS_DIR = "checkpoints"  # intermediate ones, step-NNNNNN/ (HF format), as the builtin's step-NNNNNN.pt
@@ -143,10 +141,12 @@ def check_recipe(recipe: Recipe) -> None:
     loss_kwargs(recipe)
     if recipe.stream:
         raise ValueError("stream: the TRL backend draws TRL's own streams from (experiment, seed); only stream 0")
-    if recipe.data_policy["name"] not in SUPPORTED_DATA_POLICIES:
+    from armlab.training.data_policies import DATA_POLICIES
+
+    if DATA_POLICIES[recipe.data_policy["name"]].trl is None:
         raise ValueError(
             f"data_policy: {recipe.data_policy['name']!r} is not supported by the TRL backend "
-            f"(supported: {list(SUPPORTED_DATA_POLICIES)})"
+            f"(supported: {[name for name, policy in DATA_POLICIES.items() if policy.trl is not None]})"
         )
 
 
@@ -206,10 +206,12 @@ class StepSampler:
         repeat_count: int = 1,
         ids: list[str] | None = None,
     ):
+        from armlab.training.data_policies import DATA_POLICIES
+
         self.row_domains, self.ids = list(domains), None if ids is None else list(ids)
         self.rows = {domain: [i for i, d in enumerate(domains) if d == domain] for domain in sorted(set(domains))}
         self.recipe, self.experiment, self.seed, self.repeat_count = recipe, experiment, seed, repeat_count
-        self.adaptive = recipe.data_policy["name"] in ADAPTIVE_DATA_POLICIES
+        self.adaptive = DATA_POLICIES[recipe.data_policy["name"]].trl == "adaptive"
         self.live = True  # feedback on; the trainer turns it off in a multi-process run (non-adaptive policies)
         self.reset()
 

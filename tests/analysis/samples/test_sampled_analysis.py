@@ -146,15 +146,15 @@ def test_the_components_caption_says_how_the_engine_drew_the_answers_not_that_ar
     # issue 54: the caption said "arms of a seed share their sampling stream" under eval.engine: hf, which seeds
     # torch once per seed and shares no draw between arms; it now quotes what each evaluation's manifest records
     from armlab.analysis.reporting import read, sections
-    from armlab.evals.run import SAMPLING_STREAMS
+    from armlab.evals.run import MODELS
 
     for stage, arm in (("runs", "grpo"), ("runs", "sharp"), ("evals", "grpo"), ("evals", "sharp")):
         folder = tmp_path / stage / arm / "seed-1"
         folder.mkdir(parents=True)
-        record = {"seconds": 30} | ({"sampling": {"how": SAMPLING_STREAMS["hf"]}} if stage == "evals" else {})
+        record = {"seconds": 30} | ({"sampling": {"how": MODELS["hf"].sampling}} if stage == "evals" else {})
         (folder / "manifest.json").write_text(json.dumps(record))
     result = run_analysis(config(), sampled_table(), job_minutes=job_minutes(tmp_path))
-    assert set(result.variance_components["sampling_streams"]) == {SAMPLING_STREAMS["hf"]}
+    assert set(result.variance_components["sampling_streams"]) == {MODELS["hf"].sampling}
     write_outputs(result, tmp_path / "analysis")
     analysis = read.read_analysis(tmp_path / "analysis", result.config.experiment)
     html = sections.sampling_section(sections.Page(result.config, analysis))

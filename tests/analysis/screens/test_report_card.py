@@ -238,19 +238,23 @@ def test_a_planted_control_makes_no_claim_on_compute_or_answer_format(tmp_path):
     assert graded.loc["protocol", "status"] == "pass"
 
 
+# armlab rescore's table: one verdict that flips under another verifier
+FLIPS = pd.DataFrame(
+    {
+        "verifier": ["strict_boxed"],
+        "family": ["estimators"],
+        "arm": ["dapo"],
+        "measure": ["domain_balanced"],
+        "verdict": ["inconclusive"],
+        "flip": [True],
+    }  # fmt: skip
+)
+
+
 def test_the_grader_screen_is_read_when_its_table_is_there(tmp_path):
     root = experiment(tmp_path)
     (root / "analysis").mkdir()
-    pd.DataFrame(
-        {
-            "verifier": ["strict_boxed"],
-            "family": ["estimators"],
-            "arm": ["dapo"],
-            "measure": ["domain_balanced"],
-            "verdict": ["inconclusive"],
-            "flip": [True],
-        }  # fmt: skip
-    ).to_csv(root / "analysis" / report_card.SENSITIVITY, index=False)
+    FLIPS.to_csv(root / "analysis" / report_card.SENSITIVITY, index=False)
     graded = card(root)
     assert graded.loc["grader", "status"] == "fail" and "dapo (estimators)" in graded.loc["grader", "reason"]
     # the contamination screen is the analysis's own table, from the twins' scores (test_contamination.py)
@@ -258,6 +262,15 @@ def test_the_grader_screen_is_read_when_its_table_is_there(tmp_path):
         graded.loc["contamination", "status"] == "not run"
         and "procedural twin" in graded.loc["contamination", "reason"]
     )
+
+
+def test_a_screen_item_is_graded_again_from_its_table_by_its_entrys_screen():
+    before = pd.DataFrame([{"item": "grader", "check": "c", "status": "not run", "value": "", "reason": "r"}])
+    after = report_card.with_screens(before, grader=FLIPS)
+    assert after.loc[0, "status"] == "fail" and "dapo (estimators)" in after.loc[0, "reason"]
+    assert report_card.ITEMS["grader"].screen is report_card.grader_screen
+    with pytest.raises(KeyError, match="'seeds' has no screen"):
+        report_card.with_screens(before.assign(item="seeds"), seeds=FLIPS)
 
 
 def test_the_card_is_written_and_read_back_as_text(tmp_path):

@@ -18,6 +18,7 @@ from armlab.analysis.stats.resampling import sign_flip, sign_flip_pvalue
 from armlab.analysis.stats.sequential import (
     DIFFERS,
     EQUIVALENT,
+    SPENDING,
     Design,
     crossing,
     obrien_fleming,
@@ -60,6 +61,15 @@ def _final(records):
 def _noise(rng, kind, shape):
     """Unit-scale paired differences symmetric about 0: normal or Student t with 2 df (infinite variance)."""
     return rng.normal(size=shape) if kind == "normal" else rng.standard_t(2, size=shape)
+
+
+def test_every_spending_rule_spends_all_of_alpha_by_the_last_look_and_has_the_reports_name():
+    t = np.linspace(0, 1, 101)
+    for name, rule in SPENDING.items():
+        assert float(rule.spent(0.0, ALPHA)) == 0.0 and float(rule.spent(1.0, ALPHA)) == pytest.approx(ALPHA), name
+        assert (np.diff(rule.spent(t, ALPHA)) >= 0).all(), name
+        assert isinstance(rule.label, str) and rule.label.strip() and "\n" not in rule.label, name
+    assert SPENDING["pocock"].spent is pocock and SPENDING["obrien_fleming"].spent is obrien_fleming
 
 
 def test_spending_functions_match_their_closed_forms_and_published_values():

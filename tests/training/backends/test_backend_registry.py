@@ -26,6 +26,22 @@ def test_every_backend_names_a_trainer_with_a_main_and_an_lm_eval_model():
         assert "manifest" in backend.outputs, name  # evaluation and the corruption check read it
 
 
+def test_every_lm_eval_model_says_how_it_samples_and_every_engine_is_served_by_one():
+    import typing
+
+    from armlab.evals.run import MODELS, engine_model
+    from armlab.spec import Eval, settings_of
+
+    engines = typing.get_args(next(s.type for s in settings_of(Eval) if s.name == "engine"))
+    for name, model in MODELS.items():  # the manifest's sampling.how
+        assert isinstance(model.sampling, str) and model.sampling.strip(), name
+        assert model.engine is None or model.engine in engines, name
+    for engine in engines:
+        assert [m.engine for m in MODELS.values()].count(engine) == 1, engine
+        assert MODELS[engine_model({"eval": {"engine": engine}}, "hf")].engine == engine
+    assert engine_model({"eval": {"engine": "vllm"}}, "armlab-builtin") == "armlab-builtin"
+
+
 def test_an_unknown_backend_is_refused_naming_the_key(tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text(TINY.read_text() + "backend: slurmified\n")

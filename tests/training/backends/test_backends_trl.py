@@ -170,6 +170,20 @@ def test_what_trl_cannot_express_is_rejected(tmp_path, arm, message):
         load_config([_trl_config(tmp_path, {"grpo": {}, "bad": arm})])
 
 
+def test_the_trl_backend_runs_the_data_policies_whose_entries_say_so(tmp_path, monkeypatch):
+    from armlab.training.data_policies import DATA_POLICIES
+
+    config = load_config([_trl_config(tmp_path, {"grpo": {}, "static": {"data_policy": "static"}})])
+    monkeypatch.setattr(DATA_POLICIES["difffilter"], "trl", "fixed")  # a planted entry: TRL support follows it
+    monkeypatch.setattr(DATA_POLICIES["static"], "trl", None)
+    monkeypatch.setattr(DATA_POLICIES["exp3"], "trl", "fixed")
+    planted = dict(config, arms={"difffilter": {"data_policy": "difffilter"}, "exp3": {"data_policy": "exp3"}})
+    trl_backend.check_recipe(resolve_arm(planted, "difffilter"))
+    with pytest.raises(ValueError, match=r"'static' is not supported by the TRL backend \(supported: \[.*'difffilter'"):
+        trl_backend.check_recipe(resolve_arm(config, "static"))
+    assert not trl_backend.StepSampler(["math"] * 8, resolve_arm(planted, "exp3"), "tiny", 1).adaptive
+
+
 def test_tiny_trl_run_is_evaluated_by_lm_eval_hf(tmp_path):
     from armlab.contract import COLUMNS
     from armlab.evals.lm_eval_tasks import write_task_configs
