@@ -16,11 +16,11 @@ In the order data flows through it:
 - the computation: :mod:`~armlab.analysis.summaries` (benchmark accuracy and the summaries),
   :mod:`~armlab.analysis.paired` (every comparison as one table), :mod:`~armlab.analysis.improvement`,
   :mod:`~armlab.analysis.profiles`, :mod:`~armlab.analysis.sensitivity`, :mod:`~armlab.analysis.sampled` (k
-  answers per item), :mod:`~armlab.analysis.waves` (the sequential design's looks and ledger),
-  :mod:`~armlab.analysis.predictions` (preregistered predictions and their lock), :mod:`~armlab.analysis.curves`
-  (learning curves), :mod:`~armlab.analysis.validity` with :mod:`~armlab.analysis.validity_measured` (the measured
-  validity the wording reads), :mod:`~armlab.analysis.planning` (``armlab plan``),
-  :mod:`~armlab.analysis.synthetic` (simulations with known truth);
+  answers per item), :mod:`~armlab.analysis.waves` (the sequential design's looks replayed and checked against
+  their record), :mod:`~armlab.analysis.predictions` (preregistered predictions and their lock, read),
+  :mod:`~armlab.analysis.curves` (learning curves), :mod:`~armlab.analysis.validity` with
+  :mod:`~armlab.analysis.validity_measured` (the measured validity the wording reads),
+  :mod:`~armlab.analysis.planning` (``armlab plan``), :mod:`~armlab.analysis.synthetic` (simulations with known truth);
 - the outputs: :mod:`~armlab.analysis.outputs` (the catalogue of analysis tables, for the writer and the reader),
   :mod:`~armlab.analysis.pipeline` (``run_analysis`` / ``write_outputs``), :mod:`~armlab.analysis.tables`
   (Markdown and LaTeX tables, verdict lines);
