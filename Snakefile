@@ -4,8 +4,8 @@ from pathlib import Path
 from snakemake.utils import min_version
 
 from armlab import experiment
-from armlab.analysis import predictions, waves
 from armlab.analysis.design import planning
+from armlab.experiment import locks, sequential
 from armlab.configfile import ConfigError
 
 min_version("9.0")
@@ -64,7 +64,7 @@ if workflow.is_main_process:
     _planned = config if PLAN.trains else {key: value for key, value in config.items() if key not in ("recipe", "arms")}
     print(planning.plan_text(_planned, ANALYSIS_CONFIG, jobs=OUT, cores=max(1, int(workflow.cores or 1))))
     if SEQUENTIAL:  # what the next wave will contain
-        print(waves.plan(OUT, ANALYSIS_CONFIG))
+        print(sequential.plan(OUT, ANALYSIS_CONFIG))
 
 
 include: "workflows/rules/sequential.smk"
@@ -86,10 +86,10 @@ rule all:
 
 onstart:
     if SEQUENTIAL:
-        waves.write_lock(OUT, config)
+        locks.write_design_lock(OUT, config)
     # preregistration: the predictions, and what decides their verdicts, are locked before the first training job
-    # starts (analysis/predictions.py)
-    _locked = predictions.write_lock(OUT, ANALYSIS_CONFIG)
+    # starts (armlab/experiment/locks.py)
+    _locked = locks.write_predictions_lock(OUT, ANALYSIS_CONFIG)
     if _locked:
         print(_locked)
 

@@ -21,7 +21,8 @@ In the order data flows through it:
   ``armlab plan``, the measured validity the wording reads, simulations with known truth),
   :mod:`armlab.analysis.screens` (what else could explain a result: contamination, numerics, the grader, the
   summary chosen; the report card); beside them at the root, :mod:`~armlab.analysis.waves` (the sequential design's
-  looks and ledger) and :mod:`~armlab.analysis.predictions` (preregistered predictions and their lock);
+  looks replayed and checked against their record) and :mod:`~armlab.analysis.predictions` (preregistered
+  predictions and their lock, read);
 - the outputs: :mod:`~armlab.analysis.outputs` (the catalogue of analysis tables, for the writer and the reader),
   :mod:`~armlab.analysis.pipeline` (``run_analysis`` / ``write_outputs``), :mod:`~armlab.analysis.tables`
   (Markdown and LaTeX tables, verdict lines);

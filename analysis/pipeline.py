@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from armlab import files
+from armlab import files, layout
 from armlab.analysis import inputs, outputs, predictions, tables, waves
 from armlab.analysis.comparisons import improvement, paired, profiles, summaries
 from armlab.analysis.errors import AnalysisInputError
-from armlab.analysis.inputs import validation
+from armlab.analysis.inputs import records, validation
 from armlab.analysis.outputs import AnalysisResult
 from armlab.analysis.samples import per_benchmark, sampled, unparsed
 from armlab.analysis.screens import contamination, numerics_noise, report_card, sensitivity
@@ -53,7 +53,7 @@ def analyze(
         source,
         sampled.job_minutes(jobs),
         sampled.read_answers(jobs),
-        jobs / waves.LEDGER,
+        records.recorded_looks(jobs / layout.LOOKS_LEDGER),
         predictions.check_scores(predictions.read_lock(jobs / predictions.LOCK), scores, jobs),
         report_card.read_jobs(jobs, config.settings.curve_compute),
     )
@@ -65,18 +65,18 @@ def run_analysis(
     source: str = "scores",
     job_minutes: pd.DataFrame | None = None,
     answers: pd.DataFrame | None = None,
-    ledger: Path | None = None,
+    recorded: records.RecordedLooks | None = None,
     lock: dict | None = None,
     jobs: report_card.Jobs | None = None,
 ) -> AnalysisResult:
     """Validate a tidy frame; run summaries, paired comparisons, probability of improvement, profiles, rankings,
     pass@k and the variance components of sampled evaluation (``answers``: the per-sample verdicts of
     :func:`armlab.analysis.samples.sampled.read_answers`, which pair the arms' sampling noise) and, under a sequential
-    design, its decisions (``ledger``: the record of looks the replayed looks must agree with), and the verdicts of the
-    preregistered predictions (``lock``: :func:`armlab.analysis.predictions.read_lock`; without one, every prediction
-    is exploratory); the unparsed answers' comparison (:mod:`armlab.analysis.samples.unparsed`) and the report card
-    (:mod:`armlab.analysis.screens.report_card`; ``jobs``: what the experiment's folder holds, None for results from
-    elsewhere)."""
+    design, its decisions (``recorded``: the record of looks, which the replayed looks must agree with), and the
+    verdicts of the preregistered predictions (``lock``: :func:`armlab.analysis.predictions.read_lock`; without one,
+    every prediction is exploratory); the unparsed answers' comparison (:mod:`armlab.analysis.samples.unparsed`) and the
+    report card (:mod:`armlab.analysis.screens.report_card`; ``jobs``: what the experiment's folder holds, None for
+    results from elsewhere)."""
     settings = config.settings
     unpaired = settings.pairing == "unpaired"
     # the procedural twins' items feed the contamination screen only, never a summary or comparison
@@ -221,7 +221,7 @@ def run_analysis(
         )
     decisions, looks = pd.DataFrame(columns=waves.FINAL_COLUMNS), pd.DataFrame(columns=waves.LOOK_COLUMNS)
     if config.design is not None:
-        decisions, looks = waves.final_tables(per_run[primary], config, ledger)
+        decisions, looks = waves.final_tables(per_run[primary], config, recorded)
         notes.append(
             "Sequential design: the arms stopped at different looks, so the p-values and intervals of the comparisons "
             "table (fixed-n, over each pair's seeds) ignore the optional stopping and are descriptive; the sequential "

@@ -3,10 +3,10 @@
 A config's ``predictions:`` list names comparisons (family, arm, summary) and what each difference from the
 reference will be (``direction``: better, worse, equivalent within ±margin, not better or not worse by more than
 margin), with the claim's ``source``. The workflow writes them to ``results/<experiment>/predictions/lock.json``,
-with their hash, the commit and the time, before the first training job starts (:func:`write_lock`); the lock is
-never rewritten. The analysis then marks each comparison **confirmatory** (a locked prediction names it) or
-**exploratory** (not predicted, or predicted only after the runs began), and :func:`replication_table` gives each
-prediction's verdict from the comparisons table:
+with their hash, the commit and the time, before the first training job starts
+(:func:`armlab.experiment.locks.write_predictions_lock`); the lock is never rewritten. The analysis then marks each
+comparison **confirmatory** (a locked prediction names it) or **exploratory** (not predicted, or predicted only after
+the runs began), and :func:`replication_table` gives each prediction's verdict from the comparisons table:
 
 ==============  ===================================================  ============================================
 direction       replicated                                           contradicted
@@ -29,15 +29,15 @@ family), the measures the family tests (the secondary, gatekept Holm family), th
 (its benchmarks and weights; a statistic's parameters; k of pass@k and maj@k), alpha and the settings of the test
 that decides and of its interval (:data:`VERDICT_SETTINGS`). A locked prediction whose meaning differs when the
 analysis runs is exploratory, with a note naming what changed (:func:`check_meaning`); one whose comparison is gone
-is refused when the workflow starts (:func:`check_withdrawn`). A lock without meanings (written by an armlab before
-them) pins nothing of that, so its predictions are exploratory.
+is refused when the workflow starts (:func:`armlab.experiment.locks.check_withdrawn`). A lock without meanings
+(written by an armlab before them) pins nothing of that, so its predictions are exploratory. The analysis reads
+the lock (:func:`read_lock`) and writes none.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import time
 import typing
 from dataclasses import asdict
 from pathlib import Path
@@ -51,7 +51,7 @@ from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.settings import Settings
 from armlab.contract import KEY, SAMPLE_COUNTS
 from armlab.registration import against_locks
-from armlab.spec import Prediction, PredictionsLock, settings_of
+from armlab.spec import Prediction, settings_of
 
 LOCK = layout.PREDICTIONS_LOCK
 DIRECTIONS = typing.get_args(next(s.type for s in settings_of(Prediction) if s.name == "direction"))
@@ -238,40 +238,6 @@ def _changes(old, new, key: str = "") -> list[str]:
     return [] if old == new else [f"{key} {shown(old)} -> {shown(new)}"]
 
 
-def write_lock(results: str | Path, config: Analysis) -> str | None:
-    """Lock the predictions of ``config`` and what each means (:func:`meaning`) before the first training job starts;
-    returns a line for the console, or None.
-
-    An existing lock is never rewritten. Once any training or evaluation output of the experiment exists (a run,
-    an evaluation, its log, the scores, an analysis: :func:`armlab.files.experiment_outputs`), even with the runs
-    deleted, there is nothing left to preregister: no lock is written and every prediction stays exploratory.
-    """
-    path = Path(results) / LOCK
-    predictions = config.predictions
-    if not predictions or path.exists():
-        return None
-    evidence = files.experiment_outputs(results)
-    if evidence:
-        return (
-            f"predictions: not locked, because {len(evidence)} training or evaluation output(s) of the experiment "
-            f"already exist ({evidence[0]} …); predictions made after results exist are exploratory"
-        )
-    meanings = [meaning(p, config) for p in predictions]
-    lock = PredictionsLock(
-        hash=predictions_hash(predictions, meanings),
-        predictions=[asdict(p) for p in predictions],
-        meanings=meanings,
-        locked_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        git_commit=files.git_commit(),
-        git_dirty=files.git_dirty(),
-    )
-    files.write_json(path, asdict(lock))
-    return (
-        f"predictions: {len(predictions)} locked in {path} before the first training job; its sha256 "
-        f"{files.file_sha256(path)}: commit or publish it now to prove the lock's time to others (docs/statistics.md)"
-    )
-
-
 def read_lock(path: str | Path) -> dict | None:
     """The lock at ``path`` (``<experiment>/predictions/lock.json``; None if absent), checked: its predictions must
     hash to its recorded hash, and the experiment's jobs must not have run under another lock or a deleted one
@@ -360,34 +326,6 @@ def changed_notes(lock: dict | None) -> list[str]:
         f"predictions/lock.json was written ({what})."
         for (family, arm, measure), what in ((lock or {}).get("changed") or {}).items()
     ]
-
-
-def check_withdrawn(results: str | Path, config: Analysis) -> None:
-    """Refuse, when the workflow starts, a config in which a prediction of the lock in ``results`` has no comparison
-    any more (its family, arm or measure dropped or renamed): a locked prediction stays in the analysis, which
-    would fail after every job. One line naming the lock and the prediction; nothing when there is no lock."""
-    path = Path(results) / LOCK
-    if not path.exists():
-        return
-    lock = read_lock(path)
-    families = {c.family: c for c in config.comparisons}
-    measures = config.measures
-    for p in lock["predictions"] if lock else ():
-        family = families.get(p.family)
-        gone = (
-            f"family {p.family!r} is not compared"
-            if family is None
-            else f"arm {p.arm!r} is not in family {p.family!r}"
-            if p.arm not in family.arms
-            else f"measure {p.summary!r} is not compared"
-            if measures is not None and p.summary not in measures
-            else None
-        )
-        if gone:
-            raise AnalysisInputError(
-                f"{path}: locked prediction ({p.family}, {p.arm}, {p.summary}): {gone} in the config now; a locked "
-                f"prediction cannot be withdrawn (the analysis gives its verdict): restore its comparison"
-            )
 
 
 def confirms(lock: dict | None) -> TypeGuard[dict]:

@@ -211,7 +211,8 @@ def test_parsing_the_workflow_loads_neither_torch_nor_scipy_stats():
     code = (
         "import sys\n"
         "from armlab import experiment\n"
-        "from armlab.analysis import predictions, waves\nfrom armlab.analysis.design import planning\n"
+        "from armlab.analysis.design import planning\n"
+        "from armlab.experiment import locks, sequential\n"
         "from armlab.experiment.plan import RunPlan\n"
         f"config = experiment.load([{str(REPO / 'tests' / 'fixtures' / 'tiny.yaml')!r}])\n"
         "plan = RunPlan(config)\n"

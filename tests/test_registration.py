@@ -15,10 +15,12 @@ import pytest
 from conftest import rewrite_with_a_backdated_time
 
 from armlab import files, registration
-from armlab.analysis import pipeline, predictions, waves
+from armlab.analysis import pipeline, predictions
 from armlab.analysis.config import parse_config
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.inputs import records
 from armlab.configfile import ConfigError, load_mapping
+from armlab.experiment import locks, sequential
 
 RAW = {
     "experiment": "registered",
@@ -42,7 +44,7 @@ def _job(root, stage, arm, seed, record=True):
 def _experiment(root, locked=True, looks=0):
     """An experiment whose predictions were locked (or not) before every job, with ``looks`` recorded looks."""
     if locked:
-        predictions.write_lock(root, parse_config(RAW))
+        locks.write_predictions_lock(root, parse_config(RAW))
     if looks:
         (root / registration.LOOKS_LEDGER).parent.mkdir(parents=True, exist_ok=True)
         (root / registration.LOOKS_LEDGER).write_text("".join(json.dumps({"look": k}) + "\n" for k in range(looks)))
@@ -120,7 +122,7 @@ def test_predictions_are_confirmatory_only_when_the_lock_predates_every_output(t
     assert result.replications["registration"].tolist() == ["confirmatory"]
 
     late = _experiment(tmp_path / "late", locked=False)
-    predictions.write_lock(tmp_path / "elsewhere", config)
+    locks.write_predictions_lock(tmp_path / "elsewhere", config)
     (late / "predictions").mkdir()
     (late / predictions.LOCK).write_bytes((tmp_path / "elsewhere" / predictions.LOCK).read_bytes())
     lock = predictions.read_lock(late / predictions.LOCK)
@@ -137,7 +139,7 @@ def _ledger_with_looks(root):
     ledger.parent.mkdir(parents=True)
     records = [{"look": k, "done": k == 2, "next_runs": [] if k == 2 else [["big", 3]]} for k in (1, 2)]
     for record in records:
-        waves.append_look(ledger, {**record, "design_hash": "h", "written_at": "now"})
+        sequential.append_look(ledger, {**record, "design_hash": "h", "written_at": "now"})
         files.write_json(ledger.parent / f"look-{record['look']}.json", record)
     return ledger
 
@@ -164,10 +166,10 @@ def test_an_edited_look_or_an_undecodable_record_is_one_line(tmp_path, tamper, m
     """On b67b5b0 the workflow read an edited look file's next runs as they were (another seed ran), and a
     non-UTF-8 byte in the record of looks was a UnicodeDecodeError traceback."""
     ledger = _ledger_with_looks(tmp_path)
-    assert waves.read_look(ledger.parent / "look-1.json")["next_runs"] == [["big", 3]]
+    assert sequential.read_look(ledger.parent / "look-1.json")["next_runs"] == [["big", 3]]
     tamper(ledger)
     with pytest.raises((AnalysisInputError, ConfigError), match=re.escape(message)) as caught:
-        waves.check_lock(tmp_path, {})
+        locks.check_design_lock(tmp_path, {})
     assert "\n" not in str(caught.value)
 
 
@@ -222,7 +224,7 @@ def test_a_record_of_looks_that_is_not_a_file_is_one_line(tmp_path, kind):
     ledger = tmp_path / registration.LOOKS_LEDGER
     ledger.parent.mkdir(parents=True)
     os.mkfifo(ledger) if kind == "fifo" else ledger.mkdir()
-    for check in (lambda: registration.against_locks(tmp_path), lambda: waves.read_ledger(ledger)):
+    for check in (lambda: registration.against_locks(tmp_path), lambda: records.read_ledger(ledger)):
         with pytest.raises(files.BadFile, match="looks.jsonl: record of looks is a"):
             check()
 
@@ -242,7 +244,8 @@ def test_later_outputs_count_as_evidence_against_a_late_lock(tmp_path):
         root = tmp_path / kept.replace("/", "_")
         (root / kept).parent.mkdir(parents=True)
         (root / kept).write_text("grpo_aa: worse")
-        assert "not locked, because 1 training or evaluation output" in predictions.write_lock(root, parse_config(RAW))
+        line = locks.write_predictions_lock(root, parse_config(RAW))
+        assert "not locked, because 1 training or evaluation output" in line
         assert not (root / predictions.LOCK).exists()
 
 
@@ -279,7 +282,7 @@ def test_a_rewritten_design_lock_with_every_manifest_rewritten_is_refused_by_the
     ledger = _ledger_with_looks(tmp_path)  # looks decided under design "h"
     (tmp_path / registration.DESIGN_LOCK).write_text(json.dumps({"hash": "rewritten"}))
     with pytest.raises(ConfigError, match="locks design rewritten, but .*looks.jsonl records looks decided under h"):
-        waves.check_lock(tmp_path, {})
+        locks.check_design_lock(tmp_path, {})
     assert ledger.exists()
 
 

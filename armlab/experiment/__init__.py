@@ -2,10 +2,10 @@
 
 Above training, evaluation and analysis (it reads all three's rules); the Snakefile calls :func:`load` before
 any job and the rules read a :class:`~armlab.experiment.plan.RunPlan`. The results layout is
-:mod:`armlab.layout`; the sequential design's lock and record of looks are :mod:`armlab.analysis.waves`, the
-predictions' lock :mod:`armlab.analysis.predictions`, the records jobs keep of both :mod:`armlab.registration`;
-what each stage checks at the start is its ``checks`` module (:mod:`armlab.training.checks`,
-:mod:`armlab.evals.checks`, :mod:`armlab.analysis.checks`).
+:mod:`armlab.layout`; the sequential design's lock and the predictions' lock are :mod:`armlab.experiment.locks`,
+the sequential looks' controller and record of looks :mod:`armlab.experiment.sequential`, the records jobs keep of
+both :mod:`armlab.registration`; what each stage checks at the start is its ``checks`` module
+(:mod:`armlab.training.checks`, :mod:`armlab.evals.checks`, :mod:`armlab.analysis.checks`).
 """
 
 from __future__ import annotations
@@ -18,14 +18,16 @@ from armlab.analysis.checks import check as check_analysis
 from armlab.configfile import ConfigError, load_configs
 from armlab.evals.checks import check as check_evaluation
 from armlab.evals.engines import missing_engine
+from armlab.experiment import locks
 from armlab.training.numerics_controls import controls
 
 
 def load(config_files: Sequence[str | Path], overrides: Mapping | None = None) -> dict:
     """The experiment's config, validated whole before any job: ``config_files`` merged (later ones update earlier
     ones), then ``overrides``; checked against the schema (generated from :mod:`armlab.spec`) and the rules of the
-    whole config, then by each stage's own ``check``: the analysis's (its plan and analysis sections, the
-    sequential design's lock, the locks every job so far ran under, the locked predictions), the evaluation's (the
+    whole config, then by each stage's own ``check``: the analysis's (its plan and analysis sections), the
+    experiment's locks (the sequential design's lock, the locks every job so far ran under, the locked predictions:
+    :func:`armlab.experiment.locks.check`), the evaluation's (the
     files of external benchmarks, the engine, lm-eval's tasks; given the typed eval section) and training's (the
     checkpoints of runs made elsewhere, reasoning-gym's prompts and draws); and the machine's numerics, the
     numerics controls' included.
@@ -39,7 +41,8 @@ def load(config_files: Sequence[str | Path], overrides: Mapping | None = None) -
 
     source = ", ".join(map(str, config_files))
     config = validate_config(load_configs(config_files, dict(overrides or {})), source=source)
-    check_analysis(config, source)  # cheap and file-free first: the analysis section fails now, not after training
+    analysis = check_analysis(config, source)  # cheap and file-free first: the analysis section fails now
+    locks.check(config, analysis)
     evaluation = spec.parse(spec.Eval, config["eval"])
     check_evaluation(evaluation, config, source)
     check_training(config, source)

@@ -1021,8 +1021,8 @@ class PredictionsLock:
 class DesignLock:
     """``sequential/design.json``: a sequential design, locked when its first wave starts."""
 
-    hash: str  # sha256 of ``config`` (armlab.analysis.waves design_hash)
-    config: dict[str, Any]  # the part of the config the design locks (armlab.analysis.waves locked_part)
+    hash: str  # sha256 of ``config`` (armlab.experiment.locks design_hash)
+    config: dict[str, Any]  # the part of the config the design locks (armlab.experiment.locks locked_part)
     locked_at: str
     git_commit: str | None
     git_dirty: bool | None

@@ -25,6 +25,7 @@ from armlab import cli, files, layout, registration
 from armlab.analysis import predictions
 from armlab.analysis.config import parse_config
 from armlab.analysis.design.synthetic import synthetic_scores
+from armlab.experiment import locks
 
 EXPERIMENT = "locked"
 BENCHMARKS = {"b0": "math", "b1": "math", "b2": "logic"}
@@ -68,7 +69,7 @@ def locked(tmp_path_factory):
     record the lock, the scores of its evaluations."""
     root = tmp_path_factory.mktemp("locked")
     out = root / layout.experiment_dir(EXPERIMENT)
-    assert predictions.write_lock(out, parse_config(RAW)).startswith("predictions: 4 locked")
+    assert locks.write_predictions_lock(out, parse_config(RAW)).startswith("predictions: 4 locked")
     scores = synthetic_scores(
         arms=["ref", "big", "same", "zero"],
         seeds=SEEDS,

@@ -20,6 +20,7 @@ from armlab.analysis.design.synthetic import mc_error, synthetic_scores
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.reporting import report
 from armlab.analysis.stats import resampling
+from armlab.experiment import locks
 
 BENCHMARKS = {"b0": "math", "b1": "math", "b2": "logic"}
 ALPHA = 0.05
@@ -221,14 +222,14 @@ def _scores():
 
 def test_the_lock_is_written_before_runs_only_and_never_rewritten(tmp_path):
     config = parse_config(_raw([BIG_BETTER]))
-    line = predictions.write_lock(tmp_path, config)
+    line = locks.write_predictions_lock(tmp_path, config)
     assert line.startswith("predictions: 1 locked") and files.file_sha256(tmp_path / predictions.LOCK) in line
     lock = json.loads((tmp_path / predictions.LOCK).read_text())
     assert lock["hash"] == predictions.predictions_hash(config.predictions, lock["meanings"]) and lock["locked_at"]
     assert lock["meanings"] == [predictions.meaning(p, config) for p in config.predictions]
     assert lock["git_commit"] == files.git_commit() and lock["git_dirty"] == files.git_dirty()
     before = (tmp_path / predictions.LOCK).read_bytes()
-    assert predictions.write_lock(tmp_path, parse_config(_raw([NULL_EQUIVALENT]))) is None
+    assert locks.write_predictions_lock(tmp_path, parse_config(_raw([NULL_EQUIVALENT]))) is None
     assert (tmp_path / predictions.LOCK).read_bytes() == before
 
 
@@ -250,13 +251,13 @@ def test_no_lock_once_any_output_exists_whatever_was_deleted(tmp_path, evidence)
     path = tmp_path / evidence
     path.parent.mkdir(parents=True, exist_ok=True)
     path.mkdir() if "." not in path.name or path.name.startswith(".") else path.write_text("x")
-    line = predictions.write_lock(tmp_path, config)
+    line = locks.write_predictions_lock(tmp_path, config)
     assert line.startswith("predictions: not locked, because 1 training or evaluation output(s)"), line
     assert str(path) in line and not (tmp_path / predictions.LOCK).exists()
 
 
 def test_an_edited_lock_is_refused(tmp_path):
-    predictions.write_lock(tmp_path, parse_config(_raw([BIG_BETTER])))
+    locks.write_predictions_lock(tmp_path, parse_config(_raw([BIG_BETTER])))
     path = tmp_path / predictions.LOCK
     lock = json.loads(path.read_text())
     lock["predictions"][0]["direction"] = "worse"
@@ -266,7 +267,7 @@ def test_an_edited_lock_is_refused(tmp_path):
 
 
 def test_registration_follows_the_lock_and_a_locked_prediction_cannot_be_withdrawn(tmp_path):
-    predictions.write_lock(tmp_path, parse_config(_raw([BIG_BETTER])))
+    locks.write_predictions_lock(tmp_path, parse_config(_raw([BIG_BETTER])))
     lock = predictions.read_lock(tmp_path / predictions.LOCK)
     # after the lock: the locked prediction dropped from the config, another added
     config = parse_config(_raw([NULL_EQUIVALENT]))
@@ -290,7 +291,7 @@ def test_the_report_shows_the_replication_table(tmp_path):
     raw = _raw([BIG_BETTER, NULL_EQUIVALENT])
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(raw))
     config = parse_config(raw, str(tmp_path / "config.yaml"))
-    predictions.write_lock(tmp_path, dataclasses.replace(config, predictions=config.predictions[:1]))
+    locks.write_predictions_lock(tmp_path, dataclasses.replace(config, predictions=config.predictions[:1]))
     result = pipeline.run_analysis(config, _scores(), lock=predictions.read_lock(tmp_path / predictions.LOCK))
     pipeline.write_outputs(result, tmp_path / "analysis")
     html = report.write_report(tmp_path / "config.yaml", tmp_path / "analysis", tmp_path / "report").read_text()

@@ -1,122 +1,35 @@
-"""The sequential design's bookkeeping (analysis/waves.py): the lock, the append-only record of looks, the runs each
-wave needs, and the final table replayed from the scores."""
-
-import json
+"""A sequential design's statistics (analysis/waves.py): the runs each wave needs, each look replayed from the
+scores, and the final table checked against the record of looks."""
 
 import numpy as np
-import pandas as pd
 import pytest
+from sequential_runs import CONFIG, RAW, run_scores, run_values
 
 from armlab.analysis import waves
 from armlab.analysis.config import parse_config
 from armlab.analysis.errors import AnalysisInputError
+from armlab.analysis.inputs import records
 from armlab.analysis.stats import sequential
 from armlab.configfile import ConfigError
-
-RAW = {
-    "experiment": "seq",
-    "seeds": {"initial": 6, "wave": 2, "max": 10, "start": 1, "spending": "pocock", "margin": 0.05},
-    "benchmarks": {"b": {"domain": "d"}},
-    "comparisons": [{"family": "f", "reference": "ref", "arms": ["big", "null"]}],
-    "analysis": {"alpha": 0.05},
-}
-CONFIG = parse_config(RAW)
-
-
-def _scores(values: dict) -> pd.DataFrame:
-    """A tidy table with one item per run whose score is the run's primary summary."""
-    rows = [("seq", arm, seed, "b", "d", "0", v, 1, v) for (arm, seed), v in values.items()]
-    return pd.DataFrame(
-        rows, columns=["experiment", "arm", "seed", "benchmark", "domain", "item", "score", "n_samples", "n_correct"]
-    )
-
-
-def _values(seeds, effect=0.3):
-    """ref at 0.5 +- noise; `big` far above it on every seed; `null` noise around the reference."""
-    rng = np.random.default_rng(3)
-    out = {}
-    for seed in seeds:
-        base = 0.5 + rng.normal(0, 0.01)
-        out[("ref", seed)] = base
-        out[("big", seed)] = base + effect + rng.normal(0, 0.01)
-        out[("null", seed)] = base + rng.normal(0, 0.15)
-    return out
+from armlab.experiment import sequential as controller
 
 
 def test_the_first_wave_is_every_compared_arm_at_the_first_seeds():
     assert waves.initial_runs(CONFIG) == [(a, s) for a in ("ref", "big", "null") for s in range(1, 7)]
 
 
-def test_a_look_asks_only_for_the_open_arms_and_their_reference(tmp_path):
-    ledger = tmp_path / "looks.jsonl"
-    values = _values(range(1, 7))
-    record = waves.run_look(CONFIG, 1, _scores(values), ledger, "h")
-    decisions = {d["arm"]: d["decision"] for d in record["decisions"]}
-    # at 6 seeds and level 0.05/2 Pocock spends 0.0177, 1.1 of the 64 sign patterns: less than the two most
-    # extreme ones (all + and all -), so nothing can stop yet
-    assert decisions == {"big": "continue", "null": "continue"}
-    assert record["next_runs"] == [[a, s] for a in ("ref", "big", "null") for s in range(1, 9)]
-    values = _values(range(1, 9))
-    record = waves.run_look(CONFIG, 2, _scores(values), ledger, "h")
-    assert {d["arm"]: d["decision"] for d in record["decisions"]}["big"] == "differs"
-    # cumulative: every run so far, and seeds 9 and 10 for the open arm and its reference only
-    assert record["next_runs"] == [[a, s] for a, n in (("ref", 10), ("big", 8), ("null", 10)) for s in range(1, n + 1)]
-    assert record["runs_evaluated"] == 24 and record["runs_fixed"] == 30
-
-
-def test_looks_are_appended_once_and_never_revised(tmp_path):
-    ledger = tmp_path / "looks.jsonl"
-    values = _values(range(1, 7))
-    waves.run_look(CONFIG, 1, _scores(values), ledger, "h")
-    first = ledger.read_bytes()
-    waves.run_look(CONFIG, 1, _scores(values), ledger, "h")  # the same look again (a rerun job): no second line
-    assert ledger.read_bytes() == first
-    values[("null", 2)] += 0.2  # a run of look 1 changed since it was recorded
-    with pytest.raises(AnalysisInputError, match="look 1 is recorded with other decisions"):
-        waves.run_look(CONFIG, 1, _scores(values), ledger, "h")
-    with pytest.raises(AnalysisInputError, match="look 1 is recorded with other decisions"):
-        waves.run_look(CONFIG, 2, _scores({**values, **_values(range(7, 9))}), ledger, "h")
-    assert ledger.read_bytes() == first
-
-
-def test_looks_go_in_order(tmp_path):
-    with pytest.raises(AnalysisInputError, match="look 3 follows look 0; looks go in order"):
-        waves.run_look(CONFIG, 3, _scores(_values(range(1, 11))), tmp_path / "looks.jsonl", "h")
-
-
-def test_a_look_without_the_seeds_it_needs_is_an_error_naming_the_arms(tmp_path):
-    values = {k: v for k, v in _values(range(1, 9)).items() if not (k[0] == "null" and k[1] > 6)}
-    with pytest.raises(AnalysisInputError, match=r"look 2 needs 8 seeds of arm\(s\) \['null'\]"):
-        waves.run_look(CONFIG, 2, _scores(values), tmp_path / "looks.jsonl", "h")
-
-
-def test_the_lock_refuses_a_changed_design_and_names_the_change(tmp_path):
-    config = json.loads(json.dumps(RAW))
-    waves.write_lock(tmp_path, config)
-    waves.check_lock(tmp_path, config)  # the same design passes
-    waves.check_lock(tmp_path, {**config, "limits": {"seeds": 5000}})  # limits decide nothing
-    waves.check_lock(tmp_path, {**config, "analysis": {"alpha": 0.05, "resamples": 2000}})  # nor the bootstrap
-    changed = {**config, "seeds": {**config["seeds"], "spending": "obrien_fleming"}}
-    with pytest.raises(ConfigError, match='seeds.spending: "pocock" -> "obrien_fleming"'):
-        waves.check_lock(tmp_path, changed)
-    with pytest.raises(ConfigError, match="analysis.alpha: 0.05 -> 0.1"):
-        waves.check_lock(tmp_path, {**config, "analysis": {"alpha": 0.1}})
-    waves.write_lock(tmp_path, changed)  # an existing lock is never replaced
-    with pytest.raises(ConfigError):
-        waves.check_lock(tmp_path, changed)
-
-
 def test_the_final_table_replays_the_recorded_looks(tmp_path):
     ledger = tmp_path / "looks.jsonl"
-    values = _values(range(1, 11))
+    values = run_values(range(1, 11))
     for look in (1, 2, 3):
         seeds = range(1, CONFIG.design.looks[look - 1] + 1)
         wanted = {k: v for k, v in values.items() if k[1] in seeds and (k[0] != "big" or k[1] <= 8)}
-        record = waves.run_look(CONFIG, look, _scores(wanted), ledger, "h")
+        record = controller.run_look(CONFIG, look, run_scores(wanted), ledger, "h")
         if record["done"]:
             break
     final = {k: v for k, v in values.items() if k[0] != "big" or k[1] <= 8}
-    table, looks = waves.final_tables(waves.primary_values(_scores(final), CONFIG), CONFIG, ledger)
+    recorded = records.recorded_looks(ledger)
+    table, looks = waves.final_tables(waves.primary_values(run_scores(final), CONFIG), CONFIG, recorded)
     table = table.set_index("arm")
     assert table.at["big", "decision"] == "differs" and table.at["big", "look"] == 2
     assert table.at["big", "direction"] == "better" and table.at["big", "seeds_saved"] == 2
@@ -126,10 +39,10 @@ def test_the_final_table_replays_the_recorded_looks(tmp_path):
     assert (table.at["big", "rci_low"], table.at["big", "rci_high"]) == sequential.repeated_interval(
         d, CONFIG.design, 2
     )
-    assert len(looks) == sum(len(r["decisions"]) for r in waves.read_ledger(ledger))
+    assert len(looks) == sum(len(r["decisions"]) for r in records.read_ledger(ledger))
     tampered = {**final, ("null", 7): final[("null", 7)] + 0.3}
     with pytest.raises(AnalysisInputError, match="recorded with other decisions"):
-        waves.final_tables(waves.primary_values(_scores(tampered), CONFIG), CONFIG, ledger)
+        waves.final_tables(waves.primary_values(run_scores(tampered), CONFIG), CONFIG, records.recorded_looks(ledger))
 
 
 def test_a_sequential_design_puts_every_arm_in_a_comparison():
@@ -203,10 +116,10 @@ def test_an_arm_open_in_one_family_and_stopped_in_another_is_analysed():
     for seed in range(1, 11):
         base = 0.4 + rng.normal(0, 0.01)
         values |= {("R", seed): base, ("A", seed): base + 0.3, ("B", seed): base + 0.3 + rng.normal(0, 0.1)}
-    looks = waves.chain(waves.primary_values(_scores(values), config), config)
+    looks = waves.chain(waves.primary_values(run_scores(values), config), config)
     ran = {tuple(run) for run in looks[-1]["runs"]}
     assert ("R", 10) not in ran and ("A", 10) in ran and ("B", 10) in ran  # R stopped with F1, A went on with F2
-    result = run_analysis(config, _scores({k: v for k, v in values.items() if k in ran}))
+    result = run_analysis(config, run_scores({k: v for k, v in values.items() if k in ran}))
     table = result.sequential.set_index("family")
     assert table.at["F1", "decision"] == "differs" and table.at["F1", "n_seeds"] == 6
     assert table.at["F2", "n_seeds"] == 10
@@ -229,55 +142,11 @@ def test_a_huge_max_is_refused_before_any_seed_list_is_built():
         load_config(["config/config.yaml"], {"seeds": {"initial": 4, "wave": 1, "max": 10**12}})
 
 
-def test_the_lock_ignores_job_resources_and_written_out_defaults(tmp_path):
-    config = json.loads(json.dumps(RAW))
-    waves.write_lock(tmp_path, config)
-    waves.check_lock(tmp_path, {**config, "analysis": {"alpha": 0.05, "confidence": 0.95, "bootstrap_seed": 0}})
-    with_trl = {**config, "trl": {"model": "m", "mem_mb": 4000}}
-    waves.write_lock(tmp_path / "trl", with_trl)
-    waves.check_lock(tmp_path / "trl", {**config, "trl": {"model": "m", "mem_mb": 16000}})
-    with pytest.raises(ConfigError, match='trl.model: "m" -> "n"'):
-        waves.check_lock(tmp_path / "trl", {**config, "trl": {"model": "n", "mem_mb": 4000}})
-
-
-def test_a_record_of_looks_without_its_lock_or_missing_a_look_is_refused(tmp_path):
-    config = json.loads(json.dumps(RAW))
-    ledger = tmp_path / waves.LEDGER
-    values, locked = _values(range(1, 7)), waves.design_hash(config)
-    waves.run_look(CONFIG, 1, _scores(values), ledger, locked)
-    with pytest.raises(ConfigError, match="design.json: missing, but .* records looks"):
-        waves.check_lock(tmp_path, config)
-    waves.write_lock(tmp_path, config)
-    waves.check_lock(tmp_path, config)
-    (ledger.parent / "look-1.json").write_text("{}")
-    (ledger.parent / "look-2.json").write_text("{}")
-    with pytest.raises(ConfigError, match=r"look\(s\) \[2\] have their checkpoint files but are not in the record"):
-        waves.check_lock(tmp_path, config)
-    with pytest.raises(AnalysisInputError, match=f"were decided under design {locked[:12]}, this one would be under o"):
-        waves.run_look(CONFIG, 2, _scores(_values(range(1, 9))), ledger, "other")
-    ledger.write_text(ledger.read_text() + "[1]\n")
-    with pytest.raises(AnalysisInputError, match="line 2 is not a look record"):
-        waves.read_ledger(ledger)
-
-
 def test_the_final_tables_refuse_an_incomplete_record(tmp_path):
     ledger = tmp_path / "looks.jsonl"
-    values = _values(range(1, 11))
+    values = run_values(range(1, 11))
     for look, n in ((1, 6), (2, 8), (3, 10)):
-        waves.run_look(CONFIG, look, _scores({k: v for k, v in values.items() if k[1] <= n}), ledger, "h")
+        controller.run_look(CONFIG, look, run_scores({k: v for k, v in values.items() if k[1] <= n}), ledger, "h")
     ledger.write_text("".join(line + "\n" for line in ledger.read_text().splitlines()[:2]))  # the last line lost
     with pytest.raises(AnalysisInputError, match=r"records looks \[1, 2\], but the runs give looks 1..3"):
-        waves.final_tables(waves.primary_values(_scores(values), CONFIG), CONFIG, ledger)
-
-
-@pytest.mark.parametrize("evidence", ["runs/grpo/seed-1", "evals/grpo/seed-1", "scores.parquet", "logs/eval/a/s.log"])
-def test_a_deleted_design_lock_is_found_from_the_outputs_that_remain(tmp_path, evidence):
-    """Deleting sequential/ (with or without changing the design) must not re-lock it over existing runs."""
-    config = json.loads(json.dumps(RAW))
-    waves.check_lock(tmp_path, config)  # nothing run yet: nothing to check
-    path = tmp_path / evidence
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("x")
-    with pytest.raises(ConfigError, match=r"design.json: missing, but 1 training or evaluation output\(s\)") as error:
-        waves.check_lock(tmp_path, config)
-    assert "\n" not in str(error.value) and str(path) in str(error.value)
+        waves.final_tables(waves.primary_values(run_scores(values), CONFIG), CONFIG, records.recorded_looks(ledger))

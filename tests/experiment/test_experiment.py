@@ -12,8 +12,8 @@ import yaml
 from conftest import REPO
 
 from armlab import experiment, layout
-from armlab.analysis import waves
 from armlab.configfile import ConfigError
+from armlab.experiment import locks
 from armlab.experiment.plan import RunPlan
 from armlab.training.backends import BACKENDS
 from armlab.training.config import load_config
@@ -142,7 +142,7 @@ def test_load_merges_files_then_overrides_and_checks_the_whole_config(tmp_path, 
 def test_load_refuses_a_sequential_design_changed_after_its_first_wave(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     config = experiment.load([SEQUENTIAL])
-    waves.write_lock(layout.experiment_dir(config["experiment"]), config)
+    locks.write_design_lock(layout.experiment_dir(config["experiment"]), config)
     assert experiment.load([SEQUENTIAL]) == config  # unchanged: allowed
     with pytest.raises((ConfigError, ValueError), match=r"design"):
         experiment.load([SEQUENTIAL], {"seeds": {**config["seeds"], "max": 14}})
