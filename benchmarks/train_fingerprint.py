@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from armlab.experiment.stages import stage_config
+from armlab.experiment.validate import load_config
 from armlab.training import base, data
-from armlab.training.config import load_config, stage_config
 from armlab.training.train import train
 from armlab.training.utils import file_sha256
 

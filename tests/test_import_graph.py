@@ -21,7 +21,7 @@ LAYERS = {
         if p.name not in ("cli.py", "__main__.py") and "experiment" not in p.relative_to(REPO).parts
     ],
     "armlab.training": list((REPO / "training").rglob("*.py")),
-    "armlab.evals": list((REPO / "evals").rglob("*.py")),
+    "armlab.evals": [p for p in (REPO / "evals").rglob("*.py") if p.name != "commands.py"],
     # the analysis's rooms: its errors, the statistics, the inputs, the rest above them, the report above all that,
     # and the subcommands on top
     "armlab.analysis.errors": [REPO / "analysis" / "errors.py"],
@@ -35,7 +35,8 @@ LAYERS = {
     "armlab.analysis.reporting": list((REPO / "analysis" / "reporting").rglob("*.py")),
     "armlab.analysis.commands": [REPO / "analysis" / "commands.py"],
     "armlab.experiment": list((REPO / "armlab" / "experiment").rglob("*.py")),
-    "armlab.cli": [REPO / "armlab" / "cli.py", REPO / "armlab" / "__main__.py"],  # python -m armlab
+    # python -m armlab; and the evaluation's subcommands, since `armlab probe` runs the experiment's probe
+    "armlab.cli": [REPO / "armlab" / "cli.py", REPO / "armlab" / "__main__.py", REPO / "evals" / "commands.py"],
 }
 FOLDERS = {"armlab.training": "training", "armlab.evals": "evals", "armlab.analysis": "analysis"}
 # what each layer may import of the others: earlier stages only; the command line sits on top of all

@@ -15,8 +15,8 @@ import torch
 from conftest import REPO, TINY
 
 import armlab.training.train as trainer
-from armlab.configfile import load_mapping
-from armlab.training.config import ConfigError, validate_config
+from armlab.configfile import ConfigError, load_mapping
+from armlab.experiment.validate import validate_config
 from armlab.training.data_policies import DATA_POLICIES
 from armlab.training.policy import (
     PAD_ID,

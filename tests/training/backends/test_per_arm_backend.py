@@ -11,9 +11,12 @@ import pytest
 import yaml
 from conftest import REPO, TINY, copy_of_the_repository, job_counts, readme_run, snakemake_dry_run
 
+from armlab.configfile import ConfigError
 from armlab.contract import LEDGER
+from armlab.experiment.stages import stage_config
+from armlab.experiment.validate import load_config
 from armlab.training.backends import arm_backend, backend_of, backends_used, job_resources
-from armlab.training.config import ConfigError, load_config, resolve_arm, stage_config
+from armlab.training.recipe import resolve_arm
 
 # sha256 of json.dumps(stage_config(...)) for tests/fixtures/tiny.yaml, computed with the code before per-arm
 # backends existed (commit 69bffce): a config without the key stages, and hashes, exactly as before, so that no
