@@ -40,7 +40,7 @@ TRL_STEP_NAMES = {
 LEDGER_FILE = "ledger.parquet"
 LEDGER = tuple(f.name for f in dataclasses.fields(LedgerRow) if f.name != "step")  # the record armlab.spec.LedgerRow
 TASK_PREFIX = "armlab_"  # an armlab benchmark's lm-eval task is armlab_<benchmark> (evals/lm_eval_tasks.py)
-PROBE = "probe.json"  # armlab probe's job times in an experiment's results folder (evals/probe.py)
+PROBE = "probe.json"  # armlab probe's job times in an experiment's results folder (armlab/experiment/probe.py)
 # A benchmark's procedural twin (eval.twins, eval.external.<b>.twin): fresh items of the same kind, evaluated beside it
 # as benchmark <b>__twin and read by the contamination screen only (analysis/screens/contamination.py), never by a
 # summary

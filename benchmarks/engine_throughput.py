@@ -26,8 +26,8 @@ import torch
 from armlab.evals.engines import DEFAULT_PYTHON, missing_engine
 from armlab.evals.lm_eval_tasks import write_task_configs
 from armlab.evals.run import evaluate
+from armlab.experiment.validate import load_config
 from armlab.training.backends.hf_export import char_tokenizer
-from armlab.training.config import load_config
 from armlab.training.policy import EOS_ID, PAD_ID
 
 REPO = Path(__file__).resolve().parents[1]

@@ -22,9 +22,10 @@ import torch
 
 from armlab.evals.lm_eval_tasks import write_task_configs
 from armlab.evals.run import evaluate
+from armlab.experiment.stages import stage_config
+from armlab.experiment.validate import load_config
 from armlab.training import base, data
 from armlab.training.backends.hf_export import char_tokenizer, tiny_model
-from armlab.training.config import load_config, stage_config
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "fixtures" / "tiny.yaml"

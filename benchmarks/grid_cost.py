@@ -1,6 +1,6 @@
 """Estimate the wall time of an experiment grid on this machine before running it.
 
-Times a few training steps of every arm (seed 1) and one evaluation (:func:`armlab.evals.probe.probe`, what
+Times a few training steps of every arm (seed 1) and one evaluation (:func:`armlab.experiment.probe.probe`, what
 ``armlab probe`` writes for ``armlab plan``) and extrapolates to all (arm, seed) runs with ``--jobs``
 single-thread jobs side by side (a lower bound: jobs that share the machine run somewhat slower than alone;
 compare with a real run's manifests).
@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from armlab.evals.probe import probe
-from armlab.training.config import load_config
+from armlab.experiment.probe import probe
+from armlab.experiment.validate import load_config
 
 
 def main(argv=None) -> None:

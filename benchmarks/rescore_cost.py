@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from armlab.experiment.plan import RunPlan
-from armlab.training.config import load_config
+from armlab.experiment.validate import load_config
 
 
 def timed(command: list[str]) -> tuple[float, float]:

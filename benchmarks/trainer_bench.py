@@ -20,8 +20,9 @@ from pathlib import Path
 import pandas as pd
 
 from armlab import numerics
+from armlab.experiment.stages import stage_config
+from armlab.experiment.validate import load_config
 from armlab.training import base, data
-from armlab.training.config import load_config, stage_config
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "fixtures" / "tiny.yaml"
@@ -81,8 +82,8 @@ def trl_seconds_per_step(config: dict, work: Path, intermediate_size: int) -> tu
 
     from armlab.training.backends.hf_export import char_tokenizer, tiny_model
     from armlab.training.backends.trl_backend import grpo_config_kwargs, make_reward
-    from armlab.training.config import resolve_arm
     from armlab.training.data import load_pools
+    from armlab.training.recipe import resolve_arm
 
     recipe = resolve_arm(config, "grpo")
     items = [item for pool in load_pools(work / "data").values() for item in pool]

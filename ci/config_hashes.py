@@ -25,7 +25,8 @@ def _sha(value) -> str:
 def hashes() -> dict:
     from armlab.analysis.config import parse_config
     from armlab.configfile import load_configs
-    from armlab.training.config import stage_config, validate_config
+    from armlab.experiment.stages import stage_config
+    from armlab.experiment.validate import validate_config
     from armlab.training.recipe import resolve_arm
 
     out = {}

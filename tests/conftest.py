@@ -293,7 +293,7 @@ def sequential_run(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def tiny_config():
-    from armlab.training.config import load_config
+    from armlab.experiment.validate import load_config
 
     return load_config([TINY])
 

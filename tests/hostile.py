@@ -58,7 +58,7 @@ EXPENSIVE = {
     "armlab": (
         "armlab.analysis.comparisons.paired.compare",
         "armlab.analysis.reporting.report.render_figures",
-        "armlab.evals.probe.probe",
+        "armlab.experiment.probe.probe",
     ),
     "armlab.evals.run": ("armlab.evals.run.load_model", "armlab.evals.run.evaluate"),
     "armlab.evals.merge": ("armlab.evals.merge.atomic_path",),
@@ -213,8 +213,8 @@ def eval_argv(results, *which):
 @pytest.fixture(scope="module")
 def tiny_pipeline(tmp_path_factory):
     """The tiny experiment's data and a (2-step) base policy with its manifest, and its config as JSON."""
+    from armlab.experiment.validate import load_config
     from armlab.training import base, data
-    from armlab.training.config import load_config
 
     root = tmp_path_factory.mktemp("tiny")
     config = copy.deepcopy(load_config([TINY]))

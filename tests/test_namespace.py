@@ -101,7 +101,7 @@ def test_the_installed_wheel_imports_beside_a_users_own_packages(installed, user
     site, env = installed
     code = (
         "import analysis, training, evals\n"
-        "import armlab.analysis.pipeline, armlab.training.config, armlab.evals.merge, armlab.cli\n"
+        "import armlab.analysis.pipeline, armlab.training.checks, armlab.evals.merge, armlab.cli\n"
         "print(analysis.WHOSE == 'the user', armlab.analysis.pipeline.__file__)\n"
     )
     run = subprocess.run([sys.executable, "-S", "-c", code], cwd=user_project, env=env, capture_output=True, text=True)
@@ -115,7 +115,7 @@ def test_a_checkout_imports_its_own_stages_over_an_installed_wheel(installed):
     shadows an installed (not editable) armlab; its stages, in folders beside it, must import all the same."""
     _, env = installed
     code = (
-        "import armlab.analysis.pipeline, armlab.training.config, armlab.cli; print(armlab.analysis.pipeline.__file__)"
+        "import armlab.analysis.pipeline, armlab.training.checks, armlab.cli; print(armlab.analysis.pipeline.__file__)"
     )
     run = subprocess.run([sys.executable, "-S", "-c", code], cwd=REPO, env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-2000:]

@@ -115,7 +115,8 @@ def test_the_config_names_a_mode_and_every_torch_stage_view_holds_it():
     from conftest import TINY
 
     from armlab.configfile import ConfigError
-    from armlab.training.config import load_config, stage_config
+    from armlab.experiment.stages import stage_config
+    from armlab.experiment.validate import load_config
 
     config = load_config([TINY])
     assert config["numerics"] == "portable"  # the default

@@ -13,8 +13,8 @@ from conftest import REPO, TINY
 
 from armlab import schema, spec
 from armlab.configfile import load_configs
+from armlab.experiment.validate import validate_config
 from armlab.limits import DEFAULT_LIMITS
-from armlab.training.config import validate_config
 
 
 def _checkout_copy(tmp_path):

@@ -318,7 +318,7 @@ def wall_time(raw: dict, seeds: int, results_dir: Path | str, cores: int) -> Wal
 
 
 def _read_probe(path: Path) -> dict | None:
-    """``armlab probe``'s times (evals/probe.py), None when absent; a malformed file is a one-line error."""
+    """``armlab probe``'s times (armlab/experiment/probe.py), None when absent; a malformed file is a one-line error."""
     if not path.is_file():
         return None
     from armlab.files import BadFile, read_json

@@ -1,5 +1,5 @@
 """The evaluation stage's subcommands of the ``armlab`` command line: ``armlab probe`` and ``armlab benchmarks``
-(the work is :mod:`armlab.evals.probe`'s and :mod:`armlab.evals.catalogue`'s, imported when it runs)."""
+(the work is :mod:`armlab.experiment.probe`'s and :mod:`armlab.evals.catalogue`'s, imported when it runs)."""
 
 
 def probe(subparsers):
@@ -9,7 +9,7 @@ def probe(subparsers):
         help="time a few training steps of every arm and one evaluation: the wall time armlab plan prints",
         description="Build the experiment's data and base policy in a scratch folder, time --steps training "
         "steps of every arm and one evaluation, and write the times to results/<experiment>/probe.json, which "
-        "armlab plan and every workflow start read when no earlier runs have manifests (evals/probe.py).",
+        "armlab plan and every workflow start read when no earlier runs have manifests (armlab/experiment/probe.py).",
     )
     parser.add_argument("config", help="experiment config, YAML or JSON")
     parser.add_argument("--steps", type=int, default=10, help="training steps timed per arm (default 10)")
@@ -18,11 +18,11 @@ def probe(subparsers):
     def run(args):
         from pathlib import Path
 
-        from armlab.configfile import check_limit, limits_of
+        from armlab.configfile import ConfigError, check_limit, limits_of
         from armlab.contract import PROBE
-        from armlab.evals.probe import probe as measure
+        from armlab.experiment.probe import probe as measure
+        from armlab.experiment.validate import load_config
         from armlab.files import check_output_file, write_json
-        from armlab.training.config import ConfigError, load_config
 
         if args.steps < 1:
             raise ConfigError(f"--steps: expected a positive whole number, got {args.steps}")

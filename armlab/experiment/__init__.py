@@ -36,8 +36,8 @@ def load(config_files: Sequence[str | Path], overrides: Mapping | None = None) -
     """
     # here, not at the top: it puts torch in sys.modules to load on first use, and scipy.stats then loads it (3 s)
     # in every process that imports this package for something else (armlab rescore)
+    from armlab.experiment.validate import validate_config
     from armlab.training.checks import check as check_training
-    from armlab.training.config import validate_config
 
     source = ", ".join(map(str, config_files))
     config = validate_config(load_configs(config_files, dict(overrides or {})), source=source)

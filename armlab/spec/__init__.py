@@ -923,7 +923,7 @@ class Plan:
 class Experiment:
     """armlab experiment config. Arms are overrides of the common `recipe`; every comparison family names a
     reference arm and the arms compared with it. Semantic checks (arm references, registry names, duplicates) run
-    after this schema in training/config.py."""
+    after this schema in armlab/experiment/validate.py."""
 
     experiment: str = setting(
         help="the experiment's name: its results go to results/<experiment>", pattern=NAME_SCHEMA_PATTERN

@@ -11,7 +11,7 @@ from armlab.analysis.config import DEFAULTS, apply_overrides, compared_measures,
 from armlab.analysis.errors import AnalysisInputError
 from armlab.analysis.stats.sequential import Design
 from armlab.configfile import SEQUENTIAL_DEFAULTS
-from armlab.training.config import load_config as load_training_config
+from armlab.experiment.validate import load_config as load_experiment_config
 
 BASE = {"experiment": "demo", "comparisons": [{"family": "estimators", "reference": "grpo", "arms": ["rloo"]}]}
 
@@ -175,7 +175,7 @@ def test_the_sequential_defaults_live_in_code_and_validation_fills_them_in():
     schema = yaml.safe_load((REPO / "workflows" / "schemas" / "config.schema.yaml").read_text())
     design_schema = next(s for s in schema["properties"]["seeds"]["oneOf"] if s["type"] == "object")
     assert not [key for key, spec in design_schema["properties"].items() if "default" in spec]
-    config = load_training_config(
+    config = load_experiment_config(
         [REPO / "config" / "experiments" / "sequential.yaml"],
         {"seeds": {"initial": 2, "wave": 1, "max": 4}},
     )

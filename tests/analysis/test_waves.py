@@ -46,7 +46,7 @@ def test_the_final_table_replays_the_recorded_looks(tmp_path):
 
 
 def test_a_sequential_design_puts_every_arm_in_a_comparison():
-    from armlab.training.config import load_config
+    from armlab.experiment.validate import load_config
 
     with pytest.raises(ConfigError, match=r"arm\(s\) \['difffilter', 'no_learning'\] are in no comparison"):
         load_config(
@@ -84,7 +84,7 @@ def test_a_looks_boundary_does_not_depend_on_the_looks_after_it():
     ],
 )
 def test_a_bad_design_is_one_line_naming_the_key(seeds, message):
-    from armlab.training.config import load_config
+    from armlab.experiment.validate import load_config
 
     with pytest.raises(ConfigError, match=message):
         load_config(["config/config.yaml"], {"seeds": seeds})
@@ -128,7 +128,7 @@ def test_an_arm_open_in_one_family_and_stopped_in_another_is_analysed():
 
 @pytest.mark.parametrize("key", ["max", "start", "initial"])
 def test_a_whole_number_written_as_a_float_is_refused_naming_the_key(key):
-    from armlab.training.config import load_config
+    from armlab.experiment.validate import load_config
 
     seeds = {"initial": 4, "wave": 1, "max": 8, "start": 1} | {key: 4.0}
     with pytest.raises(ConfigError, match=rf"seeds\.{key}: expected a whole number of seeds, got 4.0"):
@@ -136,7 +136,7 @@ def test_a_whole_number_written_as_a_float_is_refused_naming_the_key(key):
 
 
 def test_a_huge_max_is_refused_before_any_seed_list_is_built():
-    from armlab.training.config import load_config
+    from armlab.experiment.validate import load_config
 
     with pytest.raises(ConfigError, match="seeds.max: 1000000000000 is above the limit of 1000"):
         load_config(["config/config.yaml"], {"seeds": {"initial": 4, "wave": 1, "max": 10**12}})

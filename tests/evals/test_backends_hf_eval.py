@@ -7,9 +7,10 @@ import pytest
 import yaml
 from conftest import TINY
 
+from armlab.configfile import ConfigError
 from armlab.contract import COLUMNS
 from armlab.evals.run import samples_to_scores
-from armlab.training.config import ConfigError, load_config
+from armlab.experiment.validate import load_config
 
 
 def test_listed_lm_eval_tasks_are_scored_by_their_metric_and_filter():

@@ -452,7 +452,7 @@ def test_the_catalogue_snippet_is_a_valid_eval_section(tmp_path, capsys):
 
     from armlab.cli import main
     from armlab.evals.catalogue import check_external
-    from armlab.training.config import load_config
+    from armlab.experiment.validate import load_config
 
     name, rows = SYNTHETIC["math500"]
     path = _write(tmp_path / name, rows)

@@ -31,9 +31,9 @@ MODEL = {"d_model": 64, "n_layer": 1, "n_head": 2, "max_len": 32}
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     """A trained builtin base policy (head size 32) exported to a Hugging Face checkpoint (armlab_char)."""
+    from armlab.experiment.validate import load_config
     from armlab.training import base, data
     from armlab.training.backends.hf_export import export_policy
-    from armlab.training.config import load_config
 
     config = load_config([TINY], {"model": MODEL, "base": {"steps": 300, "batch_size": 32, "lr": 0.01}})
     root = tmp_path_factory.mktemp("vllm")

@@ -12,7 +12,8 @@ import pytest
 from conftest import REPO, copy_of_the_repository
 
 from armlab.configfile import load_mapping
-from armlab.training.config import load_config, stage_config
+from armlab.experiment.stages import stage_config
+from armlab.experiment.validate import load_config
 
 WORKFLOW_CONFIGS = sorted(
     str(path.relative_to(REPO))

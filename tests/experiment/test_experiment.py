@@ -15,8 +15,8 @@ from armlab import experiment, layout
 from armlab.configfile import ConfigError
 from armlab.experiment import locks
 from armlab.experiment.plan import RunPlan
+from armlab.experiment.validate import load_config
 from armlab.training.backends import BACKENDS
-from armlab.training.config import load_config
 
 DEMO = REPO / "config" / "config.yaml"
 PARITY = REPO / "config" / "experiments" / "backend_parity.yaml"

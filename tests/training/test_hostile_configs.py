@@ -17,8 +17,8 @@ from armlab.analysis.config import load_config as load_analysis_config
 from armlab.analysis.config import parse_config as parse_analysis_config
 from armlab.analysis.errors import AnalysisInputError
 from armlab.configfile import MAX_INCLUDE_DEPTH, NAME_OVERHEAD, ConfigError, load_mapping, max_name_length
+from armlab.experiment.validate import validate_config
 from armlab.files import atomic_path
-from armlab.training.config import validate_config
 
 LONGEST_NAME = max_name_length()  # 205 on a file system of 255-byte names
 
@@ -649,7 +649,7 @@ def test_command_line_config_values_update_the_file(tmp_path):
 
 def test_a_raised_analysis_limit_reaches_the_analysis_job(raw):
     """The analyze job reads config/analysis.json: the view must carry the raised limit, or the job refuses late."""
-    from armlab.training.config import stage_config
+    from armlab.experiment.stages import stage_config
 
     raw["analysis"] = {"resamples": 2_000_000}
     raw["limits"] = {"resamples": 3_000_000}

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 import torch
 
-from armlab.training.config import ConfigError, validate_config
+from armlab.configfile import ConfigError
+from armlab.experiment.validate import validate_config
 from armlab.training.estimators import ESTIMATORS
 from armlab.training.losses import POLICY_LOSSES, list_policy_losses, loss_spec
 from armlab.training.policy import load_model

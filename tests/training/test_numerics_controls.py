@@ -11,7 +11,8 @@ from conftest import TINY, snakemake_dry_run
 from armlab import numerics
 from armlab.configfile import ConfigError, load_configs
 from armlab.experiment.plan import RunPlan
-from armlab.training.config import stage_config, validate_config
+from armlab.experiment.stages import stage_config
+from armlab.experiment.validate import validate_config
 
 CONTROLS = {
     "grpo_avx2": {"numerics": {"capability": "avx2"}},

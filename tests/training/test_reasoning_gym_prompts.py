@@ -13,7 +13,7 @@ from conftest import TINY
 
 from armlab import experiment
 from armlab.configfile import ConfigError
-from armlab.training.config import stage_config
+from armlab.experiment.stages import stage_config
 from armlab.training.utils import derive_seed
 
 reasoning_gym = pytest.importorskip(

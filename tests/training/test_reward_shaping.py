@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 import torch
 
-from armlab.training.config import ConfigError, validate_config
+from armlab.configfile import ConfigError
+from armlab.experiment.validate import validate_config
 from armlab.training.estimators import dr_grpo, grpo
 from armlab.training.recipe import resolve_arm
 from armlab.training.rollouts import length_bonus, score

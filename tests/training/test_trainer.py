@@ -15,9 +15,8 @@ import torch
 from conftest import REPO, TINY
 
 import armlab.training.train as trainer
-from armlab.configfile import load_mapping
-from armlab.files import file_sha256
-from armlab.training.config import ConfigError, validate_config
+from armlab.configfile import ConfigError, load_mapping
+from armlab.experiment.validate import validate_config
 from armlab.training.data_policies import DATA_POLICIES
 from armlab.training.policy import (
     PAD_ID,
@@ -34,7 +33,7 @@ from armlab.training.policy import (
 )
 from armlab.training.rollouts import noisy_verdict, step_seed
 from armlab.training.train import AdamW, aggregate, train
-from armlab.training.utils import derive_seed
+from armlab.training.utils import derive_seed, file_sha256
 
 
 def _run(config, root, out, arm="grpo", seed=1):

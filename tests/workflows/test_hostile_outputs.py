@@ -621,7 +621,8 @@ TEMPLATES = {
 
 @pytest.mark.parametrize("case", TEMPLATES)
 def test_templates_where_quoting_cannot_hold_are_rejected_naming_the_key(case, tmp_path):
-    from armlab.training.config import ConfigError, load_config
+    from armlab.configfile import ConfigError
+    from armlab.experiment.validate import load_config
 
     template, reason = TEMPLATES[case]
     path = _command_config(tmp_path, template)

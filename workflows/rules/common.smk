@@ -9,7 +9,7 @@ from armlab import numerics
 from armlab.configfile import ConfigError
 from armlab.experiment.plan import RunPlan
 from armlab.training.backends import BACKENDS
-from armlab.training.config import stage_config
+from armlab.experiment.stages import stage_config
 
 # Jobs run `python` from PATH: the driver's own interpreter (its folder goes first on PATH here), or, under
 # `--sdm conda`, the interpreter of the rule's conda environment (environment.yml), which Snakemake puts first.

@@ -207,7 +207,7 @@ def test_an_armlab_step_log_reads_back_as_written(tmp_path):
 
 def test_the_configs_step_log_kinds_are_the_registrys():
     """``checkpoints.step_log.kind`` of the config schema lists exactly the kinds ``armlab steps`` reads."""
-    from armlab.training.config import _schema
+    from armlab.experiment.validate import _schema
 
     kinds = _schema()["properties"]["checkpoints"]["properties"]["step_log"]["properties"]["kind"]["enum"]
     assert kinds == sorted(STEP_LOGS)

@@ -458,7 +458,7 @@ def test_latex_table_has_arms_as_rows_and_the_best_values_in_bold():
 
 
 SNAKEFILE = """
-from armlab.training.config import validate_config
+from armlab.experiment.validate import validate_config
 
 configfile: "{config}"
 config.update(validate_config(config, source="{config}"))

@@ -8,8 +8,10 @@ import pytest
 import yaml
 from conftest import REPO, TINY
 
+from armlab.configfile import ConfigError
+from armlab.experiment.stages import stage_config
+from armlab.experiment.validate import load_config
 from armlab.training.backends import BACKENDS, job_resources
-from armlab.training.config import ConfigError, load_config, stage_config
 
 
 def test_every_backend_names_a_trainer_with_a_main_and_an_lm_eval_model():

@@ -21,9 +21,11 @@ from armlab.evals.curves import run_models
 from armlab.evals.run import checkpoint_to_evaluate, evaluation_stream
 from armlab.experiment.plan import RunPlan
 from armlab.experiment.record_checkpoints import record
+from armlab.experiment.stages import stage_config
+from armlab.experiment.validate import load_config
 from armlab.files import BadFile
 from armlab.training.backends import checkpoints
-from armlab.training.config import load_config, resolve_arm, stage_config
+from armlab.training.recipe import resolve_arm
 
 ARMS = ("grpo", "dr_grpo")
 SEEDS = (1, 2)

@@ -13,8 +13,10 @@ import pytest
 import yaml
 from conftest import REPO, TINY
 
+from armlab.configfile import ConfigError
+from armlab.experiment.validate import load_config
 from armlab.training.backends import command
-from armlab.training.config import ConfigError, load_config, resolve_arm
+from armlab.training.recipe import resolve_arm
 
 VERL = REPO / "config" / "experiments" / "verl_example.yaml"
 # the "trainer": makes the checkpoint folder named by its first argument and writes the other arguments into it

@@ -12,8 +12,10 @@ import pytest
 import yaml
 from conftest import REPO, TINY, job_counts
 
+from armlab.configfile import ConfigError
 from armlab.contract import TRL_STEP_NAMES
-from armlab.training.config import ConfigError, load_config, resolve_arm
+from armlab.experiment.validate import load_config
+from armlab.training.recipe import resolve_arm
 
 # found, not imported: importing trl's GRPOConfig loads transformers and torch (2.4 s), which only the tests that
 # build one need, in whichever worker runs them
@@ -188,8 +190,8 @@ def test_tiny_trl_run_is_evaluated_by_lm_eval_hf(tmp_path):
     from armlab.contract import COLUMNS
     from armlab.evals.lm_eval_tasks import write_task_configs
     from armlab.evals.run import evaluate
+    from armlab.experiment.stages import stage_config
     from armlab.training import data
-    from armlab.training.config import stage_config
 
     config = load_config([_trl_config(tmp_path, {"grpo": {}})])
     data.write(config, tmp_path / "data")
@@ -216,8 +218,8 @@ def test_trl_keeps_intermediate_checkpoints_as_the_builtin_does(tmp_path, monkey
     from transformers import AutoModelForCausalLM
 
     from armlab.analysis.inputs.steps import import_steps
+    from armlab.experiment.stages import stage_config
     from armlab.training import data
-    from armlab.training.config import stage_config
 
     # reward noise flips verdicts by a hash, so the random tiny model's groups have advantages and it learns
     configs = {
@@ -444,8 +446,8 @@ def test_tiny_trl_run_adapts_the_reward_gap_mixture(tmp_path):
     import numpy as np
     import torch
 
+    from armlab.experiment.stages import stage_config
     from armlab.training import data
-    from armlab.training.config import stage_config
     from armlab.training.data_policies import make_data_policy
 
     # reward noise flips verdicts by a hash, so the random tiny model still sees rewards that differ by domain
@@ -486,8 +488,8 @@ def test_trl_trains_on_reasoning_gym_prompts_rewarded_by_their_score_answer(tmp_
     completion by its own rule in one batch: a reasoning-gym prompt by its dataset's score_answer (its last
     <answer> tag, full credit only), an armlab prompt by its task's verifier."""
     pytest.importorskip("reasoning_gym", reason="reasoning-gym is not installed (pip install 'armlab[reasoning_gym]')")
+    from armlab.experiment.stages import stage_config
     from armlab.training import data
-    from armlab.training.config import stage_config
     from armlab.training.reasoning_gym_tasks import REBUILD_KEYS, training_pools
 
     chain = {"dataset": "chain_sum", "config": {"min_terms": 2, "max_terms": 2, "min_digits": 1, "max_digits": 2}}

@@ -12,7 +12,8 @@ import torch
 import yaml
 from conftest import TINY, job_counts, snakemake_dry_run
 
-from armlab.training.config import ConfigError, load_config
+from armlab.configfile import ConfigError
+from armlab.experiment.validate import load_config
 
 # found, not imported: transformers (2 s to import) is loaded by the tests that read an export, in their worker
 if importlib.util.find_spec("trl") is None:
@@ -240,10 +241,11 @@ def test_snakemake_dag_of_trl_from_the_builtin_base(tmp_path):
 @pytest.mark.workflow  # a whole training job, run for real
 def test_a_short_trl_run_from_the_exported_base_learns(tmp_path):
     """GRPOTrainer from the exported base on one-digit addition: the expected reward rises well past noise."""
+    from armlab.experiment.stages import stage_config
     from armlab.training import base, data
     from armlab.training.backends import trl_backend
-    from armlab.training.config import resolve_arm, stage_config
     from armlab.training.data import load_pools
+    from armlab.training.recipe import resolve_arm
     from armlab.training.rollouts import score
 
     raw = yaml.safe_load(_trl_config(tmp_path, model=BUILTIN_BASE).read_text())

@@ -2,7 +2,6 @@
 byte-identical for configs without the key, the workflow's train and evaluation commands per arm, and a real tiny
 run of an experiment with a builtin and a TRL arm from the builtin base (backend parity, issue 15)."""
 
-import dataclasses
 import hashlib
 import json
 import re
@@ -12,9 +11,12 @@ import pytest
 import yaml
 from conftest import REPO, TINY, copy_of_the_repository, job_counts, readme_run, snakemake_dry_run
 
+from armlab.configfile import ConfigError
 from armlab.contract import LEDGER
-from armlab.training.backends import BACKENDS, arm_backend, backend_of, backends_used, job_resources
-from armlab.training.config import ConfigError, load_config, resolve_arm, stage_config
+from armlab.experiment.stages import stage_config
+from armlab.experiment.validate import load_config
+from armlab.training.backends import arm_backend, backend_of, backends_used, job_resources
+from armlab.training.recipe import resolve_arm
 
 # sha256 of json.dumps(stage_config(...)) for tests/fixtures/tiny.yaml, computed with the code before per-arm
 # backends existed (commit 69bffce): a config without the key stages, and hashes, exactly as before, so that no
@@ -112,12 +114,6 @@ def test_what_a_per_arm_backend_cannot_be_is_refused_in_one_line(tmp_path, arms,
     with pytest.raises(ConfigError, match=message) as err:
         load_config([_mixed(tmp_path, arms=arms, **top)])
     assert "\n" not in str(err.value)
-
-
-def test_which_backends_an_arm_may_name_follows_the_entries(tmp_path, monkeypatch):
-    monkeypatch.setitem(BACKENDS, "builtin", dataclasses.replace(BACKENDS["builtin"], per_arm=False))  # planted
-    with pytest.raises(ConfigError, match=r"arms\.trl\.backend: an arm's own backend is one of \['trl'\] in an"):
-        load_config([_mixed(tmp_path)])
 
 
 def test_an_arm_builtin_beside_the_estimators_trl_lacks_validates(tmp_path):

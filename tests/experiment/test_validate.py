@@ -8,10 +8,11 @@ import pytest
 import yaml
 from conftest import REPO, TINY
 
-from armlab.configfile import load_mapping
+from armlab.configfile import ConfigError, load_mapping
+from armlab.experiment.validate import load_config, validate_config
 from armlab.schema import recipe_keys
 from armlab.spec import Recipe
-from armlab.training.config import ConfigError, load_config, resolve_arm, validate_config
+from armlab.training.recipe import resolve_arm
 
 
 @pytest.fixture
@@ -47,7 +48,7 @@ def test_schema_defaults_are_those_snakemake_fills_in(path):
     from snakemake.utils import validate as snakemake_validate
 
     from armlab.configfile import load_configs
-    from armlab.training.config import SCHEMA_PATH, _DefaultsValidator, _schema
+    from armlab.experiment.validate import SCHEMA_PATH, _DefaultsValidator, _schema
 
     raw = load_configs([REPO / "config" / "config.yaml", path] if path.parent.name == "experiments" else [path])
     ours, theirs = copy.deepcopy(raw), copy.deepcopy(raw)
@@ -262,12 +263,12 @@ def test_existing_lm_eval_tasks_are_sampled_k_times_and_only_maj_at_k_is_refused
 
 def test_validation_outside_a_checkout_says_it_needs_the_checkout(monkeypatch, tmp_path):
     """An installed copy (a wheel) has no workflows/ folder: one line saying so, not a FileNotFoundError."""
-    from armlab.training import config as training_config
+    from armlab.experiment import validate
 
-    monkeypatch.setattr(training_config, "SCHEMA_PATH", tmp_path / "workflows" / "schemas" / "config.schema.yaml")
-    training_config._schema.cache_clear()
+    monkeypatch.setattr(validate, "SCHEMA_PATH", tmp_path / "workflows" / "schemas" / "config.schema.yaml")
+    validate._schema.cache_clear()
     try:
         with pytest.raises(ConfigError, match=r"config.schema.yaml: not found; validating a whole experiment config"):
-            training_config.validate_config(yaml.safe_load(TINY.read_text()))
+            validate.validate_config(yaml.safe_load(TINY.read_text()))
     finally:
-        training_config._schema.cache_clear()
+        validate._schema.cache_clear()

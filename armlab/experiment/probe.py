@@ -19,8 +19,9 @@ def probe(config: dict, probe_steps: int, progress=print) -> dict:
     """``{probe_steps, setup_seconds, eval_seconds, arms: {arm: {seconds_per_step, steps}}}`` for ``config``."""
     from armlab.evals.lm_eval_tasks import write_task_configs
     from armlab.evals.run import evaluate
+    from armlab.experiment.stages import stage_config
     from armlab.training import base, data
-    from armlab.training.config import resolve_arm, stage_config
+    from armlab.training.recipe import resolve_arm
     from armlab.training.train import train
 
     with tempfile.TemporaryDirectory() as scratch:
