@@ -23,9 +23,9 @@ import pandas as pd
 
 from armlab.experiment.stages import stage_config
 from armlab.experiment.validate import load_config
+from armlab.files import file_sha256
 from armlab.training import base, data
 from armlab.training.train import train
-from armlab.training.utils import file_sha256
 
 TINY = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "tiny.yaml"
 TIMING_COLUMNS = ["seconds", "tokens_per_s"]  # wall-clock, never reproducible

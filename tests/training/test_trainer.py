@@ -17,6 +17,7 @@ from conftest import REPO, TINY
 import armlab.training.train as trainer
 from armlab.configfile import ConfigError, load_mapping
 from armlab.experiment.validate import validate_config
+from armlab.files import file_sha256
 from armlab.training.data_policies import DATA_POLICIES
 from armlab.training.policy import (
     PAD_ID,
@@ -33,7 +34,7 @@ from armlab.training.policy import (
 )
 from armlab.training.rollouts import noisy_verdict, step_seed
 from armlab.training.train import AdamW, aggregate, train
-from armlab.training.utils import derive_seed, file_sha256
+from armlab.training.utils import derive_seed
 
 
 def _run(config, root, out, arm="grpo", seed=1):
