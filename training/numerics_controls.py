@@ -24,6 +24,7 @@ from collections.abc import Mapping
 
 from armlab import numerics
 from armlab.configfile import ConfigError, numerics_controls
+from armlab.spec import Eval, default_of
 from armlab.training.backends import BACKENDS, arm_backend
 from armlab.training.recipe import resolve_arm
 
@@ -103,7 +104,7 @@ def _check_fields(source: str, config: dict, arm: str, spec: Mapping) -> None:
     own = {
         "threads": config["threads"],
         "eval_batch_size": config["eval"]["batch_size"],
-        "engine": config["eval"].get("engine", "hf"),
+        "engine": config["eval"].get("engine", default_of(Eval, "engine")),
     }
     for field, value in spec.items():
         if field in own and value == own[field]:

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 
 from armlab.configfile import ConfigError, limits_of, missing_package
 from armlab.contract import is_twin, published_name, twin_name
+from armlab.spec import ReasoningGymPool, default_of
 from armlab.training.utils import derive_seed
 
 REBUILD_KEYS = ("rg_dataset", "rg_config", "rg_seed", "rg_size", "rg_index")
@@ -162,7 +163,7 @@ def training_pools(config: Mapping, source: str = "config") -> dict[str, list[di
         where = f"{source}: trl.reasoning_gym.{name}"
         wanted = wanted_prompts(spec, config)
         rebuild = open_dataset(spec, *training_draw(name, spec, config), where)
-        template, seen = spec.get("prompt", "{question}"), set(evaluated)
+        template, seen = spec.get("prompt", default_of(ReasoningGymPool, "prompt")), set(evaluated)
         items: list[dict] = []
         for index in range(rebuild["rg_size"]):
             if len(items) == wanted:
