@@ -8,6 +8,7 @@ import json
 import subprocess
 from pathlib import Path
 
+import fork_server
 import pytest
 from conftest import REPO, copy_of_the_repository
 
@@ -27,17 +28,6 @@ WORKFLOW_CONFIGS = sorted(
 )
 
 
-def readme_command(snakemake_bin, root: Path, configfile: str, *targets: str):
-    """`snakemake --configfile X --replace-workflow-config`, from ``root``."""
-    return subprocess.run(
-        [snakemake_bin, *targets, "--cores", "2", "--configfile", configfile, "--replace-workflow-config"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
 def test_every_workflow_config_is_covered():
     assert {
         "config/config.yaml",
@@ -50,13 +40,17 @@ def test_every_workflow_config_is_covered():
 
 @pytest.mark.workflow
 @pytest.mark.parametrize("configfile", WORKFLOW_CONFIGS)
-def test_stage_views_equal_the_file_alone(configfile, snakemake_bin, tmp_path):
+def test_stage_views_equal_the_file_alone(configfile, tmp_path):
     root = copy_of_the_repository(tmp_path / "checkout")
     expected = load_config([root / configfile])
     out = Path("results") / expected["experiment"] / "config"
     views = {f"{stage}.json": stage_config(expected, stage) for stage in ("data", "base", "eval", "analysis")}
     views.update({f"train/{arm}.json": stage_config(expected, "train", arm) for arm in expected["arms"]})
-    proc = readme_command(snakemake_bin, root, configfile, *(str(out / name) for name in views))
+    # the README's command, from a warm snakemake process (tests/fork_server.py): the same run, without 17 imports
+    proc = fork_server.run_snakemake(
+        [*(str(out / name) for name in views), "--cores", "2", "--configfile", configfile, "--replace-workflow-config"],
+        root,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     for name, view in views.items():
         assert json.loads((root / out / name).read_text()) == view, f"{configfile}: {name}"
